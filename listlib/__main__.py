@@ -1,0 +1,5 @@
+"""``python -m listlib``: the same as the ``listlib`` command."""
+
+from .cli import run
+
+run()

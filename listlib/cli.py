@@ -1,0 +1,281 @@
+"""The ``listlib`` command line: the only place that prints, reads the
+environment, and turns errors into exit codes.
+
+Exit codes: 0 success; 1 an error the user can fix (the message says what);
+2 bad usage; 130 interrupted. Tracebacks only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import logging
+import os
+import signal
+import sys
+import traceback
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from . import __version__
+from .config import CONFIG_NAME, Config, find_config, load_config
+from .errors import ListlibError
+from .filing import FilingReport, file_sources
+from .skeleton import write_skeleton
+from .store import Store
+
+log = logging.getLogger("listlib")
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+@dataclass
+class _Context:
+    config_path: Path | None
+    debug: bool
+    quiet: bool
+
+    def load(self) -> Config:
+        path = self.config_path or find_config(Path.cwd())
+        if path is None:
+            raise click.ClickException(
+                f"no {CONFIG_NAME} in {Path.cwd()} or its parents; run 'listlib init' or pass --config"
+            )
+        config = load_config(path)
+        for warning in config.warnings:
+            click.echo(f"warning: {config.path}: {warning}", err=True)
+        return config
+
+
+def _echo_error(message: str) -> None:
+    click.echo(f"Error: {message}", err=True)
+
+
+def _handle_errors(func: F) -> F:
+    """Run a command body, turning listlib errors into clear messages and exit codes."""
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        ctx = click.get_current_context()
+        state = ctx.find_object(_Context)
+        debug = bool(state and state.debug)
+        try:
+            return func(*args, **kwargs)
+        except ListlibError as exc:
+            if debug:
+                traceback.print_exc()
+            _echo_error(str(exc))
+            sys.exit(1)
+        except KeyboardInterrupt:
+            click.echo("Interrupted.", err=True)
+            sys.exit(130)
+
+    return wrapper  # type: ignore[return-value]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "-c",
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help=f"Site configuration file (default: {CONFIG_NAME} in the current folder or a parent).",
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only problems and the final summary.")
+@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@click.version_option(__version__, prog_name="listlib")
+@click.pass_context
+def main(ctx: click.Context, config_path: Path | None, quiet: bool, debug: bool) -> None:
+    """listlib: a static-site generator for mailing-list archives.
+
+    File mail from mbox files, Pipermail archives, maildirs and message folders
+    into a call-numbered store (content/), then build a permanent static website
+    from it.
+    """
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s: %(message)s")
+    ctx.obj = _Context(config_path=config_path, debug=debug, quiet=quiet)
+
+
+@main.command()
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False), default=".")
+@click.option("--title", default="Mailing list archive", show_default=True, help="Site title.")
+@click.option("--base-url", default="https://lists.example.org/", show_default=True, help="Public URL of the site.")
+@_handle_errors
+def init(directory: Path, title: str, base_url: str) -> None:
+    """Create a new site skeleton in DIRECTORY (default: here).
+
+    Writes a commented listlib.toml, an empty content/ store, a themes/ folder
+    for overrides and a .gitignore. Refuses to overwrite an existing listlib.toml.
+    """
+    written = write_skeleton(directory, title=title, base_url=base_url)
+    for path in written:
+        click.echo(f"created {path}")
+    click.echo(f"Next: edit {directory / CONFIG_NAME}, then run 'listlib import MBOX_OR_FOLDER'.")
+
+
+class _Progress:
+    """A progress bar on a terminal, silence elsewhere."""
+
+    def __init__(self, enabled: bool) -> None:
+        self.enabled = enabled and sys.stderr.isatty()
+        self.bar: Any = None
+        self.last = 0
+        self.messages = 0
+
+    @contextmanager
+    def running(self, label: str) -> Iterator[_Progress]:
+        if not self.enabled:
+            yield self
+            return
+        with click.progressbar(
+            length=1,
+            label=label,
+            file=sys.stderr,
+            show_eta=True,
+            show_percent=True,
+            item_show_func=lambda _: f"{self.messages} messages",
+        ) as bar:
+            self.bar = bar
+            yield self
+
+    def __call__(self, done: int, total: int, messages: int) -> None:
+        if self.bar is None:
+            return
+        self.messages = messages
+        self.bar.length = max(total, 1)
+        self.bar.update(done - self.last, messages)
+        self.last = done
+
+
+def _print_report(report: FilingReport, as_json: bool, quiet: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        return
+    if not quiet:
+        if report.skipped_files:
+            shown = ", ".join(report.skipped_files[:5])
+            more = f" and {len(report.skipped_files) - 5} more" if len(report.skipped_files) > 5 else ""
+            click.echo(f"skipped {len(report.skipped_files)} files that are not mail: {shown}{more}", err=True)
+        for item in report.collision_details[:20]:
+            click.echo(
+                f"Message-ID collision: <{item['message_id']}> from {item['origin']} differs from "
+                f"{', '.join(map(str, item['others']))}; kept as {item['call']}",
+                err=True,
+            )
+        if len(report.collision_details) > 20:
+            click.echo(f"... and {len(report.collision_details) - 20} more collisions (see --json)", err=True)
+        for item in report.failures[:20]:
+            click.echo(f"failed: {item['origin']}: {item['reason']} (kept as _failed/{item['call']}.eml)", err=True)
+    click.echo(report.summary())
+
+
+@main.command("import")
+@click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
+@click.option("-l", "--list", "list_slug", metavar="SLUG", help="File every message under this list, ignoring routing.")
+@click.option("-n", "--dry-run", is_flag=True, help="Report what would be filed; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON (for scripts and cron).")
+@click.option(
+    "--mbox-format",
+    type=click.Choice(["auto", "mboxo", "mboxrd"]),
+    default="auto",
+    show_default=True,
+    help="How to read '>From ' lines in mbox files; auto means mboxrd for 'From mboxrd@z' files, else mboxo.",
+)
+@click.pass_obj
+@_handle_errors
+def import_(
+    obj: _Context, sources: tuple[Path, ...], list_slug: str | None, dry_run: bool, as_json: bool, mbox_format: str
+) -> None:
+    """File the mail in SOURCES into the store.
+
+    Each SOURCE is an mbox file (mboxo, mboxrd, mboxcl/cl2; gzip, bzip2 or xz
+    compressed), a Pipermail .txt/.txt.gz month or a folder of them, a maildir
+    (with sub-folders), or a folder of message files. Mail is routed to lists by
+    List-Id, then by To/Cc/Delivered-To addresses; unmatched mail goes to
+    _no_list, and mail that cannot be filed to _failed with its reason.
+    Importing the same mail again files nothing twice.
+    """
+    config = obj.load()
+    if list_slug is not None and config.get_list(list_slug) is None:
+        known = ", ".join(lst.slug for lst in config.lists) or "none"
+        raise click.BadParameter(f"unknown list slug {list_slug!r} (configured lists: {known})", param_hint="--list")
+    progress = _Progress(enabled=not (as_json or obj.quiet))
+    with Store(config.site.content_dir, fault=_fault_from_env()).open() as store, progress.running("Importing") as bar:
+        report = file_sources(
+            store,
+            config.lists,
+            list(sources),
+            forced_list=list_slug,
+            dry_run=dry_run,
+            mbox_format=mbox_format,  # type: ignore[arg-type]
+            progress=bar,
+        )
+    _print_report(report, as_json, obj.quiet)
+
+
+@main.command()
+@click.option("--repair", is_flag=True, help="Rebuild the index from the files and remove leftovers.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@_handle_errors
+def check(obj: _Context, repair: bool, as_json: bool) -> None:
+    """Verify the store: every file indexed, every index row backed by a file,
+    call numbers unique, no leftover temporary files, every file readable.
+
+    Exits 1 when there are problems. With --repair, rebuilds the index from
+    the files (the files are the truth) and removes leftovers, then checks again.
+    """
+    config = obj.load()
+    with Store(config.site.content_dir).open() as store:
+        actions = store.repair() if repair else []
+        report = store.check()
+    if as_json:
+        click.echo(
+            json.dumps(
+                {
+                    "ok": report.ok,
+                    "messages": report.messages,
+                    "problems": report.problems,
+                    "leftovers": report.leftovers,
+                    "repaired": actions,
+                },
+                indent=2,
+            )
+        )
+    else:
+        for action in actions:
+            click.echo(action)
+        for line in report.problems + report.leftovers:
+            click.echo(f"problem: {line}", err=True)
+        verdict = "clean" if report.ok else f"{len(report.problems) + len(report.leftovers)} problems"
+        click.echo(f"{report.messages} messages in {config.site.content_dir}: {verdict}")
+    if not report.ok:
+        sys.exit(1)
+
+
+def _fault_from_env() -> Callable[[str], None] | None:
+    """Crash tests set LISTLIB_CRASH_AT=POINT:N to SIGKILL this process the N-th time
+    the store reaches POINT (a real kill -9 at an exact moment; see tests/test_crash.py)."""
+    spec = os.environ.get("LISTLIB_CRASH_AT")
+    if not spec:
+        return None
+    point, _, count = spec.partition(":")
+    remaining = [int(count or 1)]
+
+    def fault(name: str) -> None:
+        if name == point:
+            remaining[0] -= 1
+            if remaining[0] <= 0:
+                os.kill(os.getpid(), signal.SIGKILL)
+
+    return fault
+
+
+def run() -> None:
+    """Console-script entry point."""
+    main(prog_name="listlib")

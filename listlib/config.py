@@ -1,0 +1,325 @@
+"""listlib.toml -> frozen, typed configuration objects.
+
+Every problem is collected with its dotted key path and reported together in
+one ConfigError; unknown keys become warnings; relative paths resolve against
+the folder of the config file. Nothing here falls back to a default silently
+for a value that is present but wrong. This module reads one file and never
+writes.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from .errors import ConfigError, ConfigIssue
+from .values import RESERVED_SLUGS, is_slug
+
+__all__ = [
+    "CONFIG_NAME",
+    "Config",
+    "ListConfig",
+    "SiteConfig",
+    "ThemeConfig",
+    "find_config",
+    "load_config",
+    "parse_config",
+]
+
+CONFIG_NAME = "listlib.toml"
+_EMAIL_RE = re.compile(r"[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+\.[^@\s<>()\[\],;:\".]+\Z")
+_LIST_ID_RE = re.compile(r"[A-Za-z0-9_.+-]+(?:\.[A-Za-z0-9_-]+)+\Z")
+_URL_RE = re.compile(r"https?://[^\s/]+(/\S*)?\Z")
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    """The ``[site]`` table."""
+
+    title: str
+    """Shown at the top of every page."""
+    base_url: str
+    """Absolute URL the site is published under, ending in '/'; used for feeds and permalinks."""
+    content_dir: Path
+    """The store: call-numbered messages (default ``content``)."""
+    output_dir: Path
+    """Where ``listlib build`` writes the website (default ``output``)."""
+
+
+@dataclass(frozen=True)
+class ListConfig:
+    """One ``[lists.<slug>]`` table."""
+
+    slug: str
+    """Short name, also the list's folder and URL path: lower-case letters, digits, dashes."""
+    name: str
+    """Display name (default: the slug)."""
+    description: str
+    """One or two sentences shown on the site and list index."""
+    addresses: tuple[str, ...]
+    """Posting addresses; mail sent To/Cc/Delivered-To one of them is filed under this list."""
+    list_ids: tuple[str, ...]
+    """RFC 2919 List-Id values (``dev.example.org``); checked before addresses."""
+
+
+@dataclass(frozen=True)
+class ThemeConfig:
+    """The ``[theme]`` table (used by the renderer)."""
+
+    name: str
+    """Theme to build with (default ``default``)."""
+    dir: Path | None
+    """A site theme folder whose files override the theme's, file by file."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole listlib.toml, validated."""
+
+    path: Path
+    root: Path
+    site: SiteConfig
+    lists: tuple[ListConfig, ...]
+    theme: ThemeConfig
+    pop3: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """Reserved for POP3 accounts (``listlib fetch``)."""
+    delivery: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    """Reserved for delivery settings (``listlib deliver``)."""
+    warnings: tuple[str, ...] = ()
+
+    def get_list(self, slug: str) -> ListConfig | None:
+        """The list with this slug, or None."""
+        for lst in self.lists:
+            if lst.slug == slug:
+                return lst
+        return None
+
+
+class _Reader:
+    """Reads typed values out of a TOML table, recording issues instead of raising."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.issues: list[ConfigIssue] = []
+        self.warnings: list[str] = []
+
+    def table(self, data: Mapping[str, Any], key: str, path: str) -> Mapping[str, Any]:
+        value = data.get(key, {})
+        if not isinstance(value, Mapping):
+            self.issues.append(ConfigIssue(path, f"expected a table, got {_kind(value)}"))
+            return {}
+        return value
+
+    def unknown(self, data: Mapping[str, Any], known: set[str], path: str) -> None:
+        for key in data:
+            if key not in known:
+                where = f"{path}.{key}" if path else key
+                self.warnings.append(f"{where}: unknown key, ignored")
+
+    def string(
+        self,
+        data: Mapping[str, Any],
+        key: str,
+        path: str,
+        default: str | None = None,
+        check: Callable[[str], str | None] | None = None,
+    ) -> str:
+        where = f"{path}.{key}"
+        if key not in data:
+            if default is None:
+                self.issues.append(ConfigIssue(where, "is required"))
+                return ""
+            return default
+        value = data[key]
+        if not isinstance(value, str):
+            self.issues.append(ConfigIssue(where, f"expected a string, got {_kind(value)}"))
+            return default or ""
+        if check is not None:
+            problem = check(value)
+            if problem:
+                self.issues.append(ConfigIssue(where, problem))
+        return value
+
+    def strings(
+        self,
+        data: Mapping[str, Any],
+        key: str,
+        path: str,
+        check: Callable[[str], str | None],
+    ) -> tuple[str, ...]:
+        where = f"{path}.{key}"
+        value = data.get(key, [])
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, list):
+            self.issues.append(ConfigIssue(where, f"expected a list of strings, got {_kind(value)}"))
+            return ()
+        out = []
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                self.issues.append(ConfigIssue(f"{where}[{index}]", f"expected a string, got {_kind(item)}"))
+                continue
+            problem = check(item)
+            if problem:
+                self.issues.append(ConfigIssue(f"{where}[{index}]", problem))
+                continue
+            out.append(item)
+        return tuple(out)
+
+    def path(self, data: Mapping[str, Any], key: str, path: str, default: str | None) -> Path | None:
+        text = self.string(data, key, path, default=default if default is not None else "")
+        if not text:
+            return None
+        return (self.root / Path(text).expanduser()).resolve()
+
+
+def _kind(value: object) -> str:
+    names = {str: "a string", int: "an integer", float: "a number", bool: "a boolean", list: "a list"}
+    if isinstance(value, Mapping):
+        return "a table"
+    return names.get(type(value), type(value).__name__)
+
+
+def _check_email(value: str) -> str | None:
+    return None if _EMAIL_RE.match(value) else f"{value!r} is not an email address"
+
+
+def _check_list_id(value: str) -> str | None:
+    bare = value.strip().strip("<>")
+    return None if _LIST_ID_RE.match(bare) else f"{value!r} is not a List-Id (like 'dev.example.org')"
+
+
+def _check_url(value: str) -> str | None:
+    if not _URL_RE.match(value):
+        return f"{value!r} is not an absolute http(s) URL"
+    return None
+
+
+def _check_nonempty(value: str) -> str | None:
+    return None if value.strip() else "must not be empty"
+
+
+def _read_lists(reader: _Reader, data: Mapping[str, Any]) -> tuple[ListConfig, ...]:
+    lists = reader.table(data, "lists", "lists")
+    out = []
+    seen_addresses: dict[str, str] = {}
+    seen_ids: dict[str, str] = {}
+    for slug, table in lists.items():
+        where = f"lists.{slug}"
+        if not is_slug(slug) or slug in RESERVED_SLUGS:
+            reader.issues.append(
+                ConfigIssue(where, f"{slug!r} is not a list slug (lower-case letters, digits and dashes)")
+            )
+        if not isinstance(table, Mapping):
+            reader.issues.append(ConfigIssue(where, f"expected a table, got {_kind(table)}"))
+            continue
+        reader.unknown(table, {"name", "description", "addresses", "list_ids"}, where)
+        addresses = tuple(a.lower() for a in reader.strings(table, "addresses", where, _check_email))
+        list_ids = tuple(
+            i.strip().strip("<>").lower() for i in reader.strings(table, "list_ids", where, _check_list_id)
+        )
+        for index, addr in enumerate(addresses):
+            if addr in seen_addresses:
+                reader.issues.append(
+                    ConfigIssue(
+                        f"{where}.addresses[{index}]", f"{addr!r} is also used by list {seen_addresses[addr]!r}"
+                    )
+                )
+            seen_addresses[addr] = slug
+        for index, list_id in enumerate(list_ids):
+            if list_id in seen_ids:
+                reader.issues.append(
+                    ConfigIssue(f"{where}.list_ids[{index}]", f"{list_id!r} is also used by list {seen_ids[list_id]!r}")
+                )
+            seen_ids[list_id] = slug
+        out.append(
+            ListConfig(
+                slug=slug,
+                name=reader.string(table, "name", where, default=slug, check=_check_nonempty),
+                description=reader.string(table, "description", where, default=""),
+                addresses=addresses,
+                list_ids=list_ids,
+            )
+        )
+    return tuple(out)
+
+
+def parse_config(data: Mapping[str, Any], path: Path) -> Config:
+    """Validate parsed TOML into a Config; raise ConfigError listing every issue."""
+    root = path.parent.resolve()
+    reader = _Reader(root)
+    reader.unknown(data, {"site", "lists", "theme", "pop3", "delivery"}, "")
+    site_table = reader.table(data, "site", "site")
+    reader.unknown(site_table, {"title", "base_url", "content_dir", "output_dir"}, "site")
+    base_url = reader.string(site_table, "base_url", "site", check=_check_url)
+    if base_url and not base_url.endswith("/"):
+        base_url += "/"
+    site = SiteConfig(
+        title=reader.string(site_table, "title", "site", check=_check_nonempty),
+        base_url=base_url,
+        content_dir=reader.path(site_table, "content_dir", "site", "content") or root / "content",
+        output_dir=reader.path(site_table, "output_dir", "site", "output") or root / "output",
+    )
+    if site.output_dir == site.content_dir or site.content_dir.is_relative_to(site.output_dir):
+        reader.issues.append(
+            ConfigIssue("site.output_dir", "must not contain the content folder: builds may delete it")
+        )
+    theme_table = reader.table(data, "theme", "theme")
+    reader.unknown(theme_table, {"name", "dir"}, "theme")
+    theme = ThemeConfig(
+        name=reader.string(theme_table, "name", "theme", default="default", check=_check_nonempty),
+        dir=reader.path(theme_table, "dir", "theme", None),
+    )
+    lists = _read_lists(reader, data)
+    pop3 = data.get("pop3", {})
+    delivery = reader.table(data, "delivery", "delivery")
+    if reader.issues:
+        raise ConfigError(str(path), reader.issues)
+    return Config(
+        path=path,
+        root=root,
+        site=site,
+        lists=lists,
+        theme=theme,
+        pop3=MappingProxyType(dict(pop3) if isinstance(pop3, Mapping) else {"accounts": pop3}),
+        delivery=MappingProxyType(dict(delivery)),
+        warnings=tuple(reader.warnings),
+    )
+
+
+def load_config(path: Path) -> Config:
+    """Read and validate a listlib.toml file."""
+    try:
+        text = path.read_bytes().decode("utf-8")
+    except FileNotFoundError:
+        raise ConfigError(
+            str(path), [ConfigIssue("", "file not found (run 'listlib init' to create a site)")]
+        ) from None
+    except IsADirectoryError:
+        raise ConfigError(str(path), [ConfigIssue("", "is a folder, not a config file")]) from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(
+            str(path), [ConfigIssue("", f"is not UTF-8 text ({exc.reason} at byte {exc.start})")]
+        ) from None
+    except OSError as exc:
+        raise ConfigError(str(path), [ConfigIssue("", f"cannot be read: {exc.strerror}")]) from None
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(path), [ConfigIssue("", f"TOML syntax error: {exc}")]) from None
+    return parse_config(data, path)
+
+
+def find_config(start: Path) -> Path | None:
+    """The nearest listlib.toml in ``start`` or one of its parents, or None."""
+    start = start.resolve()
+    for folder in (start, *start.parents):
+        candidate = folder / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    return None

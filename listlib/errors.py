@@ -1,0 +1,62 @@
+"""The listlib exception tree: every error a user can cause or meet.
+
+Library code raises these with full sentences that name the path, key, list or
+Message-ID involved; only ``cli`` turns them into messages and exit codes. This
+module must never import anything from listlib.
+
+    ListlibError
+    ├── ConfigError        listlib.toml is missing, unreadable or invalid (carries every issue)
+    ├── SourceError        an import source cannot be opened or read (names the path)
+    ├── StoreError         the content/ store cannot be opened, locked or written
+    │   └── LockTimeoutError   another listlib process holds the store lock too long
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "ConfigError",
+    "ConfigIssue",
+    "ListlibError",
+    "LockTimeoutError",
+    "SourceError",
+    "StoreError",
+]
+
+
+class ListlibError(Exception):
+    """Base of every error listlib reports to a user."""
+
+
+@dataclass(frozen=True)
+class ConfigIssue:
+    """One problem in the configuration, located by its dotted key path."""
+
+    key_path: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.key_path}: {self.message}" if self.key_path else self.message
+
+
+class ConfigError(ListlibError):
+    """The configuration cannot be used; ``issues`` lists every problem found."""
+
+    def __init__(self, path: str, issues: list[ConfigIssue]) -> None:
+        self.path = path
+        self.issues = list(issues)
+        lines = "\n".join(f"  {issue}" for issue in self.issues)
+        super().__init__(f"{path} has {len(self.issues)} problem(s):\n{lines}")
+
+
+class SourceError(ListlibError):
+    """An import source cannot be opened or read."""
+
+
+class StoreError(ListlibError):
+    """The content/ store cannot be opened, locked or written."""
+
+
+class LockTimeoutError(StoreError):
+    """Another listlib process held the store lock for longer than we may wait."""

@@ -1,0 +1,189 @@
+"""Filers: turn import sources into a stream of raw messages.
+
+``open_source(path)`` recognises what a path is and returns a Source whose
+``iter_mail()`` yields RawMail items in source order:
+
+- an mbox file (mboxo, mboxrd, mboxcl/cl2; Pipermail ``.txt``), possibly
+  compressed with gzip, bzip2 or xz (recognised by content, not by name);
+- a single message file (``.eml``, a maildir entry, anything mail-like);
+- a folder: a maildir (``cur``/``new``, nested folders), a Pipermail archive
+  folder (months in date order) or any folder of message and mbox files,
+  walked recursively. Dot-files, maildir ``tmp/`` folders and obvious
+  non-mail files (licences, READMEs, archives) are skipped and reported.
+
+Filers only read: a source is never modified (maildir messages are not moved
+from ``new`` to ``cur``).
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import lzma
+import os
+import re
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO
+
+from ..errors import SourceError
+from .mbox import MboxFormat, is_separator, iter_mbox, separator_date
+
+__all__ = ["RawMail", "Source", "open_source"]
+
+_MONTHS = {
+    name: index
+    for index, name in enumerate(
+        [
+            "january",
+            "february",
+            "march",
+            "april",
+            "may",
+            "june",
+            "july",
+            "august",
+            "september",
+            "october",
+            "november",
+            "december",
+        ],
+        start=1,
+    )
+}
+_PIPERMAIL_RE = re.compile(r"(\d{4})-([A-Za-z]+)\.txt(?:\.gz)?\Z")
+_NOT_MAIL_NAME_RE = re.compile(
+    r"(?:licen[cs]e|copying|readme|notice|authors|changelog|changes)(?:\.\w+)?\Z"
+    r"|.*\.(?:zip|tar|tgz|7z|rar|md|rst|html?|json|toml|ya?ml|py|sh|pdf|png|jpe?g|gif|svg|sqlite)\Z",
+    re.I,
+)
+_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
+
+
+@dataclass(frozen=True, slots=True)
+class RawMail:
+    """One message as read from a source, before filing."""
+
+    raw: bytes
+    """Stored bytes: for mbox input the separator is removed and mboxrd quoting undone."""
+    origin: str
+    """Where it came from, for reports: a path, plus ``#n`` for the n-th message of an mbox."""
+    envelope_date: int | None
+    """The mbox separator date (Unix seconds), when there was one."""
+    done: int
+    """Bytes of the source read so far (compressed bytes for compressed files), for progress."""
+
+
+def _open_file(path: Path) -> tuple[BinaryIO, BinaryIO]:
+    """Open a possibly compressed file: (decompressed stream, underlying file)."""
+    raw = path.open("rb")
+    magic = raw.read(6)
+    raw.seek(0)
+    stream: BinaryIO
+    if magic.startswith(b"\x1f\x8b"):
+        stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
+    elif magic.startswith(b"BZh"):
+        stream = bz2.BZ2File(raw, "rb")  # type: ignore[assignment]
+    elif magic.startswith(b"\xfd7zXZ\x00"):
+        stream = lzma.LZMAFile(raw, "rb")  # type: ignore[assignment]  # noqa: SIM115
+    else:
+        stream = raw
+    return stream, raw
+
+
+def _pipermail_key(name: str) -> tuple[int, int, str]:
+    match = _PIPERMAIL_RE.match(name)
+    if match and match.group(2).lower() in _MONTHS:
+        return (int(match.group(1)), _MONTHS[match.group(2).lower()], name)
+    return (0, 0, name)
+
+
+@dataclass
+class Source:
+    """A file or folder to import from; ``skipped`` lists files passed over as not mail."""
+
+    path: Path
+    files: list[Path]
+    mbox_format: MboxFormat = "auto"
+    skipped: list[Path] = field(default_factory=list)
+    total_bytes: int = 0
+
+    def iter_mail(self) -> Iterator[RawMail]:
+        """Yield every message of the source, in order."""
+        done = 0
+        for path in self.files:
+            try:
+                size = path.stat().st_size
+                yield from self._iter_file(path, done)
+            except SourceError:
+                raise
+            except _DECOMPRESS_ERRORS as exc:
+                raise SourceError(f"{path}: cannot be read: {exc}") from exc
+            done += size
+
+    def _iter_file(self, path: Path, done: int) -> Iterator[RawMail]:
+        stream, raw = _open_file(path)
+        with raw, stream:
+            first = stream.readline()
+            rest_is_mbox = first.startswith(b"From ") and is_separator(first.rstrip(b"\r\n"))
+            if not rest_is_mbox:
+                data = first + stream.read()
+                yield RawMail(data, str(path), None, done + raw.tell())
+                return
+            stream.seek(0)
+            for number, part in enumerate(iter_mbox(stream, self.mbox_format), start=1):
+                yield RawMail(
+                    part.raw,
+                    f"{path}#{number}",
+                    separator_date(part.separator),
+                    done + raw.tell(),
+                )
+
+
+def _walk(folder: Path, files: list[Path], skipped: list[Path]) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:
+        raise SourceError(f"{folder}: cannot list folder: {exc.strerror}") from exc
+    names = {entry.name for entry in entries}
+    is_maildir = {"cur", "new"} <= names
+    for entry in sorted(entries, key=lambda e: _pipermail_key(e.name)):
+        if entry.name.startswith("."):
+            # Maildir++ sub-folders are dot-folders holding cur/new; dot-files are not mail.
+            if entry.is_dir() and (Path(entry.path) / "cur").is_dir():
+                _walk(Path(entry.path), files, skipped)
+            continue
+        if entry.is_dir():
+            if is_maildir and entry.name == "tmp":
+                continue
+            _walk(Path(entry.path), files, skipped)
+        elif entry.is_file():
+            if _NOT_MAIL_NAME_RE.match(entry.name):
+                skipped.append(Path(entry.path))
+            else:
+                files.append(Path(entry.path))
+
+
+def open_source(path: Path, mbox_format: MboxFormat = "auto") -> Source:
+    """Recognise an import source; raise SourceError naming the path when unusable."""
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or folder")
+    if path.is_dir():
+        files: list[Path] = []
+        skipped: list[Path] = []
+        _walk(path, files, skipped)
+        if not files:
+            raise SourceError(
+                f"{path}: no mail found (not a maildir, Pipermail archive, or folder of mbox or message files)"
+            )
+    elif path.is_file():
+        files, skipped = [path], []
+    else:
+        raise SourceError(f"{path}: not a regular file or folder")
+    for file in files:
+        if not os.access(file, os.R_OK):
+            raise SourceError(f"{file}: permission denied")
+    total = sum(file.stat().st_size for file in files)
+    return Source(path=path, files=files, mbox_format=mbox_format, skipped=skipped, total_bytes=total)

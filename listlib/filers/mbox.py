@@ -1,0 +1,238 @@
+"""Split an mbox stream into messages, streaming, with a strict separator rule.
+
+Handles mboxo (Pipermail ``.txt``), mboxrd (``>From`` quoting undone), and
+mboxcl/cl2 (a Content-Length that lands exactly on the next separator or the
+end is trusted, so unquoted ``From`` lines inside such a body stay put). A
+line is a separator only when it looks like ``From <sender> <date>`` with a
+real date, so body lines such as "From what I can see, ..." never split a
+message. Works on bytes throughout: 8-bit bytes in separator lines are fine.
+Never holds more than one message plus one read chunk in memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import BinaryIO, Literal
+
+from ..message import parse_date
+
+__all__ = ["MboxFormat", "MboxPart", "is_separator", "iter_mbox", "quote_mboxrd", "separator_date"]
+
+MboxFormat = Literal["auto", "mboxo", "mboxrd"]
+
+_DAY = rb"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
+_MON = rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
+_TZ = rb"(?:[A-Z]{1,5}|[+-]\d{4})"
+_SEPARATOR_RE = re.compile(
+    rb"From (?P<sender>.*?) +(?P<date>"
+    # asctime, as written by every mbox writer: "Thu Jan  1 00:00:00 1970", tz optional
+    + _DAY
+    + rb" +"
+    + _MON
+    + rb" +\d{1,2} +\d{1,2}:\d\d(?::\d\d)?(?: +"
+    + _TZ
+    + rb")* +\d{4}(?: +"
+    + _TZ
+    + rb")?"
+    # RFC 5322 style, as written by a few exporters: "Mon, 18 Apr 2016 10:15:40 +0200"
+    + rb"|"
+    + _DAY
+    + rb", +\d{1,2} +"
+    + _MON
+    + rb" +\d{4} +\d{1,2}:\d\d(?::\d\d)?(?: +"
+    + _TZ
+    + rb")?"
+    + rb")[ \t]*\r?\Z"
+)
+_CONTENT_LENGTH_RE = re.compile(rb"^Content-Length:[ \t]*(\d+)[ \t]*\r?$", re.M | re.I)
+_UNQUOTE_RE = re.compile(rb"^>(>*From )", re.M)
+_QUOTE_RE = re.compile(rb"^(>*From )", re.M)
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class MboxPart:
+    """One message as found in an mbox: separator line, stored bytes, trailing blank line."""
+
+    separator: bytes
+    """The ``From `` line without its line ending."""
+    raw: bytes
+    """The message as it is stored: separator removed, mboxrd quoting undone."""
+    trailer: bytes
+    """The blank line the mbox writer put after the message (``b""`` when absent)."""
+    end: int
+    """Offset in the (decompressed) stream just past this message."""
+
+
+def is_separator(line: bytes) -> bool:
+    """True when a line (without line ending) is an mbox ``From `` separator."""
+    return bool(_SEPARATOR_RE.match(line))
+
+
+def separator_date(line: bytes) -> int | None:
+    """The date of a separator line as Unix seconds, or None (also for the 1970 placeholder)."""
+    match = _SEPARATOR_RE.match(line)
+    if not match or line.endswith(b" 00:00:00 1970"):
+        return None
+    when = parse_date(match.group("date").decode("latin-1"))
+    # public-inbox writes "From mboxrd@z Thu Jan  1 00:00:00 1970": not a date.
+    return when if when else None
+
+
+def quote_mboxrd(raw: bytes) -> bytes:
+    """mboxrd quoting (the inverse of what reading an mboxrd undoes)."""
+    return _QUOTE_RE.sub(rb">\1", raw)
+
+
+def _detect(first_separator: bytes, fmt: MboxFormat) -> bool:
+    """True when the stream is mboxrd."""
+    if fmt != "auto":
+        return fmt == "mboxrd"
+    return first_separator.startswith(b"From mboxrd@z ")
+
+
+class _Buffer:
+    """A sliding window over a stream: ``data`` holds bytes from ``base`` on."""
+
+    def __init__(self, stream: BinaryIO, initial: bytes) -> None:
+        self.stream = stream
+        self.data = initial
+        self.base = 0
+        self.eof = False
+
+    def fill(self) -> bool:
+        """Read one more chunk; False at end of stream."""
+        if self.eof:
+            return False
+        chunk = self.stream.read(_CHUNK)
+        if not chunk:
+            self.eof = True
+            return False
+        self.data += chunk
+        return True
+
+    def drop(self, upto: int) -> None:
+        """Forget bytes before absolute offset ``upto``."""
+        cut = upto - self.base
+        if cut > _CHUNK:
+            self.data = self.data[cut:]
+            self.base = upto
+
+
+def _line_end(buf: _Buffer, start: int) -> int | None:
+    """Absolute offset of the newline ending the line at ``start``, reading as needed."""
+    while True:
+        index = buf.data.find(b"\n", start - buf.base)
+        if index >= 0:
+            return index + buf.base
+        if not buf.fill():
+            return None
+
+
+def _header_end(data: bytes, pos: int) -> int:
+    """Offset just past the blank line ending the header block at ``pos``, or -1."""
+    lf = data.find(b"\n\n", pos)
+    crlf = data.find(b"\n\r\n", pos, lf if lf >= 0 else len(data))
+    if crlf >= 0:
+        return crlf + 3
+    return lf + 2 if lf >= 0 else -1
+
+
+def _content_length_end(buf: _Buffer, start: int) -> int | None:
+    """Where a trustworthy Content-Length says the message starting at ``start`` ends.
+
+    Returns the offset of the newline before the next separator (or the end of
+    the stream), or None when there is no Content-Length or it does not land on
+    a separator: then the strict separator rule alone decides.
+    """
+    while True:
+        header_end = _header_end(buf.data, start - buf.base)
+        if header_end >= 0 or buf.eof or len(buf.data) - (start - buf.base) > 4 * _CHUNK:
+            break
+        buf.fill()
+    if header_end < 0 or buf.data.find(b"ength:", start - buf.base, header_end) < 0:
+        return None
+    match = _CONTENT_LENGTH_RE.search(buf.data, start - buf.base, header_end)
+    if not match:
+        return None
+    end = header_end + buf.base + int(match.group(1))
+    while end + 8 > buf.base + len(buf.data) and buf.fill():
+        pass
+    rel = end - buf.base
+    if rel == len(buf.data):
+        return end
+    for blank in (b"\n", b"\r\n"):
+        if buf.data.startswith(blank, rel):
+            if rel + len(blank) == len(buf.data):
+                return end
+            line_start = end + len(blank)
+            if not buf.data.startswith(b"From ", line_start - buf.base):
+                continue
+            line_end = _line_end(buf, line_start)
+            stop = buf.base + len(buf.data) if line_end is None else line_end
+            if is_separator(buf.data[line_start - buf.base : stop - buf.base].rstrip(b"\r")):
+                return line_start - 1
+    return None
+
+
+def iter_mbox(stream: BinaryIO, fmt: MboxFormat = "auto") -> Iterator[MboxPart]:
+    """Yield the messages of an mbox stream in order.
+
+    The stream must start with a separator line (callers sniff first).
+    """
+    buf = _Buffer(stream, b"")
+    buf.fill()
+    first_end = _line_end(buf, 0)
+    first = buf.data[: first_end if first_end is not None else len(buf.data)]
+    if not is_separator(first.rstrip(b"\r")):
+        raise ValueError("not an mbox: the first line is not a 'From ' separator")
+    rd = _detect(first, fmt)
+    sep_start = 0
+    sep_end = first_end
+    while sep_end is not None:
+        start = sep_end + 1
+        separator = buf.data[sep_start - buf.base : sep_end - buf.base].rstrip(b"\r")
+        # Find the next separator: a line starting "From " that passes the strict rule,
+        # unless a trustworthy Content-Length points past it.
+        stop = _content_length_end(buf, start)
+        search = start - 1 if stop is None else stop
+        next_sep: int | None = None
+        while True:
+            index = buf.data.find(b"\nFrom ", search - buf.base)
+            if index < 0:
+                if buf.fill():
+                    continue
+                break
+            cand = index + buf.base + 1
+            line_end = _line_end(buf, cand)
+            line = buf.data[
+                cand - buf.base : (line_end if line_end is not None else buf.base + len(buf.data)) - buf.base
+            ]
+            if is_separator(line.rstrip(b"\r")):
+                next_sep = cand
+                break
+            search = cand
+        end = next_sep if next_sep is not None else buf.base + len(buf.data)
+        chunk = buf.data[start - buf.base : end - buf.base]
+        trailer = b""
+        if next_sep is not None or chunk.endswith(b"\n\n") or chunk.endswith(b"\r\n\r\n"):
+            for blank in (b"\r\n", b"\n"):
+                if chunk.endswith(blank * 2) or (chunk == blank):
+                    trailer = blank
+                    chunk = chunk[: -len(blank)]
+                    break
+        if rd and b">From " in chunk:
+            chunk = _UNQUOTE_RE.sub(rb"\1", chunk)
+        yield MboxPart(separator=separator, raw=chunk, trailer=trailer, end=end)
+        if next_sep is None:
+            return
+        buf.drop(next_sep)
+        sep_start = next_sep
+        sep_end = _line_end(buf, next_sep)
+        if sep_end is None:
+            # A separator as the very last line, without a newline: an empty message.
+            line = buf.data[sep_start - buf.base :]
+            yield MboxPart(separator=line.rstrip(b"\r"), raw=b"", trailer=b"", end=buf.base + len(buf.data))
+            return

@@ -1,0 +1,235 @@
+"""The filing loop: sources -> parse, route, date -> the store, with a report.
+
+One loop for every filer. Reading and splitting happen here; parsing runs in a
+small process pool for large imports (both cores); filing happens in store
+batches, each a group commit. Every message read is accounted for in the
+report: filed (including collisions and ``_no_list``), duplicate, or failed.
+Never prints: progress goes to a callback.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import Future, ProcessPoolExecutor
+from contextlib import nullcontext
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+from .config import ListConfig
+from .dating import choose_date
+from .filers import RawMail, Source, open_source
+from .filers.mbox import MboxFormat
+from .message import MessageFacts, parse_message
+from .routing import Router
+from .store import Outcome, Prepared, Store
+from .values import FAILED, NO_LIST
+
+__all__ = ["FilingReport", "file_sources", "prepare_message"]
+
+ProgressCallback = Callable[[int, int, int], None]
+"""Called with (bytes done, bytes total, messages read)."""
+
+_CHUNK_MESSAGES = 1024
+_CHUNK_BYTES = 32 << 20
+_POOL_THRESHOLD_BYTES = 8 << 20
+_IN_FLIGHT = 4
+
+
+@dataclass
+class FilingReport:
+    """What an import did; ``messages == filed + duplicates + failed`` always holds."""
+
+    sources: list[str] = field(default_factory=list)
+    messages: int = 0
+    filed: int = 0
+    duplicates: int = 0
+    collisions: int = 0
+    no_list: int = 0
+    failed: int = 0
+    dry_run: bool = False
+    by_list: dict[str, int] = field(default_factory=dict)
+    skipped_files: list[str] = field(default_factory=list)
+    collision_details: list[dict[str, object]] = field(default_factory=list)
+    failures: list[dict[str, object]] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def add(self, outcome: Outcome, reason: str | None) -> None:
+        self.messages += 1
+        if outcome.status == "duplicate":
+            self.duplicates += 1
+            return
+        if outcome.status == "failed":
+            self.failed += 1
+            self.failures.append({"origin": outcome.origin, "call": outcome.call, "reason": reason})
+            return
+        self.filed += 1
+        self.by_list[outcome.slug] = self.by_list.get(outcome.slug, 0) + 1
+        if outcome.slug == NO_LIST:
+            self.no_list += 1
+        if outcome.status == "collision":
+            self.collisions += 1
+            self.collision_details.append(
+                {
+                    "message_id": outcome.message_id,
+                    "call": outcome.call,
+                    "others": list(outcome.others),
+                    "origin": outcome.origin,
+                }
+            )
+
+    def summary(self) -> str:
+        """The one-line summary printed at the end of an import."""
+        verb = "would be filed" if self.dry_run else "filed"
+        rate = f" in {self.seconds:.1f} s" if self.seconds else ""
+        return (
+            f"{self.messages} messages{rate}: {self.filed} {verb} ({self.collisions} Message-ID collisions, "
+            f"{self.no_list} to {NO_LIST}), {self.duplicates} duplicates, {self.failed} failed"
+        )
+
+    def to_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True, slots=True)
+class _Decision:
+    """What a worker decided about one message (everything but its bytes)."""
+
+    facts: MessageFacts
+    slug: str
+    date: int
+    date_source: str
+    reason: str | None = None
+    detail: str | None = None
+
+
+_EMPTY_FACTS = parse_message(b"")
+
+
+def prepare_message(
+    raw: bytes, envelope_date: int | None, router: Router, forced_list: str | None, now: int
+) -> _Decision:
+    """Parse, route and date one message; decide ``_failed`` with a reason when it cannot be filed."""
+    try:
+        facts = parse_message(raw)
+    except Exception as exc:  # parse_message is lenient; this is the last line of defence
+        when = choose_date(None, None, envelope_date, now)
+        return _Decision(_EMPTY_FACTS, FAILED, when.when, when.source, "unparseable", f"{type(exc).__name__}: {exc}")
+    when = choose_date(facts.date, facts.received_date, envelope_date, now)
+    if not raw.strip():
+        return _Decision(facts, FAILED, when.when, when.source, "empty", "the message is empty")
+    if not facts.has_headers:
+        return _Decision(facts, FAILED, when.when, when.source, "no-headers", "the message has no header fields")
+    slug = forced_list or router.route(facts) or NO_LIST
+    return _Decision(facts, slug, when.when, when.source)
+
+
+# Worker-process state, set once per worker by _init_worker (never in the main process).
+_worker_args: tuple[Router, str | None, int] | None = None
+
+
+def _init_worker(lists: tuple[ListConfig, ...], forced_list: str | None, now: int) -> None:
+    global _worker_args
+    _worker_args = (Router(lists), forced_list, now)
+
+
+def _prepare_chunk(chunk: list[tuple[bytes, int | None]]) -> list[_Decision]:
+    assert _worker_args is not None
+    router, forced, now = _worker_args
+    return [prepare_message(raw, env, router, forced, now) for raw, env in chunk]
+
+
+def _chunks(mails: Iterator[RawMail]) -> Iterator[list[RawMail]]:
+    chunk: list[RawMail] = []
+    size = 0
+    for mail in mails:
+        chunk.append(mail)
+        size += len(mail.raw)
+        if len(chunk) >= _CHUNK_MESSAGES or size >= _CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def file_sources(
+    store: Store,
+    lists: Iterable[ListConfig],
+    paths: list[Path],
+    *,
+    forced_list: str | None = None,
+    dry_run: bool = False,
+    mbox_format: MboxFormat = "auto",
+    progress: ProgressCallback | None = None,
+    parallel: bool | None = None,
+) -> FilingReport:
+    """Import every message of every source into the store; raise SourceError for unreadable sources."""
+    started = time.monotonic()
+    lists = tuple(lists)
+    sources: list[Source] = [open_source(path, mbox_format) for path in paths]
+    report = FilingReport(sources=[str(s.path) for s in sources], dry_run=dry_run)
+    for source in sources:
+        report.skipped_files.extend(str(p) for p in source.skipped)
+    total = sum(s.total_bytes for s in sources)
+    now = int(store.clock())
+    if parallel is None:
+        parallel = total >= _POOL_THRESHOLD_BYTES and (multiprocessing.cpu_count() or 1) > 1
+
+    def all_mail() -> Iterator[RawMail]:
+        done_before = 0
+        for source in sources:
+            for mail in source.iter_mail():
+                yield replace(mail, done=done_before + mail.done) if done_before else mail
+            done_before += source.total_bytes
+
+    def file_chunk(chunk: list[RawMail], decisions: list[_Decision]) -> None:
+        items = [
+            Prepared(m.raw, d.facts, d.slug, d.date, d.date_source, m.origin, d.reason, d.detail)
+            for m, d in zip(chunk, decisions, strict=True)
+        ]
+        for item, outcome in zip(items, store.file_batch(items, dry_run=dry_run), strict=True):
+            report.add(outcome, item.reason)
+        if progress is not None:
+            progress(min(chunk[-1].done, total), total, report.messages)
+
+    with store.locked() if dry_run else nullcontext():
+        try:
+            if parallel:
+                _run_pool(all_mail(), file_chunk, lists, forced_list, now)
+            else:
+                router = Router(lists)
+                for chunk in _chunks(all_mail()):
+                    file_chunk(
+                        chunk, [prepare_message(m.raw, m.envelope_date, router, forced_list, now) for m in chunk]
+                    )
+        finally:
+            if dry_run:
+                store.end_dry_run()
+            else:
+                store.flush()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _run_pool(
+    mails: Iterator[RawMail],
+    file_chunk: Callable[[list[RawMail], list[_Decision]], None],
+    lists: tuple[ListConfig, ...],
+    forced_list: str | None,
+    now: int,
+) -> None:
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(
+        max_workers=2, mp_context=context, initializer=_init_worker, initargs=(lists, forced_list, now)
+    ) as pool:
+        in_flight: deque[tuple[list[RawMail], Future[list[_Decision]]]] = deque()
+        for chunk in _chunks(mails):
+            in_flight.append((chunk, pool.submit(_prepare_chunk, [(m.raw, m.envelope_date) for m in chunk])))
+            while len(in_flight) > _IN_FLIGHT:
+                done, future = in_flight.popleft()
+                file_chunk(done, future.result())
+        while in_flight:
+            done, future = in_flight.popleft()
+            file_chunk(done, future.result())

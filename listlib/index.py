@@ -1,0 +1,172 @@
+"""The store's derived index: one SQLite file that can always be rebuilt from the files.
+
+It maps Message-IDs and content hashes to call numbers (for dedup), and keeps
+the header fields threading and rendering need, plus the date each message is
+filed under and where that date came from. Rows are written ``pending`` before
+a message file is renamed into place and marked ``filed`` after, so a crash in
+between is resolved by looking at the file (see ``store``). This module knows
+SQL, not files or mail.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = ["FILED", "PENDING", "SCHEMA_VERSION", "Index", "Row"]
+
+SCHEMA_VERSION = 1
+PENDING = 0
+FILED = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS messages (
+    call TEXT PRIMARY KEY,
+    list TEXT NOT NULL,
+    path TEXT NOT NULL,
+    state INTEGER NOT NULL,
+    message_id TEXT,
+    vitals TEXT NOT NULL,
+    raw_hash TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    date INTEGER NOT NULL,
+    date_source TEXT NOT NULL,
+    year INTEGER NOT NULL,
+    month INTEGER NOT NULL,
+    subject TEXT NOT NULL,
+    from_name TEXT NOT NULL,
+    from_addr TEXT NOT NULL,
+    in_reply_to TEXT,
+    refs TEXT NOT NULL,
+    collision INTEGER NOT NULL,
+    reason TEXT,
+    origin TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS messages_by_id ON messages (list, message_id);
+CREATE INDEX IF NOT EXISTS messages_by_vitals ON messages (list, vitals);
+CREATE INDEX IF NOT EXISTS messages_by_raw ON messages (list, raw_hash);
+CREATE INDEX IF NOT EXISTS messages_by_month ON messages (list, year, month);
+CREATE INDEX IF NOT EXISTS messages_pending ON messages (state) WHERE state = 0;
+"""
+
+
+class Row(NamedTuple):
+    """One message as the index knows it."""
+
+    call: str
+    list: str
+    path: str
+    state: int
+    message_id: str | None
+    vitals: str
+    raw_hash: str
+    size: int
+    date: int
+    date_source: str
+    year: int
+    month: int
+    subject: str
+    from_name: str
+    from_addr: str
+    in_reply_to: str | None
+    refs: str
+    """Space-separated Message-IDs of the References header, oldest first."""
+    collision: int
+    """1 when another message in the list has the same Message-ID but different content."""
+    reason: str | None
+    """Why the message is in ``_failed`` (a short machine-readable code), else None."""
+    origin: str
+    """The source it was imported from (not kept when the index is rebuilt)."""
+
+
+_COLUMNS = ", ".join(Row._fields)
+_PLACEHOLDERS = ", ".join("?" for _ in Row._fields)
+
+
+class Index:
+    """A connection to the index file; all writes happen in explicit transactions."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, timeout=60)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")
+        self.db.executescript(_SCHEMA)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def schema_version(self) -> int | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else None
+
+    def set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    def get_meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def begin(self) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.db.in_transaction:
+            self.db.execute("ROLLBACK")
+
+    def insert(self, row: Row) -> None:
+        self.db.execute(f"INSERT INTO messages ({_COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
+
+    def insert_many(self, rows: Iterable[Row]) -> None:
+        self.db.executemany(f"INSERT INTO messages ({_COLUMNS}) VALUES ({_PLACEHOLDERS})", rows)
+
+    def mark_filed(self, calls: Iterable[str]) -> None:
+        self.db.executemany("UPDATE messages SET state = 1 WHERE call = ?", ((c,) for c in calls))
+
+    def delete(self, calls: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM messages WHERE call = ?", ((c,) for c in calls))
+
+    def clear(self) -> None:
+        self.db.execute("DELETE FROM messages")
+
+    def max_call(self) -> str | None:
+        return self.db.execute("SELECT max(call) FROM messages").fetchone()[0]
+
+    def _rows(self, where: str, params: tuple[object, ...]) -> list[Row]:
+        cursor = self.db.execute(f"SELECT {_COLUMNS} FROM messages WHERE {where}", params)
+        return [Row._make(values) for values in cursor]
+
+    def find_raw(self, slug: str, raw_hash: str) -> Row | None:
+        rows = self._rows("list = ? AND raw_hash = ? LIMIT 1", (slug, raw_hash))
+        return rows[0] if rows else None
+
+    def find_message_id(self, slug: str, message_id: str) -> list[Row]:
+        return self._rows("list = ? AND message_id = ? ORDER BY call", (slug, message_id))
+
+    def find_vitals_without_id(self, slug: str, vitals: str) -> Row | None:
+        rows = self._rows("list = ? AND vitals = ? AND message_id IS NULL LIMIT 1", (slug, vitals))
+        return rows[0] if rows else None
+
+    def pending(self) -> list[Row]:
+        return self._rows(f"state = {PENDING}", ())
+
+    def get(self, call: str) -> Row | None:
+        rows = self._rows("call = ?", (call,))
+        return rows[0] if rows else None
+
+    def iter_rows(self) -> Iterator[Row]:
+        cursor = self.db.execute(f"SELECT {_COLUMNS} FROM messages ORDER BY call")
+        for values in cursor:
+            yield Row(*values)
+
+    def count(self) -> int:
+        return self.db.execute("SELECT count(*) FROM messages").fetchone()[0]
+
+    def counts_by_list(self) -> dict[str, int]:
+        return dict(self.db.execute("SELECT list, count(*) FROM messages GROUP BY list").fetchall())

@@ -1,0 +1,293 @@
+"""Raw message bytes -> the facts filing needs (routing, dating, dedup, indexing).
+
+Pure and lenient: it never raises on bad mail and never modifies the bytes it
+is given. It reads only the header block with a small hand-written parser
+(the stdlib ``email`` parser is an order of magnitude slower and not needed to
+file a message); decoding for display happens when rendering.
+"""
+
+from __future__ import annotations
+
+import calendar
+import contextlib
+import hashlib
+import re
+from collections import Counter
+from dataclasses import dataclass
+from email.header import decode_header, make_header
+from email.utils import parsedate_tz
+
+__all__ = [
+    "MessageFacts",
+    "body_tokens",
+    "decode_header_value",
+    "parse_date",
+    "parse_message",
+    "raw_hash",
+    "skeleton",
+    "split_message",
+]
+
+# A header field name is printable ASCII except ':' (RFC 5322 section 2.2).
+_FIELD_RE = re.compile(rb"([\x21-\x39\x3b-\x7e]+)[ \t]*:")
+_LEADING_BLANK_RE = re.compile(rb"(?:[ \t\r]*\n)+")
+_HEADER_BLOCK_RE = re.compile(rb"(?:(?:[\x21-\x39\x3b-\x7e]+[ \t]*:|[ \t])[^\n]*(?:\n|\Z))*")
+_FIELD_ITER_RE = re.compile(rb"^([\x21-\x39\x3b-\x7e]+)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
+_WANTED_FIELD_RE = re.compile(
+    rb"^(message-id|in-reply-to|references|subject|from|date|list-id|received|to|cc|delivered-to"
+    rb"|x-original-to|resent-to|envelope-to)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)",
+    re.M | re.I,
+)
+_FOLD_RE = re.compile(rb"\r?\n[ \t]*|\r")
+_MSGID_RE = re.compile(r"<([^<>\s]+)>")
+_WS_RE = re.compile(r"\s+")
+_ALNUM_RE = re.compile(r"[^0-9a-z]+")
+# Lines Mailman's scrubber adds or rewrites when it regenerates an archive
+# (twisted-python holds every message twice with different scrubber URLs).
+_SCRUBBER_RE = re.compile(
+    rb"^(?:(?:Name|Type|Size|Desc|URL|Url) ?:.*|.*was scrubbed\.\.\.|-{14} next part -{14})\r?$",
+    re.M,
+)
+_NOT_ALNUM = bytes(b for b in range(256) if not chr(b).isascii() or not chr(b).isalnum())
+_TOKEN_RE = re.compile(rb"[A-Za-z0-9]{2,}")
+_FROM_QUOTE_RE = re.compile(rb"^>+(?=From )", re.M)
+
+_TEXT_FIELDS = ("message-id", "in-reply-to", "references", "date")
+
+#: Header fields whose addresses route a message to a list.
+RECIPIENT_FIELDS = ("to", "cc", "delivered-to", "x-original-to", "resent-to", "envelope-to")
+
+
+@dataclass(frozen=True)
+class MessageFacts:
+    """What filing needs to know about one message, taken from its header."""
+
+    has_headers: bool
+    raw_hash: str
+    """Hash of the exact bytes (see ``raw_hash``)."""
+    message_id: str | None
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    subject: str
+    from_name: str
+    from_addr: str
+    date: int | None
+    """The Date header as Unix seconds (UTC), or None when absent or unparseable."""
+    received_date: int | None
+    """Date of the newest (topmost) Received header that carries a parseable date."""
+    list_ids: tuple[str, ...]
+    recipients: tuple[str, ...]
+    vitals: str
+    """Hash of sender, subject and body words: equal for copies of one post."""
+
+
+def split_message(raw: bytes) -> tuple[bytes, bytes]:
+    """Split raw bytes into (header block, body), leniently.
+
+    Leading blank or whitespace-only lines are skipped (some real files start
+    with a line of spaces); the header block ends at the first empty line or at
+    the first line that is neither a field nor a continuation.
+    """
+    start = 0
+    if raw[:1] in (b" ", b"\t", b"\r", b"\n"):
+        lead = _LEADING_BLANK_RE.match(raw)
+        start = lead.end() if lead else 0
+    blank = raw.find(b"\n\n", start)
+    crlf = raw.find(b"\n\r\n", start, blank if blank >= 0 else len(raw))
+    if crlf >= 0:
+        end, body = crlf + 1, crlf + 3
+    elif blank >= 0:
+        end, body = blank + 1, blank + 2
+    else:
+        end = body = len(raw)
+    valid = _HEADER_BLOCK_RE.match(raw, start, end)
+    if valid and valid.end() == end:
+        return raw[start:end], raw[body:]
+    # A line that is neither a field nor a continuation ends the header early.
+    stop = valid.end() if valid else start
+    return raw[start:stop], raw[stop:]
+
+
+def _iter_fields(header: bytes) -> list[tuple[str, bytes]]:
+    """Unfolded (lower-case name, raw value) pairs in header order."""
+    out = []
+    for name, value in _WANTED_FIELD_RE.findall(header):
+        if b"\n" in value or b"\r" in value:
+            value = _FOLD_RE.sub(b" ", value)
+        out.append((name.decode("ascii").lower(), value.strip()))
+    return out
+
+
+def _text(value: bytes) -> str:
+    """Header bytes as text: UTF-8 when valid, else Windows-1252 (a superset of Latin-1)."""
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return value.decode("cp1252", errors="replace")
+
+
+def decode_header_value(value: bytes | str) -> str:
+    """Decode RFC 2047 encoded-words, tolerating broken encodings; collapse whitespace."""
+    text = _text(value) if isinstance(value, bytes) else value
+    if "=?" in text:
+        with contextlib.suppress(LookupError, UnicodeError, ValueError, AssertionError, IndexError):
+            text = str(make_header(decode_header(text)))
+    return _WS_RE.sub(" ", text).strip()
+
+
+def parse_date(value: str) -> int | None:
+    """An RFC 5322 date (leniently) as Unix seconds, or None.
+
+    Offsets beyond +/-14 hours (seen in real Pipermail archives) are ignored
+    rather than trusted; years before 1000 are refused.
+    """
+    try:
+        parsed = parsedate_tz(value)
+    except (ValueError, IndexError, TypeError, OverflowError):
+        return None
+    if parsed is None or parsed[0] < 1000:
+        return None
+    offset = parsed[9] or 0
+    if abs(offset) > 14 * 3600:
+        offset = 0
+    try:
+        return calendar.timegm(parsed[:6]) - offset
+    except (ValueError, OverflowError):
+        return None
+
+
+def _message_ids(value: str) -> list[str]:
+    return _MSGID_RE.findall(value)
+
+
+def _first_message_id(value: str) -> str | None:
+    ids = _message_ids(value)
+    if ids:
+        return ids[0]
+    stripped = value.strip()
+    return stripped if stripped and " " not in stripped else None
+
+
+_ADDR_RE = re.compile(r"[^\s<>()\[\],;:\"']+@[^\s<>()\[\],;:\"']+")
+_OBFUSCATED_RE = re.compile(r"([^\s<>()\[\],;:\"']+) at ([^\s<>()\[\],;:\"']+\.[^\s<>()\[\],;:\"']+)")
+_ANGLE_RE = re.compile(r"<([^<>]*)>")
+
+
+def _normalize_address(addr: str) -> str:
+    """Lower-case an address and undo Pipermail's ``user at host`` obfuscation."""
+    addr = addr.strip().strip("<>").lower()
+    if "@" not in addr and " at " in addr:
+        addr = addr.replace(" at ", "@", 1)
+    return addr.replace(" ", "")
+
+
+def _parse_from(value: str) -> tuple[str, str]:
+    """(display name, address) of a From header; fast paths for the common shapes."""
+    value = value.strip()
+    angle = _ANGLE_RE.findall(value)
+    if angle and "@" in angle[-1]:
+        name = value[: value.rfind("<")].strip().strip('"').strip()
+        return name, _normalize_address(angle[-1])
+    # Pipermail writes "user at host (Name)"; others write "user@host (Name)".
+    value = _OBFUSCATED_RE.sub(r"\1@\2", value)
+    match = _ADDR_RE.search(value)
+    if not match:
+        return value, ""
+    rest = (value[: match.start()] + value[match.end() :]).strip()
+    name = rest.strip("()").strip().strip('"').strip()
+    return name, match.group(0).lower()
+
+
+def _recipients(values: list[str]) -> list[str]:
+    out = []
+    for value in values:
+        out.extend(a.lower() for a in _ADDR_RE.findall(value))
+        if " at " in value:
+            out.extend(f"{u}@{h}".lower() for u, h in _OBFUSCATED_RE.findall(value))
+    return out
+
+
+def _list_id(value: str) -> str:
+    ids = re.findall(r"<([^<>]+)>", value)
+    return (ids[-1] if ids else value).strip().lower()
+
+
+def skeleton(text: str) -> str:
+    """Lower-case ASCII letters and digits of a text: what survives mangling."""
+    return _ALNUM_RE.sub("", text.lower())
+
+
+def _material_body(body: bytes) -> bytes:
+    if b">From " in body:
+        body = _FROM_QUOTE_RE.sub(b"", body)
+    if b"scrubbed..." in body or b" next part " in body:
+        body = _SCRUBBER_RE.sub(b"", body)
+    return body
+
+
+def body_tokens(body: bytes) -> Counter[bytes]:
+    """Words of a body used to tell copies of one post from different posts.
+
+    Only ASCII letters and digits count, so copies that lost or re-encoded
+    non-ASCII characters, or that differ in mbox ``>From`` quoting,
+    whitespace or Mailman scrubber notices, give the same words.
+    """
+    return Counter(_TOKEN_RE.findall(_material_body(body)))
+
+
+def _vitals(from_addr: str, subject: str, body: bytes) -> str:
+    digest = hashlib.blake2b(digest_size=12)
+    digest.update(skeleton(from_addr).encode())
+    digest.update(b"\0")
+    digest.update(skeleton(subject).encode())
+    digest.update(b"\0")
+    digest.update(_material_body(body).translate(None, _NOT_ALNUM))
+    return digest.hexdigest()
+
+
+def raw_hash(raw: bytes) -> str:
+    """The hash of a message's exact bytes, as kept in the index."""
+    return hashlib.blake2b(raw, digest_size=16).hexdigest()
+
+
+def parse_message(raw: bytes) -> MessageFacts:
+    """Read the facts filing needs from a raw message; never raises on bad mail."""
+    header, body = split_message(raw)
+    pairs = _iter_fields(header)
+    has_headers = bool(pairs) or bool(_FIELD_ITER_RE.search(header))
+    first: dict[str, bytes] = {}
+    recipients_raw: list[str] = []
+    list_ids: list[str] = []
+    received_date = None
+    for name, value in pairs:
+        if name not in first:
+            first[name] = value
+        if name in RECIPIENT_FIELDS:
+            recipients_raw.append(_text(value))
+        elif name == "list-id":
+            list_ids.append(_list_id(_text(value)))
+        elif name == "received" and received_date is None:
+            _, sep, when = value.rpartition(b";")
+            if sep:
+                received_date = parse_date(_text(when))
+    text = {name: _text(first[name]) for name in _TEXT_FIELDS if name in first}
+    subject = decode_header_value(first.get("subject", b""))
+    from_name, from_addr = _parse_from(decode_header_value(first.get("from", b"")))
+    irt_ids = _message_ids(text.get("in-reply-to", ""))
+    date_text = text.get("date")
+    return MessageFacts(
+        has_headers=has_headers,
+        raw_hash=raw_hash(raw),
+        message_id=_first_message_id(text.get("message-id", "")),
+        # Junky In-Reply-To such as 'Your message of "..." <id>': the last id wins.
+        in_reply_to=irt_ids[-1] if irt_ids else None,
+        references=tuple(_message_ids(text.get("references", ""))),
+        subject=subject,
+        from_name=from_name,
+        from_addr=from_addr,
+        date=parse_date(date_text) if date_text else None,
+        received_date=received_date,
+        list_ids=tuple(list_ids),
+        recipients=tuple(_recipients(recipients_raw)),
+        vitals=_vitals(from_addr, subject, body),
+    )

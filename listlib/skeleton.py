@@ -1,0 +1,63 @@
+"""``listlib init``: write a new site skeleton with a commented configuration.
+
+Never overwrites a file that exists.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .config import CONFIG_NAME
+from .errors import ConfigError, ConfigIssue
+
+__all__ = ["CONFIG_TEMPLATE", "write_skeleton"]
+
+CONFIG_TEMPLATE = """\
+# listlib site configuration. Every key is documented in the README
+# ("Configuration reference"). Relative paths are relative to this file.
+
+[site]
+# Shown at the top of every page.
+title = {title}
+# The public URL the site is published under (used for feeds and permalinks).
+base_url = {base_url}
+# Where messages are stored and where the website is written (defaults shown).
+# content_dir = "content"
+# output_dir = "output"
+
+# One table per list. The slug ("dev" below) is the list's folder and URL path.
+[lists.dev]
+name = "Development"
+description = "Discussion of the project's development."
+# Mail sent To/Cc/Delivered-To one of these addresses is filed under this list.
+addresses = ["dev@example.org"]
+# RFC 2919 List-Id values; checked before the addresses.
+list_ids = ["dev.example.org"]
+
+# [theme]
+# name = "default"
+# dir = "themes/site"     # your overrides, file by file
+"""
+
+_GITIGNORE = "output/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\n"
+
+
+def write_skeleton(directory: Path, *, title: str, base_url: str) -> list[Path]:
+    """Create the skeleton in ``directory``; return the paths created."""
+    config = directory / CONFIG_NAME
+    if config.exists():
+        raise ConfigError(str(config), [ConfigIssue("", "already exists; not overwriting it")])
+    directory.mkdir(parents=True, exist_ok=True)
+    created = []
+    config.write_text(CONFIG_TEMPLATE.format(title=json.dumps(title), base_url=json.dumps(base_url)))
+    created.append(config)
+    for folder in (directory / "content", directory / "themes"):
+        if not folder.exists():
+            folder.mkdir()
+            created.append(folder)
+    gitignore = directory / ".gitignore"
+    if not gitignore.exists():
+        gitignore.write_text(_GITIGNORE)
+        created.append(gitignore)
+    return created

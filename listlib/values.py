@@ -1,0 +1,104 @@
+"""Small value types and the words listlib uses for them.
+
+Glossary (the same words in code, templates, URLs, docs and tests):
+
+- *message*: one email, stored byte-for-byte as received.
+- *call number*: the 8-character URL-safe name a message gets when it is filed;
+  unique across the site, stable forever, never reused. Call numbers are
+  allocated from the clock (1/64 ms ticks since 2020-01-01) so that they are
+  never reused even when messages are removed, and they sort by filing time.
+- *list slug*: the short name of a list (``dev``); also its folder in the store.
+- *month*: a (year, month) pair in UTC; messages are stored under the month of
+  their date.
+- *store*: the ``content/`` folder of call-numbered messages plus its derived index.
+- *filer*: code that reads messages from a source (mbox, maildir, folder, POP3).
+- *thread*, *root*: a reply tree and the message at its top (later issues).
+
+This module is pure: no I/O, no clock, no imports from the rest of listlib.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+__all__ = [
+    "ALPHABET",
+    "EPOCH_MS",
+    "TICKS_PER_MS",
+    "CALL_NUMBER_LENGTH",
+    "FAILED",
+    "NO_LIST",
+    "Month",
+    "RESERVED_SLUGS",
+    "call_number_from_int",
+    "call_number_to_int",
+    "is_call_number",
+    "is_slug",
+    "tick_of_ms",
+]
+
+# ASCII order, so the lexical order of call numbers is their numeric order.
+ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+CALL_NUMBER_LENGTH = 8
+_BASE = len(ALPHABET)
+_MAX = _BASE**CALL_NUMBER_LENGTH
+_CALL_RE = re.compile(r"[0-9A-Za-z]{8}\Z")
+_SLUG_RE = re.compile(r"[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?\Z")
+
+#: Epoch of the call-number clock: 2020-01-01T00:00:00Z in milliseconds.
+EPOCH_MS = 1_577_836_800_000
+#: Ticks per millisecond; 62**8 ticks last until about the year 2128.
+TICKS_PER_MS = 64
+
+#: Pseudo-list for mail that matched no configured list.
+NO_LIST = "_no_list"
+#: Pseudo-list for mail that could not be filed; each comes with a reason file.
+FAILED = "_failed"
+RESERVED_SLUGS = frozenset({NO_LIST, FAILED})
+
+
+class Month(NamedTuple):
+    """A UTC (year, month) pair: the unit of storage and threading."""
+
+    year: int
+    month: int
+
+    def __str__(self) -> str:
+        return f"{self.year:04d}-{self.month:02d}"
+
+
+def call_number_from_int(value: int) -> str:
+    """Encode a tick count as an 8-character call number."""
+    if not 0 <= value < _MAX:
+        raise ValueError(f"call number value {value} is out of range")
+    chars = []
+    for _ in range(CALL_NUMBER_LENGTH):
+        value, digit = divmod(value, _BASE)
+        chars.append(ALPHABET[digit])
+    return "".join(reversed(chars))
+
+
+def call_number_to_int(call: str) -> int:
+    """Decode a call number back to its tick count."""
+    if not is_call_number(call):
+        raise ValueError(f"{call!r} is not a call number")
+    value = 0
+    for char in call:
+        value = value * _BASE + ALPHABET.index(char)
+    return value
+
+
+def tick_of_ms(epoch_ms: int) -> int:
+    """The first call-number tick of a Unix time in milliseconds."""
+    return max(0, (epoch_ms - EPOCH_MS) * TICKS_PER_MS)
+
+
+def is_call_number(text: str) -> bool:
+    """True when ``text`` has the shape of a call number."""
+    return bool(_CALL_RE.match(text))
+
+
+def is_slug(text: str) -> bool:
+    """True when ``text`` is a valid list slug (lower-case letters, digits, dashes)."""
+    return bool(_SLUG_RE.match(text))
