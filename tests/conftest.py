@@ -1,0 +1,114 @@
+"""Shared fixtures: message builders, a fresh site, the shared corpora, the CLI as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from email.utils import format_datetime
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = Path(os.environ.get("LISTLIB_SHARED", REPO.parent / "shared"))
+CORPORA = SHARED / "corpora"
+
+SITE_TOML = """\
+[site]
+title = "Test archive"
+base_url = "https://lists.example.org/"
+
+[lists.dev]
+name = "dev"
+addresses = ["dev@lists.example.org"]
+list_ids = ["dev.lists.example.org"]
+
+[lists.announce]
+addresses = ["announce@lists.example.org"]
+list_ids = ["announce.lists.example.org"]
+"""
+
+
+def make_message(
+    subject: str = "Hello",
+    body: str = "Hello, world.\n",
+    *,
+    message_id: str | None = "<m1@example.org>",
+    sender: str = "Ann Example <ann@example.org>",
+    to: str = "dev@lists.example.org",
+    date: datetime | str | None = datetime(2024, 5, 17, 10, 30, tzinfo=timezone.utc),
+    extra: dict[str, str] | None = None,
+) -> bytes:
+    """A small well-formed message as bytes (LF line endings)."""
+    lines = [f"From: {sender}", f"To: {to}", f"Subject: {subject}"]
+    if date is not None:
+        lines.append(f"Date: {date if isinstance(date, str) else format_datetime(date)}")
+    if message_id is not None:
+        lines.append(f"Message-ID: {message_id}")
+    for name, value in (extra or {}).items():
+        lines.append(f"{name}: {value}")
+    return ("\n".join(lines) + "\n\n" + body).encode("utf-8")
+
+
+def mboxrd(messages: list[bytes], sender: bytes = b"mboxrd@z", date: bytes = b"Thu Jan  1 00:00:00 1970") -> bytes:
+    """Messages written as an mboxrd file."""
+    import re
+
+    out = []
+    for raw in messages:
+        quoted = re.sub(rb"^(>*From )", rb">\1", raw, flags=re.M)
+        if not quoted.endswith(b"\n"):
+            quoted += b"\n"
+        out.append(b"From " + sender + b" " + date + b"\n" + quoted + b"\n")
+    return b"".join(out)
+
+
+@pytest.fixture
+def site(tmp_path: Path) -> Path:
+    """A fresh site folder with a listlib.toml defining lists 'dev' and 'announce'."""
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "listlib.toml").write_text(SITE_TOML)
+    return root
+
+
+@pytest.fixture
+def corpora() -> Path:
+    """The shared real-mail corpora; the test is skipped when they are absent."""
+    if not CORPORA.is_dir():
+        pytest.skip(f"{CORPORA} not present")
+    return CORPORA
+
+
+def run_listlib(*args: str | Path, cwd: Path, env: dict[str, str] | None = None,
+                check: bool = False) -> subprocess.CompletedProcess[str]:
+    """Run the real ``listlib`` command in a subprocess."""
+    full_env = {**os.environ, **(env or {})}
+    result = subprocess.run(
+        [sys.executable, "-m", "listlib", *map(str, args)],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if check and result.returncode != 0:
+        raise AssertionError(f"listlib {args} failed ({result.returncode}):\n{result.stdout}\n{result.stderr}")
+    return result
+
+
+@pytest.fixture
+def listlib() -> Callable[..., subprocess.CompletedProcess[str]]:
+    return run_listlib
+
+
+def stored_files(content: Path) -> dict[str, bytes]:
+    """Relative path -> bytes of every stored message."""
+    return {
+        str(p.relative_to(content)): p.read_bytes()
+        for p in sorted(content.rglob("*.eml"))
+        if not any(part.startswith(".") for part in p.relative_to(content).parts)
+    }

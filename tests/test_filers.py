@@ -1,0 +1,94 @@
+import bz2
+import gzip
+import lzma
+import os
+from pathlib import Path
+
+import pytest
+
+from listlib.errors import SourceError
+from listlib.filers import open_source
+
+from .conftest import make_message, mboxrd
+
+
+def read_all(path: Path) -> list[tuple[str, bytes]]:
+    return [(m.origin, m.raw) for m in open_source(path).iter_mail()]
+
+
+def tree_state(root: Path) -> list[tuple[str, int, float]]:
+    return sorted((str(p.relative_to(root)), p.stat().st_size, p.stat().st_mtime) for p in root.rglob("*"))
+
+
+def test_maildir_with_nested_folders_is_read_and_never_modified(tmp_path: Path) -> None:
+    root = tmp_path / "Maildir"
+    for folder in ("cur", "new", "tmp", ".Sent/cur", ".Sent/new", "sub/cur", "sub/new"):
+        (root / folder).mkdir(parents=True)
+    (root / "cur" / "1.M1:2,S").write_bytes(make_message(message_id="<a@x>"))
+    (root / "new" / "2.M2").write_bytes(make_message(message_id="<b@x>"))
+    (root / "tmp" / "3.M3").write_bytes(make_message(message_id="<half-delivered@x>"))
+    (root / ".Sent" / "cur" / "4:2,S").write_bytes(make_message(message_id="<c@x>"))
+    (root / "sub" / "new" / "5").write_bytes(make_message(message_id="<d@x>"))
+    (root / ".gitkeep").write_bytes(b"")
+    (root / "cur" / ".hidden").write_bytes(b"not mail")
+    before = tree_state(root)
+    ids = sorted(raw.split(b"Message-ID: ")[1].split(b"\n")[0].decode() for _, raw in read_all(root))
+    assert ids == ["<a@x>", "<b@x>", "<c@x>", "<d@x>"]
+    assert tree_state(root) == before
+
+
+@pytest.mark.parametrize("opener", [gzip.open, bz2.open, lzma.open])
+def test_compressed_mbox_is_recognised_by_content(tmp_path: Path, opener) -> None:  # type: ignore[no-untyped-def]
+    messages = [make_message(message_id=f"<{i}@x>") for i in range(3)]
+    path = tmp_path / "archive.data"
+    with opener(path, "wb") as out:
+        out.write(mboxrd(messages))
+    assert [raw for _, raw in read_all(path)] == messages
+    assert [origin for origin, _ in read_all(path)] == [f"{path}#{i}" for i in (1, 2, 3)]
+
+
+def test_pipermail_folder_is_read_in_month_order_and_skips_non_mail(tmp_path: Path) -> None:
+    for name, month in [("2002-October.txt.gz", "Oct"), ("2002-February.txt", "Feb"), ("2001-December.txt.gz", "Dec")]:
+        data = b"From a at b.org  Tue %s  1 01:41:07 2002\n" % month.encode() + make_message(subject=name) + b"\n"
+        if name.endswith(".gz"):
+            with gzip.open(tmp_path / name, "wb") as out:
+                out.write(data)
+        else:
+            (tmp_path / name).write_bytes(data)
+    (tmp_path / "LICENSE").write_text("MIT License\n")
+    (tmp_path / "index.html").write_text("<html>")
+    source = open_source(tmp_path)
+    subjects = [m.raw.split(b"Subject: ")[1].split(b"\n")[0] for m in source.iter_mail()]
+    assert subjects == [b"2001-December.txt.gz", b"2002-February.txt", b"2002-October.txt.gz"]
+    assert sorted(p.name for p in source.skipped) == ["LICENSE", "index.html"]
+
+
+def test_single_message_files_with_and_without_separator(tmp_path: Path) -> None:
+    (tmp_path / "a.eml").write_bytes(make_message())
+    (tmp_path / "b.txt").write_bytes(b"From x@y Mon Jan 12 10:00:00 2009\n" + make_message(message_id="<b@x>"))
+    (tmp_path / "empty").write_bytes(b"")
+    got = dict(read_all(tmp_path))
+    assert got[str(tmp_path / "a.eml")] == make_message()
+    assert got[str(tmp_path / "b.txt#1")] == make_message(message_id="<b@x>")
+    assert got[str(tmp_path / "empty")] == b""
+
+
+def test_unusable_sources_name_the_path(tmp_path: Path) -> None:
+    with pytest.raises(SourceError, match="no such file"):
+        open_source(tmp_path / "missing.mbox")
+    (tmp_path / "empty-dir").mkdir()
+    with pytest.raises(SourceError, match="no mail found"):
+        open_source(tmp_path / "empty-dir")
+    broken = tmp_path / "broken.mbox.gz"
+    broken.write_bytes(gzip.compress(mboxrd([make_message()] * 50))[:200])
+    with pytest.raises(SourceError, match="broken.mbox.gz"):
+        list(open_source(broken).iter_mail())
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can read anything")
+def test_unreadable_file(tmp_path: Path) -> None:
+    path = tmp_path / "secret.mbox"
+    path.write_bytes(mboxrd([make_message()]))
+    path.chmod(0)
+    with pytest.raises(SourceError, match="permission denied"):
+        open_source(path)
