@@ -6,8 +6,8 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable
+from datetime import UTC, datetime
 from email.utils import format_datetime
-from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -39,7 +39,7 @@ def make_message(
     message_id: str | None = "<m1@example.org>",
     sender: str = "Ann Example <ann@example.org>",
     to: str = "dev@lists.example.org",
-    date: datetime | str | None = datetime(2024, 5, 17, 10, 30, tzinfo=timezone.utc),
+    date: datetime | str | None = datetime(2024, 5, 17, 10, 30, tzinfo=UTC),
     extra: dict[str, str] | None = None,
 ) -> bytes:
     """A small well-formed message as bytes (LF line endings)."""
@@ -83,8 +83,9 @@ def corpora() -> Path:
     return CORPORA
 
 
-def run_listlib(*args: str | Path, cwd: Path, env: dict[str, str] | None = None,
-                check: bool = False) -> subprocess.CompletedProcess[str]:
+def run_listlib(
+    *args: str | Path, cwd: Path, env: dict[str, str] | None = None, check: bool = False
+) -> subprocess.CompletedProcess[str]:
     """Run the real ``listlib`` command in a subprocess."""
     full_env = {**os.environ, **(env or {})}
     result = subprocess.run(

@@ -13,7 +13,10 @@ def write(tmp_path: Path, text: str) -> Path:
 
 
 def test_valid_config_loads_into_frozen_objects(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, """
+    config = load_config(
+        write(
+            tmp_path,
+            """
 [site]
 title = "Archive"
 base_url = "https://lists.example.org/archive"
@@ -24,7 +27,9 @@ name = "Developers"
 description = "Dev talk"
 addresses = ["Dev@Lists.Example.org"]
 list_ids = ["<dev.lists.example.org>"]
-"""))
+""",
+        )
+    )
     assert config.site.base_url == "https://lists.example.org/archive/"
     assert config.site.content_dir == tmp_path.resolve() / "store"
     assert config.site.output_dir == tmp_path.resolve() / "output"
@@ -36,7 +41,9 @@ list_ids = ["<dev.lists.example.org>"]
 
 
 def test_every_problem_is_reported_with_its_key_path(tmp_path: Path) -> None:
-    path = write(tmp_path, """
+    path = write(
+        tmp_path,
+        """
 [site]
 base_url = "lists.example.org"
 
@@ -49,7 +56,8 @@ addresses = "nobody@example.org"
 
 [lists.other]
 addresses = ["dev@lists.example.org"]
-""")
+""",
+    )
     with pytest.raises(ConfigError) as info:
         load_config(path)
     messages = [str(issue) for issue in info.value.issues]
@@ -63,7 +71,10 @@ addresses = ["dev@lists.example.org"]
 
 
 def test_unknown_keys_warn_but_load(tmp_path: Path) -> None:
-    config = load_config(write(tmp_path, """
+    config = load_config(
+        write(
+            tmp_path,
+            """
 outptu_dir = "x"
 [site]
 title = "A"
@@ -71,7 +82,9 @@ base_url = "https://a.example/"
 colour = "blue"
 [lists.dev]
 adresses = ["x@example.org"]
-"""))
+""",
+        )
+    )
     assert set(config.warnings) == {
         "outptu_dir: unknown key, ignored",
         "site.colour: unknown key, ignored",
@@ -87,14 +100,19 @@ def test_syntax_error_and_missing_file_are_config_errors(tmp_path: Path) -> None
 
 
 def test_output_must_not_contain_content(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="site.output_dir"):
-        load_config(write(tmp_path, """
+    with pytest.raises(ConfigError, match=r"site\.output_dir"):
+        load_config(
+            write(
+                tmp_path,
+                """
 [site]
 title = "A"
 base_url = "https://a.example/"
 output_dir = "out"
 content_dir = "out/content"
-"""))
+""",
+            )
+        )
 
 
 def test_find_config_walks_up(tmp_path: Path) -> None:

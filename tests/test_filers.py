@@ -81,7 +81,7 @@ def test_unusable_sources_name_the_path(tmp_path: Path) -> None:
         open_source(tmp_path / "empty-dir")
     broken = tmp_path / "broken.mbox.gz"
     broken.write_bytes(gzip.compress(mboxrd([make_message()] * 50))[:200])
-    with pytest.raises(SourceError, match="broken.mbox.gz"):
+    with pytest.raises(SourceError, match=r"broken\.mbox\.gz"):
         list(open_source(broken).iter_mail())
 
 

@@ -1,5 +1,4 @@
 import io
-import re
 
 import pytest
 from hypothesis import given, settings
@@ -62,7 +61,10 @@ def test_wrong_content_length_is_ignored() -> None:
 
 
 def test_crlf_mbox() -> None:
-    data = b"From a@b Mon Jan 12 10:00:00 2009\r\nFrom: a\r\n\r\nx\r\n\r\nFrom c@d Mon Jan 12 11:00:00 2009\r\nFrom: c\r\n\r\ny\r\n"
+    data = (
+        b"From a@b Mon Jan 12 10:00:00 2009\r\nFrom: a\r\n\r\nx\r\n\r\n"
+        b"From c@d Mon Jan 12 11:00:00 2009\r\nFrom: c\r\n\r\ny\r\n"
+    )
     assert parts(data) == [b"From: a\r\n\r\nx\r\n", b"From: c\r\n\r\ny\r\n"]
 
 

@@ -4,12 +4,16 @@ from .conftest import make_message
 
 
 def test_facts_of_a_plain_message() -> None:
-    facts = parse_message(make_message(extra={
-        "In-Reply-To": "<parent@example.org>",
-        "References": "<root@example.org>\n <parent@example.org>",
-        "List-Id": "Dev talk <dev.lists.example.org>",
-        "Cc": "Bob <BOB@example.org>, carol@example.org",
-    }))
+    facts = parse_message(
+        make_message(
+            extra={
+                "In-Reply-To": "<parent@example.org>",
+                "References": "<root@example.org>\n <parent@example.org>",
+                "List-Id": "Dev talk <dev.lists.example.org>",
+                "Cc": "Bob <BOB@example.org>, carol@example.org",
+            }
+        )
+    )
     assert facts.has_headers
     assert facts.message_id == "m1@example.org"
     assert facts.in_reply_to == "parent@example.org"
@@ -42,7 +46,7 @@ def test_split_is_lenient_about_leading_blank_lines_and_non_header_lines() -> No
     assert split_message(b"   \n\nFrom: a\nSubject: b\n\nbody") == (b"From: a\nSubject: b\n", b"body")
     assert split_message(b"From: a\nthis is body\n") == (b"From: a\n", b"this is body\n")
     assert split_message(b"From: a\r\nX: y\r\n\r\nbody\r\n") == (b"From: a\r\nX: y\r\n", b"body\r\n")
-    header, body = split_message(b"Send Ppp mailing list submissions to\n\tppp@zzz.org\n")
+    header, _body = split_message(b"Send Ppp mailing list submissions to\n\tppp@zzz.org\n")
     assert header == b""
     assert not parse_message(b"Send Ppp mailing list submissions to\n\nbody").has_headers
 

@@ -1,6 +1,6 @@
 import json
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from listlib.config import load_config
@@ -76,11 +76,13 @@ def test_messages_without_message_id_are_matched_on_content(site: Path) -> None:
 
 
 def test_routing_by_list_id_then_addresses_then_no_list(site: Path) -> None:
-    by_id = make_message(message_id="<1@x>", to="someone@example.org",
-                         extra={"List-Id": "Announcements <announce.lists.example.org>"})
+    by_id = make_message(
+        message_id="<1@x>", to="someone@example.org", extra={"List-Id": "Announcements <announce.lists.example.org>"}
+    )
     by_cc = make_message(message_id="<2@x>", to="x@example.org", extra={"Cc": "Dev <DEV@lists.example.org>"})
-    by_delivered = make_message(message_id="<3@x>", to="x@example.org",
-                                extra={"Delivered-To": "announce@lists.example.org"})
+    by_delivered = make_message(
+        message_id="<3@x>", to="x@example.org", extra={"Delivered-To": "announce@lists.example.org"}
+    )
     stray = make_message(message_id="<4@x>", to="nobody@example.org")
     report = do_import(site, write_mbox(site / "a.mbox", [by_id, by_cc, by_delivered, stray]))
     assert report.by_list == {"announce": 2, "dev": 1, "_no_list": 1}
@@ -110,9 +112,10 @@ def test_unfileable_mail_goes_to_failed_with_a_reason(site: Path) -> None:
 
 
 def test_date_source_is_recorded_and_chosen_month_follows_it(site: Path) -> None:
-    no_date = make_message(message_id="<nd@x>", date=None,
-                           extra={"Received": "from a by b; Tue, 9 Dec 2025 14:03:11 +0000"})
-    future = make_message(message_id="<fu@x>", date=datetime(2040, 1, 1, tzinfo=timezone.utc))
+    no_date = make_message(
+        message_id="<nd@x>", date=None, extra={"Received": "from a by b; Tue, 9 Dec 2025 14:03:11 +0000"}
+    )
+    future = make_message(message_id="<fu@x>", date=datetime(2040, 1, 1, tzinfo=UTC))
     envelope_only = make_message(message_id="<env@x>", date=None)
     data = mboxrd([no_date, future])
     data += b"From a@b Mon Mar  3 10:00:00 2003\n" + envelope_only + b"\n"
