@@ -7,16 +7,20 @@ twisted-python Pipermail archive holds every message twice, differing in just
 these ways). Two messages with the same Message-ID are one post when sender and
 subject agree and the words of their bodies mostly agree; otherwise the second
 is a different message that reuses the Message-ID (a *collision*) and is kept.
+Old Pipermail archives also cut messages short at unescaped "From " lines, so
+a copy whose words are almost all contained in the other is the same post too.
 """
 
 from __future__ import annotations
 
 from .message import MessageFacts, body_tokens, skeleton, split_message
 
-__all__ = ["SIMILARITY", "is_same_post"]
+__all__ = ["CONTAINMENT", "SIMILARITY", "is_same_post"]
 
 #: Share of body words two copies of one post must have in common.
 SIMILARITY = 0.5
+#: Share of the shorter copy's words found in the longer one for a truncated copy.
+CONTAINMENT = 0.9
 
 
 def is_same_post(a: MessageFacts, a_raw: bytes, b: MessageFacts, b_raw: bytes) -> bool:
@@ -31,4 +35,5 @@ def is_same_post(a: MessageFacts, a_raw: bytes, b: MessageFacts, b_raw: bytes) -
         # One copy lost its text entirely (old Pipermail scrubbers did that).
         return True
     common = sum((words_a & words_b).values())
-    return common / max(sum(words_a.values()), sum(words_b.values())) >= SIMILARITY
+    sizes = (sum(words_a.values()), sum(words_b.values()))
+    return common / max(sizes) >= SIMILARITY or common / min(sizes) >= CONTAINMENT

@@ -155,7 +155,7 @@ def test_two_imports_at_once_file_each_message_once(
         for sources in ([twisted, maildir], [maildir, twisted])
     ]
     for proc in procs:
-        out, err = proc.communicate(timeout=600)
+        _out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
     assert stored(site / "content") == expected
     assert run_listlib("check", cwd=site).returncode == 0

@@ -1,0 +1,118 @@
+"""The command line as users meet it: real subprocesses, exit codes, messages, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from .conftest import REPO, make_message, mboxrd, run_listlib, stored_files
+
+
+def assert_clean_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.returncode != 0
+    assert "Traceback" not in result.stderr + result.stdout
+    for needle in needles:
+        assert needle in result.stderr, result.stderr
+
+
+def test_help_for_every_command(tmp_path: Path) -> None:
+    for args in ([], ["init"], ["import"], ["check"]):
+        result = run_listlib(*args, "--help", cwd=tmp_path)
+        assert result.returncode == 0 and "Usage: listlib" in result.stdout
+
+
+def test_init_writes_a_working_skeleton_and_refuses_to_overwrite(tmp_path: Path) -> None:
+    result = run_listlib("init", "newsite", "--title", "My lists", cwd=tmp_path, check=True)
+    assert "created" in result.stdout
+    site = tmp_path / "newsite"
+    assert (site / "content").is_dir() and (site / "themes").is_dir()
+    assert 'title = "My lists"' in (site / "listlib.toml").read_text()
+    assert run_listlib("check", cwd=site, check=True).stdout.endswith("clean\n")
+    assert_clean_error(run_listlib("init", "newsite", cwd=tmp_path), "already exists")
+
+
+def test_import_prints_a_summary_that_adds_up(site: Path) -> None:
+    (site / "a.mbox").write_bytes(mboxrd([make_message(message_id=f"<{i % 4}@x>") for i in range(6)]))
+    result = run_listlib("import", "a.mbox", cwd=site, check=True)
+    assert result.stdout.strip().endswith("4 filed (0 Message-ID collisions, 0 to _no_list), 2 duplicates, 0 failed")
+    data = json.loads(run_listlib("import", "--json", "a.mbox", cwd=site, check=True).stdout)
+    assert (data["messages"], data["filed"], data["duplicates"], data["failed"]) == (6, 0, 6, 0)
+    assert result.stderr == ""  # no progress bar when not on a terminal
+
+
+def test_dry_run_writes_nothing(site: Path) -> None:
+    (site / "a.mbox").write_bytes(mboxrd([make_message()]))
+    result = run_listlib("import", "--dry-run", "a.mbox", cwd=site, check=True)
+    assert "1 would be filed" in result.stdout
+    assert stored_files(site / "content") == {}
+
+
+@pytest.mark.parametrize(
+    ("setup", "args", "needle"),
+    [
+        (None, ["import", "missing.mbox"], "missing.mbox: no such file or folder"),
+        ("emptydir", ["import", "emptydir"], "emptydir: no mail found"),
+        ("notmail", ["import", "notmail"], "notmail: no mail found"),
+        (None, ["import", "--list", "nope", "."], "unknown list slug 'nope'"),
+    ],
+)
+def test_user_errors_are_one_clear_line(site: Path, setup: str | None, args: list[str], needle: str) -> None:
+    if setup == "emptydir":
+        (site / "emptydir").mkdir()
+    elif setup == "notmail":
+        (site / "notmail").mkdir()
+        (site / "notmail" / "README.md").write_text("# not mail\n")
+    assert_clean_error(run_listlib(*args, cwd=site), needle)
+
+
+def test_config_problems_are_listed_with_key_paths(site: Path) -> None:
+    (site / "listlib.toml").write_text('[site]\ntitle = "x"\nbase_url = "nope"\n[lists.dev]\naddresses = ["dev"]\n')
+    result = run_listlib("import", "x.mbox", cwd=site)
+    assert_clean_error(
+        result,
+        "site.base_url: 'nope' is not an absolute http(s) URL",
+        "lists.dev.addresses[0]: 'dev' is not an email address",
+    )
+    (site / "listlib.toml").write_text("[site\n")
+    assert_clean_error(run_listlib("check", cwd=site), "TOML syntax error")
+
+
+def test_missing_config_says_what_to_do(tmp_path: Path) -> None:
+    assert_clean_error(run_listlib("check", cwd=tmp_path), "no listlib.toml", "listlib init")
+
+
+def test_unknown_config_keys_warn(site: Path) -> None:
+    (site / "listlib.toml").write_text((site / "listlib.toml").read_text() + "\n[serve]\nport = 1\n")
+    result = run_listlib("check", cwd=site, check=True)
+    assert "warning:" in result.stderr and "serve: unknown key" in result.stderr
+
+
+def test_check_reports_problems_as_json_and_repair_fixes_them(site: Path) -> None:
+    (site / "a.mbox").write_bytes(mboxrd([make_message(message_id=f"<{i}@x>") for i in range(3)]))
+    run_listlib("import", "a.mbox", cwd=site, check=True)
+    victim = next(p for p in (site / "content" / "dev").rglob("*.eml"))
+    victim.unlink()
+    result = run_listlib("check", "--json", cwd=site)
+    assert result.returncode == 1
+    report = json.loads(result.stdout)
+    assert not report["ok"] and "in the index but the file is missing" in report["problems"][0]
+    repaired = run_listlib("check", "--repair", cwd=site, check=True)
+    assert "rebuilt the index: 2 messages" in repaired.stdout
+
+
+def test_bundled_sample_site_works_from_a_fresh_clone(tmp_path: Path) -> None:
+    clone = tmp_path / "clone"
+    shutil.copytree(REPO / "content", clone / "content", ignore=shutil.ignore_patterns(".index", ".tmp", ".lock"))
+    shutil.copytree(REPO / "sample", clone / "sample")
+    shutil.copy(REPO / "listlib.toml", clone / "listlib.toml")
+    before = stored_files(clone / "content")
+    assert len(before) == 28
+    check = run_listlib("check", cwd=clone, check=True)
+    assert check.stdout.strip().endswith("28 messages in " + str(clone / "content") + ": clean")
+    result = run_listlib("import", "--json", "sample", cwd=clone, check=True)
+    data = json.loads(result.stdout)
+    assert (data["messages"], data["duplicates"], data["filed"]) == (28, 28, 0)
+    assert stored_files(clone / "content") == before
