@@ -10,8 +10,9 @@ Never prints: progress goes to a callback.
 from __future__ import annotations
 
 import multiprocessing
+import queue
+import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import nullcontext
@@ -32,8 +33,12 @@ __all__ = ["FilingReport", "file_sources", "prepare_message"]
 ProgressCallback = Callable[[int, int, int], None]
 """Called with (bytes done, bytes total, messages read)."""
 
-_CHUNK_MESSAGES = 1024
-_CHUNK_BYTES = 32 << 20
+#: Messages handed to a parsing worker at a time (small: bounds memory in flight).
+_CHUNK_MESSAGES = 256
+_CHUNK_BYTES = 4 << 20
+#: Messages filed per store batch, i.e. per group commit.
+_BATCH_MESSAGES = 1024
+_BATCH_BYTES = 16 << 20
 _POOL_THRESHOLD_BYTES = 8 << 20
 _IN_FLIGHT = 4
 
@@ -184,15 +189,26 @@ def file_sources(
                 yield replace(mail, done=done_before + mail.done) if done_before else mail
             done_before += source.total_bytes
 
-    def file_chunk(chunk: list[RawMail], decisions: list[_Decision]) -> None:
-        items = [
-            Prepared(m.raw, d.facts, d.slug, d.date, d.date_source, m.origin, d.reason, d.detail)
-            for m, d in zip(chunk, decisions, strict=True)
-        ]
-        for item, outcome in zip(items, store.file_batch(items, dry_run=dry_run), strict=True):
+    batch: list[Prepared] = []
+    batch_bytes = 0
+    last_done = 0
+
+    def file_batch() -> None:
+        nonlocal batch, batch_bytes
+        for item, outcome in zip(batch, store.file_batch(batch, dry_run=dry_run), strict=True):
             report.add(outcome, item.reason)
+        batch, batch_bytes = [], 0
         if progress is not None:
-            progress(min(chunk[-1].done, total), total, report.messages)
+            progress(min(last_done, total), total, report.messages)
+
+    def file_chunk(chunk: list[RawMail], decisions: list[_Decision]) -> None:
+        nonlocal batch_bytes, last_done
+        for m, d in zip(chunk, decisions, strict=True):
+            batch.append(Prepared(m.raw, d.facts, d.slug, d.date, d.date_source, m.origin, d.reason, d.detail))
+            batch_bytes += len(m.raw)
+        last_done = chunk[-1].done
+        if len(batch) >= _BATCH_MESSAGES or batch_bytes >= _BATCH_BYTES:
+            file_batch()
 
     with store.locked() if dry_run else nullcontext():
         try:
@@ -204,6 +220,8 @@ def file_sources(
                     file_chunk(
                         chunk, [prepare_message(m.raw, m.envelope_date, router, forced_list, now) for m in chunk]
                     )
+            if batch:
+                file_batch()
         finally:
             if dry_run:
                 store.end_dry_run()
@@ -220,16 +238,52 @@ def _run_pool(
     forced_list: str | None,
     now: int,
 ) -> None:
+    """Read in a thread, parse in two processes, file in this thread.
+
+    The reader thread (decompressing, splitting) runs while this thread waits
+    in file-system and SQLite calls, which release the GIL; the bounded queue
+    keeps at most a few chunks in memory.
+    """
     context = multiprocessing.get_context("fork")
+    handoff: queue.Queue[tuple[list[RawMail], Future[list[_Decision]]] | BaseException | None] = queue.Queue(
+        maxsize=_IN_FLIGHT
+    )
+    stop = threading.Event()
+
+    def put(item: tuple[list[RawMail], Future[list[_Decision]]] | BaseException | None) -> bool:
+        while not stop.is_set():
+            try:
+                handoff.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
     with ProcessPoolExecutor(
         max_workers=2, mp_context=context, initializer=_init_worker, initargs=(lists, forced_list, now)
     ) as pool:
-        in_flight: deque[tuple[list[RawMail], Future[list[_Decision]]]] = deque()
-        for chunk in _chunks(mails):
-            in_flight.append((chunk, pool.submit(_prepare_chunk, [(m.raw, m.envelope_date) for m in chunk])))
-            while len(in_flight) > _IN_FLIGHT:
-                done, future = in_flight.popleft()
-                file_chunk(done, future.result())
-        while in_flight:
-            done, future = in_flight.popleft()
-            file_chunk(done, future.result())
+
+        def read() -> None:
+            try:
+                for chunk in _chunks(mails):
+                    job = pool.submit(_prepare_chunk, [(m.raw, m.envelope_date) for m in chunk])
+                    if not put((chunk, job)):
+                        return
+                put(None)
+            except BaseException as exc:  # handed to the filing thread, which raises it
+                put(exc)
+
+        reader = threading.Thread(target=read, name="listlib-reader", daemon=True)
+        reader.start()
+        try:
+            while True:
+                item = handoff.get()
+                if item is None:
+                    break
+                if isinstance(item, BaseException):
+                    raise item
+                chunk, job = item
+                file_chunk(chunk, job.result())
+        finally:
+            stop.set()
+            reader.join()

@@ -31,7 +31,7 @@ def _load_syncfs() -> object | None:
 _SYNCFS = _load_syncfs()
 
 
-def write_file(path: Path, data: bytes, *, sync: bool) -> None:
+def write_file(path: Path | str, data: bytes, *, sync: bool) -> None:
     """Create ``path`` (which must not exist) with ``data``; fsync it when ``sync``."""
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
     try:
@@ -54,7 +54,7 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def sync_files(paths: Iterable[Path], anchor: Path) -> None:
+def sync_files(paths: Iterable[Path | str], anchor: Path) -> None:
     """Make the contents of already written files durable, as one group commit when possible."""
     paths = list(paths)
     if not paths:

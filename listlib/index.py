@@ -146,6 +146,17 @@ class Index:
         rows = self._rows("list = ? AND raw_hash = ? LIMIT 1", (slug, raw_hash))
         return rows[0] if rows else None
 
+    def find_candidates(self, slug: str, raw_hash: str, message_id: str | None) -> list[Row]:
+        """Rows with these exact bytes, or this Message-ID, in one list; oldest first."""
+        if message_id is None:
+            return self._rows("list = ? AND raw_hash = ?", (slug, raw_hash))
+        cursor = self.db.execute(
+            f"SELECT {_COLUMNS} FROM messages WHERE list = ? AND raw_hash = ? "
+            f"UNION SELECT {_COLUMNS} FROM messages WHERE list = ? AND message_id = ? ORDER BY call",
+            (slug, raw_hash, slug, message_id),
+        )
+        return [Row._make(values) for values in cursor]
+
     def find_message_id(self, slug: str, message_id: str) -> list[Row]:
         return self._rows("list = ? AND message_id = ? ORDER BY call", (slug, message_id))
 

@@ -38,7 +38,6 @@ _WANTED_FIELD_RE = re.compile(
     rb"|x-original-to|resent-to|envelope-to)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)",
     re.M | re.I,
 )
-_FOLD_RE = re.compile(rb"\r?\n[ \t]*|\r")
 _MSGID_RE = re.compile(r"<([^<>\s]+)>")
 _WS_RE = re.compile(r"\s+")
 _ALNUM_RE = re.compile(r"[^0-9a-z]+")
@@ -111,10 +110,16 @@ def split_message(raw: bytes) -> tuple[bytes, bytes]:
 def _iter_fields(header: bytes) -> list[tuple[str, bytes]]:
     """Unfolded (lower-case name, raw value) pairs in header order."""
     out = []
+    seen_received = False
     for name, value in _WANTED_FIELD_RE.findall(header):
-        if b"\n" in value or b"\r" in value:
-            value = _FOLD_RE.sub(b" ", value)
-        out.append((name.decode("ascii").lower(), value.strip()))
+        lower = name.decode("ascii").lower()
+        if lower == "received":
+            # Only the newest (topmost) Received header is used; skip unfolding the rest.
+            if seen_received:
+                continue
+            seen_received = True
+        # Unfold and collapse runs of whitespace (RFC 5322 section 2.2.3).
+        out.append((lower, b" ".join(value.split()) if b"\n" in value else value.strip()))
     return out
 
 
@@ -266,7 +271,7 @@ def parse_message(raw: bytes) -> MessageFacts:
             recipients_raw.append(_text(value))
         elif name == "list-id":
             list_ids.append(_list_id(_text(value)))
-        elif name == "received" and received_date is None:
+        elif name == "received":
             _, sep, when = value.rpartition(b";")
             if sep:
                 received_date = parse_date(_text(when))

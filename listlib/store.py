@@ -119,7 +119,9 @@ class Store:
         self.index_path = root / ".index" / "index.sqlite"
         self._index: Index | None = None
         self._lock_fd: int | None = None
-        self._known_dirs: set[Path] = set()
+        self._known_dirs: set[str] = set()
+        self._root_str = str(root)
+        self._tmp_str = str(self.tmp_dir)
         self._last_tick = 0
         self._unmarked: list[str] = []
         """Calls renamed into place by our last batch whose rows are still pending."""
@@ -221,14 +223,17 @@ class Store:
 
     # -- call numbers --------------------------------------------------------------
 
+    def _refresh_high_water(self) -> None:
+        """Catch up with call numbers other processes allocated (called under the lock)."""
+        high = self.index.max_call()
+        stored = self.index.get_meta("high_water")
+        self._last_tick = max(
+            self._last_tick,
+            call_number_to_int(high) if high else 0,
+            call_number_to_int(stored) if stored else 0,
+        )
+
     def _allocate(self) -> str:
-        if not self._last_tick:
-            high = self.index.max_call()
-            stored = self.index.get_meta("high_water")
-            self._last_tick = max(
-                call_number_to_int(high) if high else 0,
-                call_number_to_int(stored) if stored else 0,
-            )
         tick = max(tick_of_ms(int(self.clock() * 1000)), self._last_tick + 1)
         self._last_tick = tick
         return call_number_from_int(tick)
@@ -242,49 +247,54 @@ class Store:
         month = month_of(date)
         return f"{slug}/{month.year:04d}/{month.month:02d}/{call}.eml"
 
-    def _read_filed(self, row: Row, batch: dict[str, bytes]) -> bytes:
-        if row.call in batch:
-            return batch[row.call]
+    def _read_filed(self, row: Row, batch: _Batch) -> bytes:
+        if row.call in batch.raw:
+            return batch.raw[row.call]
         try:
-            return (self.root / row.path).read_bytes()
+            with open(os.path.join(self._root_str, row.path), "rb") as f:
+                return f.read()
         except OSError:
             return b""
 
-    def _dedup(self, item: Prepared, batch: dict[str, bytes]) -> Outcome | tuple[str, ...]:
+    def _dedup(self, item: Prepared, batch: _Batch) -> Outcome | tuple[str, ...]:
         """The duplicate outcome when ``item`` is already filed, else the call numbers
         of different messages that share its Message-ID (a collision when not empty)."""
         facts = item.facts
-        same = self.index.find_raw(item.slug, facts.raw_hash)
-        if same is not None:
-            return Outcome("duplicate", same.call, item.origin, facts.message_id, item.slug)
-        if item.slug == FAILED:
+        slug, mid = item.slug, facts.message_id
+        if slug == FAILED:
+            mid = None
+        candidates = batch.candidates(slug, facts.raw_hash, mid)
+        candidates += self.index.find_candidates(slug, facts.raw_hash, mid)
+        for row in candidates:
+            if row.raw_hash == facts.raw_hash:
+                return Outcome("duplicate", row.call, item.origin, facts.message_id, slug)
+        if slug == FAILED:
             return ()
-        if facts.message_id:
-            rows = self.index.find_message_id(item.slug, facts.message_id)
-            for row in rows:
+        if mid:
+            for row in candidates:
                 if row.vitals == facts.vitals:
-                    return Outcome("duplicate", row.call, item.origin, facts.message_id, item.slug)
+                    return Outcome("duplicate", row.call, item.origin, mid, slug)
                 other_raw = self._read_filed(row, batch)
                 if is_same_post(facts, item.raw, parse_message(other_raw), other_raw):
-                    return Outcome("duplicate", row.call, item.origin, facts.message_id, item.slug)
-            return tuple(row.call for row in rows)
-        row = self.index.find_vitals_without_id(item.slug, facts.vitals)
+                    return Outcome("duplicate", row.call, item.origin, mid, slug)
+            return tuple(sorted(row.call for row in candidates))
+        row = batch.by_vitals.get((slug, facts.vitals)) or self.index.find_vitals_without_id(slug, facts.vitals)
         if row is not None:
-            return Outcome("duplicate", row.call, item.origin, None, item.slug)
+            return Outcome("duplicate", row.call, item.origin, None, slug)
         return ()
 
-    def _ensure_dir(self, folder: Path) -> None:
+    def _ensure_dir(self, folder: str) -> None:
         if folder not in self._known_dirs:
-            make_dirs(folder)
+            make_dirs(Path(folder))
             self._known_dirs.add(folder)
 
     def file_batch(self, items: list[Prepared], *, dry_run: bool = False) -> list[Outcome]:
         """File a batch durably and exactly once; return one outcome per item, in order.
 
-        A message counts as filed only when this returns: its bytes and index row
-        are on disk. With ``dry_run`` nothing is written or committed, but
-        decisions are the same (within one dry run, too, thanks to the open
-        transaction that the caller rolls back with ``end_dry_run``).
+        A message counts as filed only when this returns: its bytes are durable in
+        place and its index row is committed. With ``dry_run`` nothing is written
+        or committed, but decisions are the same (within one dry run, too: the
+        caller holds the lock and ``end_dry_run`` rolls the open transaction back).
         """
         outcomes: list[Outcome] = []
         with self.locked():
@@ -294,8 +304,9 @@ class Store:
             if self._unmarked and not dry_run:
                 index.mark_filed(self._unmarked)
                 self._unmarked = []
-            batch: dict[str, bytes] = {}
-            writes: list[tuple[Path, Path]] = []
+            self._refresh_high_water()
+            batch = _Batch()
+            writes: list[tuple[str, str]] = []
             try:
                 for item in items:
                     others = self._dedup(item, batch)
@@ -304,15 +315,14 @@ class Store:
                         continue
                     call = self._allocate()
                     row = _row_for(item, call, self.path_for(item.slug, item.date, call), bool(others))
-                    index.insert(row)
-                    batch[call] = item.raw
+                    batch.add(row, item.raw)
                     status: Status = "failed" if item.slug == FAILED else ("collision" if others else "filed")
                     outcomes.append(Outcome(status, call, item.origin, item.facts.message_id, item.slug, others))
                     if not dry_run:
                         writes.extend(self._write_temp(item, row))
-                if dry_run:
-                    return outcomes
-                self._commit_batch(writes, [c for c in batch])
+                index.insert_many(batch.rows)
+                if not dry_run:
+                    self._commit_batch(writes, [row.call for row in batch.rows])
             except BaseException:
                 index.rollback()
                 raise
@@ -323,21 +333,22 @@ class Store:
         self.index.rollback()
         self._last_tick = 0
 
-    def _write_temp(self, item: Prepared, row: Row) -> list[tuple[Path, Path]]:
+    def _write_temp(self, item: Prepared, row: Row) -> list[tuple[str, str]]:
         """Write a message (and its sidecar) as temporary files; return (temp, final) pairs."""
-        final = self.root / row.path
+        final = os.path.join(self._root_str, row.path)
+        tmp_dir = self._tmp_str
         pairs = []
         meta = _sidecar(item, row)
         if meta is not None:
-            tmp_meta = self.tmp_dir / f"{row.call}.json"
+            tmp_meta = f"{tmp_dir}/{row.call}.json"
             write_file(tmp_meta, meta, sync=False)
-            pairs.append((tmp_meta, final.with_suffix(".json")))
-        tmp = self.tmp_dir / f"{row.call}.eml"
+            pairs.append((tmp_meta, final[: -len(".eml")] + ".json"))
+        tmp = f"{tmp_dir}/{row.call}.eml"
         write_file(tmp, item.raw, sync=False)
         pairs.append((tmp, final))
         return pairs
 
-    def _commit_batch(self, writes: list[tuple[Path, Path]], calls: list[str]) -> None:
+    def _commit_batch(self, writes: list[tuple[str, str]], calls: list[str]) -> None:
         index = self.index
         self.fault("temp-written")
         sync_files((tmp for tmp, _ in writes), self.root)
@@ -346,14 +357,15 @@ class Store:
             index.set_meta("high_water", call_number_from_int(self._last_tick))
         index.commit()  # rows are durable as pending
         self.fault("pending-committed")
-        touched: set[Path] = set()
+        touched: set[str] = set()
         for tmp, final in writes:
-            self._ensure_dir(final.parent)
+            folder = os.path.dirname(final)
+            self._ensure_dir(folder)
             os.rename(tmp, final)
-            touched.add(final.parent)
+            touched.add(folder)
             self.fault("renamed")
-        for folder in touched:
-            fsync_dir(folder)
+        for folder in sorted(touched):
+            fsync_dir(Path(folder))
         self.fault("folders-synced")
         # The files are durable: these messages are filed. Marking their rows
         # waits for the next batch's transaction (or ``flush``) to save a commit;
@@ -540,6 +552,31 @@ class Store:
             done.extend(f"not indexed: {line}" for line in refused)
             done.append(f"rebuilt the index: {self.index.count()} messages")
         return done
+
+
+class _Batch:
+    """The rows a batch has decided to file so far, for dedup within the batch."""
+
+    def __init__(self) -> None:
+        self.rows: list[Row] = []
+        self.raw: dict[str, bytes] = {}
+        self.by_key: dict[tuple[str, str], list[Row]] = {}
+        self.by_vitals: dict[tuple[str, str], Row] = {}
+
+    def add(self, row: Row, raw: bytes) -> None:
+        self.rows.append(row)
+        self.raw[row.call] = raw
+        self.by_key.setdefault((row.list, row.raw_hash), []).append(row)
+        if row.message_id:
+            self.by_key.setdefault((row.list, "<" + row.message_id), []).append(row)
+        else:
+            self.by_vitals.setdefault((row.list, row.vitals), row)
+
+    def candidates(self, slug: str, raw_hash: str, message_id: str | None) -> list[Row]:
+        found = list(self.by_key.get((slug, raw_hash), ()))
+        if message_id:
+            found += [r for r in self.by_key.get((slug, "<" + message_id), ()) if r not in found]
+        return found
 
 
 def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:

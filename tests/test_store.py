@@ -191,3 +191,35 @@ def test_dry_run_writes_nothing_but_reports_the_same(site: Path) -> None:
 def test_no_temporary_files_remain(site: Path) -> None:
     do_import(site, write_mbox(site / "a.mbox", [make_message(message_id=f"<{i}@x>") for i in range(30)]))
     assert os.listdir(site / "content" / ".tmp") == []
+
+
+def test_two_stores_on_one_site_never_allocate_the_same_call_number(site: Path) -> None:
+    """Two importers interleaving batches within the same millisecond (a fixed clock)."""
+    from listlib.filing import prepare_message
+    from listlib.routing import Router
+    from listlib.store import Prepared
+
+    config = load_config(site / "listlib.toml")
+    router = Router(config.lists)
+
+    def items(prefix: str) -> list[Prepared]:
+        out = []
+        for i in range(5):
+            raw = make_message(message_id=f"<{prefix}{i}@x>")
+            d = prepare_message(raw, None, router, None, int(NOW))
+            out.append(Prepared(raw, d.facts, d.slug, d.date, d.date_source, f"{prefix}#{i}"))
+        return out
+
+    a = Store(site / "content", clock=lambda: NOW).open()
+    b = Store(site / "content", clock=lambda: NOW).open()
+    try:
+        a.file_batch(items("a"))
+        b.file_batch(items("b"))
+        a.file_batch(items("c"))
+        b.file_batch(items("d"))
+    finally:
+        a.close()
+        b.close()
+    with Store(site / "content").open() as store:
+        assert store.index.count() == 20
+        assert store.check().ok

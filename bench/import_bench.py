@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Import benchmark: messages/second and peak memory of a real ``listlib import``.
+
+Runs the real command in a fresh site for each input and samples the resident
+memory of its whole process tree (main process plus parsing workers) every 20 ms.
+
+    python3 bench/import_bench.py                 # linux-raid mboxrd + twisted-python Pipermail
+    python3 bench/import_bench.py --scaling       # also 25/50/100 % of linux-raid: memory must stay flat
+    python3 bench/import_bench.py SOURCE...       # your own sources
+
+Also times MHonArc on the same mbox when ``mhonarc`` is installed (apt-get install mhonarc).
+Targets (issue "The archive store..."): >= 4,000 messages/s, <= 300 MB peak PSS.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+CORPORA = Path(os.environ.get("LISTLIB_SHARED", REPO.parent / "shared")) / "corpora"
+SITE_TOML = """[site]
+title = "bench"
+base_url = "https://bench.example.org/"
+[lists.linux-raid]
+list_ids = ["linux-raid.vger.kernel.org"]
+addresses = ["linux-raid@vger.kernel.org"]
+[lists.twisted]
+addresses = ["twisted-python@twistedmatrix.com"]
+"""
+
+
+def tree_rss(pid: int) -> int:
+    """Proportional resident bytes (PSS) of a process and all its descendants.
+
+    PSS rather than RSS: the parsing workers are forked and share pages with the
+    main process, which a sum of RSS would count twice.
+    """
+    total = 0
+    pending = [pid]
+    while pending:
+        current = pending.pop()
+        try:
+            with open(f"/proc/{current}/smaps_rollup") as f:
+                for line in f:
+                    if line.startswith("Pss:"):
+                        total += int(line.split()[1]) * 1024
+            with open(f"/proc/{current}/task/{current}/children") as f:
+                pending.extend(int(c) for c in f.read().split())
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return total
+
+
+def run_measured(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    peak = 0
+    while proc.poll() is None:
+        peak = max(peak, tree_rss(proc.pid))
+        time.sleep(0.02)
+    elapsed = time.monotonic() - started
+    out, err = proc.communicate()
+    if proc.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{err}")
+    return elapsed, peak, out
+
+
+def bench_listlib(sources: list[Path], label: str, extra: list[str]) -> dict[str, object]:
+    with tempfile.TemporaryDirectory(dir=REPO.parent) as tmp:
+        site = Path(tmp)
+        (site / "listlib.toml").write_text(SITE_TOML)
+        cmd = [sys.executable, "-m", "listlib", "import", "--json", *extra, *map(str, sources)]
+        elapsed, peak, out = run_measured(cmd, site)
+        report = json.loads(out)
+    rate = report["messages"] / elapsed
+    print(
+        f"{label:<34} {report['messages']:>7} msgs  {elapsed:6.1f} s  {rate:7.0f} msg/s  "
+        f"peak PSS {peak / 2**20:5.0f} MB  (filed {report['filed']}, duplicates {report['duplicates']})"
+    )
+    return {"label": label, "messages": report["messages"], "seconds": elapsed, "rate": rate, "peak_rss": peak}
+
+
+def partial_mbox(source: Path, fraction: float, target: Path) -> Path:
+    """The first ``fraction`` of the messages of a gzipped mboxrd file, as a new gzipped file."""
+    data = gzip.decompress(source.read_bytes())
+    separator = b"\nFrom mboxrd@z "
+    cut = data.find(separator, int(len(data) * fraction)) if fraction < 1 else len(data)
+    target.write_bytes(gzip.compress(data[: cut + 1 if cut > 0 else len(data)], compresslevel=1))
+    return target
+
+
+def bench_mhonarc(mbox_gz: Path) -> None:
+    if not shutil.which("mhonarc"):
+        print("mhonarc: not installed (apt-get install mhonarc) - no comparison")
+        return
+    with tempfile.TemporaryDirectory(dir=REPO.parent) as tmp:
+        mbox = Path(tmp) / "in.mbox"
+        mbox.write_bytes(gzip.decompress(mbox_gz.read_bytes()))
+        out = Path(tmp) / "out"
+        out.mkdir()
+        elapsed, peak, _ = run_measured(["mhonarc", "-quiet", "-outdir", str(out), str(mbox)], Path(tmp))
+        print(f"{'mhonarc (full HTML build)':<34} {elapsed:6.1f} s  peak PSS {peak / 2**20:5.0f} MB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("sources", nargs="*", type=Path)
+    parser.add_argument("--scaling", action="store_true", help="also import 25/50/100%% of linux-raid")
+    args = parser.parse_args()
+    if args.sources:
+        bench_listlib(args.sources, "custom", [])
+        return
+    if not CORPORA.is_dir():
+        sys.exit(f"{CORPORA} not found; pass sources explicitly")
+    raid = CORPORA / "mbox" / "linux-raid.mboxrd.gz"
+    print(f"listlib import on {os.cpu_count()} cores")
+    bench_listlib([raid], "linux-raid.mboxrd.gz", [])
+    bench_listlib([CORPORA / "pipermail" / "twisted-python"], "twisted-python Pipermail (2x dups)", ["--list", "twisted"])
+    if args.scaling:
+        with tempfile.TemporaryDirectory(dir=REPO.parent) as tmp:
+            for fraction in (0.25, 0.5, 1.0):
+                part = partial_mbox(raid, fraction, Path(tmp) / f"raid-{int(fraction * 100)}.mbox.gz")
+                bench_listlib([part], f"linux-raid first {int(fraction * 100)}%", [])
+    bench_mhonarc(raid)
+
+
+if __name__ == "__main__":
+    main()
