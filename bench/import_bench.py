@@ -124,7 +124,9 @@ def main() -> None:
     raid = CORPORA / "mbox" / "linux-raid.mboxrd.gz"
     print(f"listlib import on {os.cpu_count()} cores")
     bench_listlib([raid], "linux-raid.mboxrd.gz", [])
-    bench_listlib([CORPORA / "pipermail" / "twisted-python"], "twisted-python Pipermail (2x dups)", ["--list", "twisted"])
+    bench_listlib(
+        [CORPORA / "pipermail" / "twisted-python"], "twisted-python Pipermail (2x dups)", ["--list", "twisted"]
+    )
     if args.scaling:
         with tempfile.TemporaryDirectory(dir=REPO.parent) as tmp:
             for fraction in (0.25, 0.5, 1.0):
