@@ -71,6 +71,14 @@ def _handle_errors(func: F) -> F:
                 traceback.print_exc()
             _echo_error(str(exc))
             sys.exit(1)
+        except OSError as exc:
+            # A file-system problem outside what listlib anticipates (a read-only
+            # content folder, a full disk): say what and where, without a traceback.
+            if debug:
+                traceback.print_exc()
+            where = f": {exc.filename}" if exc.filename else ""
+            _echo_error(f"{exc.strerror or exc}{where}")
+            sys.exit(1)
         except KeyboardInterrupt:
             click.echo("Interrupted.", err=True)
             sys.exit(130)

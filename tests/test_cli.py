@@ -116,3 +116,26 @@ def test_bundled_sample_site_works_from_a_fresh_clone(tmp_path: Path) -> None:
     data = json.loads(result.stdout)
     assert (data["messages"], data["duplicates"], data["filed"]) == (28, 28, 0)
     assert stored_files(clone / "content") == before
+
+
+def test_corrupt_compressed_source_names_the_file_and_keeps_what_was_filed(site: Path) -> None:
+    import gzip
+
+    messages = [make_message(message_id=f"<{i}@x>", body=f"message {i} " * 400 + "\n") for i in range(400)]
+    whole = gzip.compress(mboxrd(messages))
+    (site / "broken.mbox.gz").write_bytes(whole[: len(whole) * 3 // 4])
+    result = run_listlib("import", "broken.mbox.gz", cwd=site)
+    assert_clean_error(result, "broken.mbox.gz: cannot be read")
+    assert run_listlib("check", cwd=site).returncode == 0
+    (site / "broken.mbox.gz").write_bytes(whole)
+    rerun = json.loads(run_listlib("import", "--json", "broken.mbox.gz", cwd=site, check=True).stdout)
+    assert rerun["filed"] + rerun["duplicates"] == 400
+    assert len(stored_files(site / "content")) == 400
+
+
+def test_unwritable_store_is_a_clear_error(site: Path) -> None:
+    (site / "blocker").write_text("a file where a folder should be")
+    text = (site / "listlib.toml").read_text().replace("[site]\n", '[site]\ncontent_dir = "blocker/content"\n')
+    (site / "listlib.toml").write_text(text)
+    (site / "a.mbox").write_bytes(mboxrd([make_message()]))
+    assert_clean_error(run_listlib("import", "a.mbox", cwd=site), "blocker")

@@ -68,3 +68,40 @@ def test_copies_of_one_post_share_vitals_across_mangling() -> None:
 def test_never_raises_on_garbage() -> None:
     for raw in (b"", b"\x00\xff" * 100, b":\n:\n", b"From: \n\n", b"Date: 99 Foo 99999\n\n", b"Subject: =?x?q?\n\n"):
         parse_message(raw)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_header_line = st.one_of(
+    st.builds(
+        lambda n, v: n + b": " + v,
+        st.sampled_from(
+            [
+                b"From",
+                b"Subject",
+                b"Date",
+                b"Message-ID",
+                b"References",
+                b"In-Reply-To",
+                b"To",
+                b"List-Id",
+                b"Received",
+                b"X-Junk",
+            ]
+        ),
+        st.binary(max_size=60),
+    ),
+    st.binary(max_size=40),
+    st.just(b"\tcontinued"),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_header_line, max_size=12), st.binary(max_size=200))
+def test_parse_message_never_raises_and_is_deterministic(lines: list[bytes], body: bytes) -> None:
+    raw = b"\n".join(lines) + b"\n\n" + body
+    first = parse_message(raw)
+    assert first == parse_message(raw)
+    header, rest = split_message(raw)
+    assert raw.endswith(rest) and len(header) + len(rest) <= len(raw)
