@@ -23,7 +23,7 @@ from .config import ListConfig
 from .dating import choose_date
 from .filers import RawMail, Source, open_source
 from .filers.mbox import MboxFormat
-from .message import MessageFacts, parse_message
+from .message import MessageFacts, parse_message, raw_hash
 from .routing import Router
 from .store import Outcome, Prepared, Store
 from .values import FAILED, NO_LIST
@@ -121,7 +121,8 @@ def prepare_message(
         facts = parse_message(raw)
     except Exception as exc:  # parse_message is lenient; this is the last line of defence
         when = choose_date(None, None, envelope_date, now)
-        return _Decision(_EMPTY_FACTS, FAILED, when.when, when.source, "unparseable", f"{type(exc).__name__}: {exc}")
+        facts = replace(_EMPTY_FACTS, raw_hash=raw_hash(raw))  # dedup in _failed goes by exact bytes
+        return _Decision(facts, FAILED, when.when, when.source, "unparseable", f"{type(exc).__name__}: {exc}")
     when = choose_date(facts.date, facts.received_date, envelope_date, now)
     if not raw.strip():
         return _Decision(facts, FAILED, when.when, when.source, "empty", "the message is empty")

@@ -423,29 +423,16 @@ class Store:
             source = "import"
         if parts[0] != FAILED and not facts.has_headers:
             return f"{rel}: has no header fields"
-        if parts[0] == FAILED:
-            stamp = month_of(date)
-            year, month = stamp.year, stamp.month
-        return Row(
+        return _make_row(
+            facts,
             call=call,
-            list=parts[0],
             path=rel,
             state=FILED,
-            message_id=facts.message_id,
-            vitals=facts.vitals,
-            raw_hash=facts.raw_hash,
             size=len(raw),
             date=date,
             date_source=source,
-            year=year,
-            month=month,
-            subject=facts.subject,
-            from_name=facts.from_name,
-            from_addr=facts.from_addr,
-            in_reply_to=facts.in_reply_to,
-            refs=" ".join(facts.references),
-            collision=0,
-            reason=meta.get("reason") if isinstance(meta.get("reason"), str) else None,
+            collision=False,
+            reason=meta.get("reason") if isinstance(meta.get("reason"), str) else None,  # type: ignore[arg-type]
             origin=str(meta.get("origin", "")),
         )
 
@@ -580,24 +567,51 @@ class _Batch:
 
 
 def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:
-    facts = item.facts
-    if item.slug == FAILED:
-        stamp = month_of(item.date)
-        year, month = stamp.year, stamp.month
-    else:
-        parts = path.split("/")
-        year, month = int(parts[1]), int(parts[2])
-    return Row(
+    return _make_row(
+        item.facts,
         call=call,
-        list=item.slug,
         path=path,
         state=PENDING,
-        message_id=facts.message_id,
-        vitals=facts.vitals,
-        raw_hash=facts.raw_hash,
         size=len(item.raw),
         date=item.date,
         date_source=item.date_source,
+        collision=collision,
+        reason=item.reason,
+        origin=item.origin,
+    )
+
+
+def _make_row(
+    facts: MessageFacts,
+    *,
+    call: str,
+    path: str,
+    state: int,
+    size: int,
+    date: int,
+    date_source: str,
+    collision: bool,
+    reason: str | None,
+    origin: str,
+) -> Row:
+    """An index row; list, year and month come from the store path (``_failed`` is not by month)."""
+    parts = path.split("/")
+    if parts[0] == FAILED:
+        stamp = month_of(date)
+        year, month = stamp.year, stamp.month
+    else:
+        year, month = int(parts[1]), int(parts[2])
+    return Row(
+        call=call,
+        list=parts[0],
+        path=path,
+        state=state,
+        message_id=facts.message_id,
+        vitals=facts.vitals,
+        raw_hash=facts.raw_hash,
+        size=size,
+        date=date,
+        date_source=date_source,
         year=year,
         month=month,
         subject=facts.subject,
@@ -606,8 +620,8 @@ def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:
         in_reply_to=facts.in_reply_to,
         refs=" ".join(facts.references),
         collision=int(collision),
-        reason=item.reason,
-        origin=item.origin,
+        reason=reason,
+        origin=origin,
     )
 
 

@@ -66,6 +66,15 @@ def reference(crash_sources: list[Path], tmp_path_factory: pytest.TempPathFactor
     return result, elapsed
 
 
+def start_import(site: Path, sources: list[Path], output: int | None = subprocess.DEVNULL) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "listlib", "import", "--list", "dev", *map(str, sources)],
+        cwd=site,
+        stdout=output,
+        stderr=output,
+    )
+
+
 def assert_complete_and_clean(site: Path, sources: list[Path], expected: Counter) -> None:
     rerun = run_listlib("import", "--list", "dev", "--json", *sources, cwd=site, check=True)
     assert '"failed": 0' in rerun.stdout
@@ -81,12 +90,7 @@ def test_external_kill_at_a_moment_then_rerun(
 ) -> None:
     expected, elapsed = reference
     site = new_site(tmp_path / "site")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "listlib", "import", "--list", "dev", *map(str, crash_sources)],
-        cwd=site,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
+    proc = start_import(site, crash_sources)
     time.sleep(elapsed * fraction)
     proc.send_signal(signal.SIGKILL)
     proc.wait()
@@ -127,12 +131,7 @@ def test_repeated_kills_then_one_complete_run(
     expected, elapsed = reference
     site = new_site(tmp_path / "site")
     for fraction in (0.2, 0.1, 0.3, 0.05):
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "listlib", "import", "--list", "dev", *map(str, crash_sources)],
-            cwd=site,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        proc = start_import(site, crash_sources)
         time.sleep(elapsed * fraction + 0.2)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait()
@@ -145,15 +144,7 @@ def test_two_imports_at_once_file_each_message_once(
     expected, _ = reference
     site = new_site(tmp_path / "site")
     twisted, maildir = crash_sources
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "listlib", "import", "--list", "dev", *map(str, sources)],
-            cwd=site,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        for sources in ([twisted, maildir], [maildir, twisted])
-    ]
+    procs = [start_import(site, sources, subprocess.PIPE) for sources in ([twisted, maildir], [maildir, twisted])]
     for proc in procs:
         _out, err = proc.communicate(timeout=600)
         assert proc.returncode == 0, err
