@@ -83,11 +83,17 @@ def corpora() -> Path:
     return CORPORA
 
 
+def subprocess_env() -> dict[str, str]:
+    """The environment for listlib subprocesses: always the code under test, whatever is installed."""
+    path = os.environ.get("PYTHONPATH")
+    return {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{path}" if path else str(REPO)}
+
+
 def run_listlib(
     *args: str | Path, cwd: Path, env: dict[str, str] | None = None, check: bool = False
 ) -> subprocess.CompletedProcess[str]:
     """Run the real ``listlib`` command in a subprocess."""
-    full_env = {**os.environ, **(env or {})}
+    full_env = {**subprocess_env(), **(env or {})}
     result = subprocess.run(
         [sys.executable, "-m", "listlib", *map(str, args)],
         cwd=cwd,

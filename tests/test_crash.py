@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CORPORA, SITE_TOML, run_listlib
+from .conftest import CORPORA, SITE_TOML, run_listlib, subprocess_env
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 
@@ -72,6 +72,7 @@ def start_import(site: Path, sources: list[Path], output: int | None = subproces
         cwd=site,
         stdout=output,
         stderr=output,
+        env=subprocess_env(),
     )
 
 
