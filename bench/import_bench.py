@@ -62,7 +62,8 @@ def tree_rss(pid: int) -> int:
 
 def run_measured(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
     started = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # the checkout's listlib, whatever is installed
+    proc = subprocess.Popen(cmd, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     peak = 0
     while proc.poll() is None:
         peak = max(peak, tree_rss(proc.pid))

@@ -201,7 +201,8 @@ def import_(
 ) -> None:
     """File the mail in SOURCES into the store.
 
-    Each SOURCE is an mbox file (mboxo, mboxrd, mboxcl/cl2; gzip, bzip2 or xz
+    Each SOURCE is '-' (one message or an mbox on standard input, e.g. from an
+    MTA alias), an mbox file (mboxo, mboxrd, mboxcl/cl2; gzip, bzip2 or xz
     compressed), a Pipermail .txt/.txt.gz month or a folder of them, a maildir
     (with sub-folders), or a folder of message files. Mail is routed to lists by
     List-Id, then by To/Cc/Delivered-To addresses; unmatched mail goes to
@@ -222,6 +223,7 @@ def import_(
             dry_run=dry_run,
             mbox_format=mbox_format,  # type: ignore[arg-type]
             progress=bar,
+            stdin=sys.stdin.buffer if "-" in map(str, sources) else None,
         )
     _print_report(report, as_json, obj.quiet)
 

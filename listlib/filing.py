@@ -18,6 +18,7 @@ from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from typing import BinaryIO
 
 from .config import ListConfig
 from .dating import choose_date
@@ -170,11 +171,15 @@ def file_sources(
     mbox_format: MboxFormat = "auto",
     progress: ProgressCallback | None = None,
     parallel: bool | None = None,
+    stdin: BinaryIO | None = None,
 ) -> FilingReport:
-    """Import every message of every source into the store; raise SourceError for unreadable sources."""
+    """Import every message of every source into the store; raise SourceError for unreadable sources.
+
+    A path ``-`` reads from ``stdin``.
+    """
     started = time.monotonic()
     lists = tuple(lists)
-    sources: list[Source] = [open_source(path, mbox_format) for path in paths]
+    sources: list[Source] = [open_source(path, mbox_format, stdin) for path in paths]
     report = FilingReport(sources=[str(s.path) for s in sources], dry_run=dry_run)
     for source in sources:
         report.skipped_files.extend(str(p) for p in source.skipped)

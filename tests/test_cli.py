@@ -139,3 +139,24 @@ def test_unwritable_store_is_a_clear_error(site: Path) -> None:
     (site / "listlib.toml").write_text(text)
     (site / "a.mbox").write_bytes(mboxrd([make_message()]))
     assert_clean_error(run_listlib("import", "a.mbox", cwd=site), "blocker")
+
+
+def test_import_from_standard_input_for_mta_delivery(site: Path) -> None:
+    import subprocess
+    import sys
+
+    from .conftest import subprocess_env
+
+    message = make_message(message_id="<piped@x>")
+    for _ in range(2):
+        result = subprocess.run(
+            [sys.executable, "-m", "listlib", "import", "--json", "-"],
+            input=message,
+            cwd=site,
+            capture_output=True,
+            env=subprocess_env(),
+            check=True,
+        )
+    data = json.loads(result.stdout)
+    assert (data["messages"], data["duplicates"]) == (1, 1)
+    assert list(stored_files(site / "content").values()) == [message]

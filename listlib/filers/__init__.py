@@ -22,6 +22,8 @@ import gzip
 import lzma
 import os
 import re
+import shutil
+import tempfile
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -76,9 +78,9 @@ class RawMail:
     """Bytes of the source read so far (compressed bytes for compressed files), for progress."""
 
 
-def _open_file(path: Path) -> tuple[BinaryIO, BinaryIO]:
+def _open_file(path: Path | BinaryIO) -> tuple[BinaryIO, BinaryIO]:
     """Open a possibly compressed file: (decompressed stream, underlying file)."""
-    raw = path.open("rb")
+    raw = path.open("rb") if isinstance(path, Path) else path
     magic = raw.read(6)
     raw.seek(0)
     stream: BinaryIO
@@ -109,13 +111,15 @@ class Source:
     mbox_format: MboxFormat = "auto"
     skipped: list[Path] = field(default_factory=list)
     total_bytes: int = 0
+    spool: BinaryIO | None = None
+    """Standard input, copied to a seekable spool, when the source is ``-``."""
 
     def iter_mail(self) -> Iterator[RawMail]:
         """Yield every message of the source, in order."""
         done = 0
         for path in self.files:
             try:
-                size = path.stat().st_size
+                size = self.total_bytes if self.spool else path.stat().st_size
                 yield from self._iter_file(path, done)
             except SourceError:
                 raise
@@ -124,7 +128,7 @@ class Source:
             done += size
 
     def _iter_file(self, path: Path, done: int) -> Iterator[RawMail]:
-        stream, raw = _open_file(path)
+        stream, raw = _open_file(self.spool if self.spool else path)
         with raw, stream:
             first = stream.readline()
             rest_is_mbox = first.startswith(b"From ") and is_separator(first.rstrip(b"\r\n"))
@@ -166,8 +170,21 @@ def _walk(folder: Path, files: list[Path], skipped: list[Path]) -> None:
                 files.append(Path(entry.path))
 
 
-def open_source(path: Path, mbox_format: MboxFormat = "auto") -> Source:
-    """Recognise an import source; raise SourceError naming the path when unusable."""
+def open_source(path: Path, mbox_format: MboxFormat = "auto", stdin: BinaryIO | None = None) -> Source:
+    """Recognise an import source; raise SourceError naming the path when unusable.
+
+    The path ``-`` reads one message or an mbox from ``stdin`` (for delivery
+    from an MTA alias: ``| listlib import -``).
+    """
+    if str(path) == "-":
+        if stdin is None:
+            raise SourceError("-: standard input is not available")
+        spool = tempfile.SpooledTemporaryFile(max_size=64 << 20)  # noqa: SIM115 - closed with the stream
+        shutil.copyfileobj(stdin, spool)
+        size = spool.tell()
+        spool.seek(0)
+        label = Path("<stdin>")
+        return Source(path=label, files=[label], mbox_format=mbox_format, total_bytes=size, spool=spool)
     if not path.exists():
         raise SourceError(f"{path}: no such file or folder")
     if path.is_dir():
