@@ -30,6 +30,7 @@ import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,6 +121,8 @@ class Store:
         self._index: Index | None = None
         self._lock_fd: int | None = None
         self._known_dirs: set[str] = set()
+        self._writers: ThreadPoolExecutor | None = None
+        self._writes: list[Future[None]] = []
         self._root_str = str(root)
         self._tmp_str = str(self.tmp_dir)
         self._last_tick = 0
@@ -160,6 +163,9 @@ class Store:
 
     def close(self) -> None:
         self.flush()
+        if self._writers is not None:
+            self._writers.shutdown()
+            self._writers = None
         if self._index is not None:
             self._index.close()
             self._index = None
@@ -324,6 +330,9 @@ class Store:
                 if not dry_run:
                     self._commit_batch(writes, [row.call for row in batch.rows])
             except BaseException:
+                self._writes, pending = [], self._writes
+                for future in pending:
+                    future.exception()  # never leave a writer running past the lock
                 index.rollback()
                 raise
         return outcomes
@@ -341,15 +350,30 @@ class Store:
         meta = _sidecar(item, row)
         if meta is not None:
             tmp_meta = f"{tmp_dir}/{row.call}.json"
-            write_file(tmp_meta, meta, sync=False)
+            self._submit_write(tmp_meta, meta)
             pairs.append((tmp_meta, final[: -len(".eml")] + ".json"))
         tmp = f"{tmp_dir}/{row.call}.eml"
-        write_file(tmp, item.raw, sync=False)
+        self._submit_write(tmp, item.raw)
         pairs.append((tmp, final))
         return pairs
 
+    def _submit_write(self, path: str, data: bytes) -> None:
+        # File writes release the GIL: two writer threads overlap them with each
+        # other and with deciding the rest of the batch.
+        if self._writers is None:
+            self._writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="listlib-writer")
+        self._writes.append(self._writers.submit(write_file, path, data, sync=False))
+
+    def _wait_for_writes(self) -> None:
+        """Wait until every submitted temporary file is written; raise the first error."""
+        writes, self._writes = self._writes, []
+        errors = [exc for exc in (future.exception() for future in writes) if exc is not None]
+        if errors:
+            raise errors[0]
+
     def _commit_batch(self, writes: list[tuple[str, str]], calls: list[str]) -> None:
         index = self.index
+        self._wait_for_writes()
         self.fault("temp-written")
         sync_files((tmp for tmp, _ in writes), self.root)
         self.fault("temp-synced")
