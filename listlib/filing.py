@@ -231,8 +231,6 @@ def file_sources(
         finally:
             if dry_run:
                 store.end_dry_run()
-            else:
-                store.flush()
     report.seconds = time.monotonic() - started
     return report
 

@@ -126,8 +126,6 @@ class Store:
         self._root_str = str(root)
         self._tmp_str = str(self.tmp_dir)
         self._last_tick = 0
-        self._unmarked: list[str] = []
-        """Calls renamed into place by our last batch whose rows are still pending."""
 
     # -- opening, locking, recovery -------------------------------------------------
 
@@ -162,7 +160,6 @@ class Store:
         return self._index
 
     def close(self) -> None:
-        self.flush()
         if self._writers is not None:
             self._writers.shutdown()
             self._writers = None
@@ -212,8 +209,7 @@ class Store:
         """Resolve pending rows and remove temporary files left by a killed process."""
         for entry in os.scandir(self.tmp_dir):
             os.unlink(entry.path)
-        ours = set(self._unmarked)
-        pending = [row for row in self.index.pending() if row.call not in ours]
+        pending = self.index.pending()
         if not pending:
             return
         present = [row.call for row in pending if (self.root / row.path).exists()]
@@ -307,9 +303,6 @@ class Store:
             index = self.index
             if not index.db.in_transaction:
                 index.begin()
-            if self._unmarked and not dry_run:
-                index.mark_filed(self._unmarked)
-                self._unmarked = []
             self._refresh_high_water()
             batch = _Batch()
             writes: list[tuple[str, str]] = []
@@ -391,22 +384,12 @@ class Store:
         for folder in sorted(touched):
             fsync_dir(Path(folder))
         self.fault("folders-synced")
-        # The files are durable: these messages are filed. Marking their rows
-        # waits for the next batch's transaction (or ``flush``) to save a commit;
-        # until then a crash leaves them pending, and recovery finds the files.
-        self._unmarked = calls
-
-    def flush(self) -> None:
-        """Mark the rows of the last batch filed (see ``_commit_batch``)."""
-        if not self._unmarked or self._index is None:
-            return
-        with self.locked():
-            if self._unmarked:
-                self.index.begin()
-                self.index.mark_filed(self._unmarked)
-                self.index.commit()
-                self._unmarked = []
-                self.fault("marked")
+        # The files are durable: these messages are filed. A crash before this
+        # commit leaves their rows pending, and recovery finds the files.
+        index.begin()
+        index.mark_filed(calls)
+        index.commit()
+        self.fault("marked")
 
     # -- index rebuild, check, repair ------------------------------------------------
 

@@ -151,3 +151,18 @@ def test_two_imports_at_once_file_each_message_once(
         assert proc.returncode == 0, err
     assert stored(site / "content") == expected
     assert run_listlib("check", cwd=site).returncode == 0
+
+
+def test_check_while_an_import_runs_sees_a_consistent_store(
+    crash_sources: list[Path], reference: tuple[Counter, float], tmp_path: Path
+) -> None:
+    expected, _ = reference
+    site = new_site(tmp_path / "site")
+    proc = start_import(site, crash_sources)
+    checks = 0
+    while proc.poll() is None:
+        result = run_listlib("check", cwd=site)
+        assert result.returncode == 0, result.stdout + result.stderr
+        checks += 1
+    assert proc.returncode == 0 and checks >= 1
+    assert stored(site / "content") == expected
