@@ -129,6 +129,21 @@ class Index:
     def mark_filed(self, calls: Iterable[str]) -> None:
         self.db.executemany("UPDATE messages SET state = 1 WHERE call = ?", ((c,) for c in calls))
 
+    def mark_filed_lazily(self, calls: Iterable[str]) -> None:
+        """Mark rows filed in a transaction of its own, without waiting for the disk.
+
+        WAL mode keeps the commit atomic and ordered; if a crash loses it, the rows
+        are pending again and recovery resolves them from the files.
+        """
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            self.begin()
+            self.mark_filed(calls)
+            self.commit()
+        finally:
+            self.rollback()
+            self.db.execute("PRAGMA synchronous=FULL")
+
     def delete(self, calls: Iterable[str]) -> None:
         self.db.executemany("DELETE FROM messages WHERE call = ?", ((c,) for c in calls))
 

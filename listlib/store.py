@@ -386,9 +386,7 @@ class Store:
         self.fault("folders-synced")
         # The files are durable: these messages are filed. A crash before this
         # commit leaves their rows pending, and recovery finds the files.
-        index.begin()
-        index.mark_filed(calls)
-        index.commit()
+        index.mark_filed_lazily(calls)
         self.fault("marked")
 
     # -- index rebuild, check, repair ------------------------------------------------
