@@ -5,7 +5,7 @@ Runs the real command in a fresh site for each input and samples the resident
 memory of its whole process tree (main process plus parsing workers) every 20 ms.
 
     python3 bench/import_bench.py                 # linux-raid mboxrd + twisted-python Pipermail
-    python3 bench/import_bench.py --scaling       # also 25/50/100 % of linux-raid: memory must stay flat
+    python3 bench/import_bench.py --scaling       # also linux-raid x1, x2, x3: memory must stay flat
     python3 bench/import_bench.py SOURCE...       # your own sources
 
 Also times MHonArc on the same mbox when ``mhonarc`` is installed (apt-get install mhonarc).
@@ -75,8 +75,11 @@ def run_measured(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
     return elapsed, peak, out
 
 
+SITE_PARENT = [REPO.parent]
+
+
 def bench_listlib(sources: list[Path], label: str, extra: list[str]) -> dict[str, object]:
-    with tempfile.TemporaryDirectory(dir=REPO.parent) as tmp:
+    with tempfile.TemporaryDirectory(dir=SITE_PARENT[0]) as tmp:
         site = Path(tmp)
         (site / "listlib.toml").write_text(SITE_TOML)
         cmd = [sys.executable, "-m", "listlib", "import", "--json", *extra, *map(str, sources)]
@@ -90,12 +93,18 @@ def bench_listlib(sources: list[Path], label: str, extra: list[str]) -> dict[str
     return {"label": label, "messages": report["messages"], "seconds": elapsed, "rate": rate, "peak_rss": peak}
 
 
-def partial_mbox(source: Path, fraction: float, target: Path) -> Path:
-    """The first ``fraction`` of the messages of a gzipped mboxrd file, as a new gzipped file."""
+def repeated_mbox(source: Path, copies: int, target: Path) -> Path:
+    """``copies`` copies of a gzipped mboxrd file, Message-IDs made unique per copy.
+
+    The same mail again and again, so memory per message is comparable between
+    sizes: a flat peak across 1x, 2x and 3x means memory does not grow with input.
+    """
+    import re
+
     data = gzip.decompress(source.read_bytes())
-    separator = b"\nFrom mboxrd@z "
-    cut = data.find(separator, int(len(data) * fraction)) if fraction < 1 else len(data)
-    target.write_bytes(gzip.compress(data[: cut + 1 if cut > 0 else len(data)], compresslevel=1))
+    with gzip.open(target, "wb", compresslevel=1) as out:
+        for copy in range(copies):
+            out.write(data if copy == 0 else re.sub(rb"(?im)^(message-id:\s*<)", rb"\1copy%d." % copy, data))
     return target
 
 
@@ -115,8 +124,15 @@ def bench_mhonarc(mbox_gz: Path) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sources", nargs="*", type=Path)
-    parser.add_argument("--scaling", action="store_true", help="also import 25/50/100%% of linux-raid")
+    parser.add_argument("--scaling", action="store_true", help="also import linux-raid repeated 1, 2 and 3 times")
+    parser.add_argument(
+        "--site-dir",
+        type=Path,
+        help="create the sites here (e.g. /dev/shm to measure CPU without the disk); default: beside the repo",
+    )
     args = parser.parse_args()
+    if args.site_dir:
+        SITE_PARENT[0] = args.site_dir
     if args.sources:
         bench_listlib(args.sources, "custom", [])
         return
@@ -130,9 +146,9 @@ def main() -> None:
     )
     if args.scaling:
         with tempfile.TemporaryDirectory(dir=REPO.parent) as tmp:
-            for fraction in (0.25, 0.5, 1.0):
-                part = partial_mbox(raid, fraction, Path(tmp) / f"raid-{int(fraction * 100)}.mbox.gz")
-                bench_listlib([part], f"linux-raid first {int(fraction * 100)}%", [])
+            for copies in (1, 2, 3):
+                mbox = repeated_mbox(raid, copies, Path(tmp) / f"raid-x{copies}.mbox.gz")
+                bench_listlib([mbox], f"linux-raid x{copies} (unique ids)", [])
     bench_mhonarc(raid)
 
 
