@@ -28,6 +28,7 @@ from .errors import ListlibError
 from .filing import FilingReport, file_sources
 from .skeleton import write_skeleton
 from .store import Store
+from .verify import check_store, repair_store
 
 log = logging.getLogger("listlib")
 
@@ -242,8 +243,8 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
     """
     config = obj.load()
     with Store(config.site.content_dir).open() as store:
-        actions = store.repair() if repair else []
-        report = store.check()
+        actions = repair_store(store) if repair else []
+        report = check_store(store)
     if as_json:
         click.echo(
             json.dumps(

@@ -22,35 +22,32 @@ sources and never prints.
 
 from __future__ import annotations
 
-import calendar
 import errno
 import fcntl
-import json
 import os
 import sqlite3
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .dating import month_of
 from .dedup import is_same_post
 from .errors import LockTimeoutError, StoreError
 from .fsutil import fsync_dir, make_dirs, sync_files, write_file
-from .index import FILED, PENDING, SCHEMA_VERSION, Index, Row
+from .index import PENDING, SCHEMA_VERSION, Index, Row
+from .layout import encode_sidecar, iter_message_files, make_row, message_path, row_from_file
 from .message import MessageFacts, parse_message
 from .values import (
     FAILED,
     call_number_from_int,
     call_number_to_int,
-    is_call_number,
     tick_of_ms,
 )
 
-__all__ = ["CheckReport", "Outcome", "Prepared", "Store"]
+__all__ = ["Outcome", "Prepared", "Store"]
 
 Clock = Callable[[], float]
 Status = Literal["filed", "duplicate", "collision", "failed"]
@@ -85,19 +82,6 @@ class Outcome:
     slug: str
     others: tuple[str, ...] = ()
     """For a collision: the call numbers that share its Message-ID."""
-
-
-@dataclass
-class CheckReport:
-    """Problems found by ``Store.check``; empty lists mean a clean store."""
-
-    messages: int = 0
-    problems: list[str] = field(default_factory=list)
-    leftovers: list[str] = field(default_factory=list)
-
-    @property
-    def ok(self) -> bool:
-        return not self.problems and not self.leftovers
 
 
 class Store:
@@ -150,7 +134,7 @@ class Store:
             ) from exc
         if fresh or stale:
             with self.locked():
-                self._rebuild_index()
+                self.rebuild_index()
         return self
 
     @property
@@ -174,8 +158,9 @@ class Store:
         self.close()
 
     @contextmanager
-    def locked(self) -> Iterator[None]:
-        """Hold the store lock; on entry, finish or undo whatever a killed process left."""
+    def locked(self, *, recover: bool = True) -> Iterator[None]:
+        """Hold the store lock; on entry, finish or undo whatever a killed process left
+        (unless ``recover`` is False: a check reports what it finds)."""
         if self._lock_fd is not None:
             yield
             return
@@ -198,7 +183,8 @@ class Store:
                 time.sleep(0.05)
         self._lock_fd = fd
         try:
-            self._recover()
+            if recover:
+                self._recover()
             yield
         finally:
             self._lock_fd = None
@@ -241,13 +227,6 @@ class Store:
         return call_number_from_int(tick)
 
     # -- filing --------------------------------------------------------------------
-
-    def path_for(self, slug: str, date: int, call: str) -> str:
-        """The store path (relative to content/) of a message."""
-        if slug == FAILED:
-            return f"{FAILED}/{call}.eml"
-        month = month_of(date)
-        return f"{slug}/{month.year:04d}/{month.month:02d}/{call}.eml"
 
     def _read_filed(self, row: Row, batch: _Batch) -> bytes:
         if row.call in batch.raw:
@@ -313,7 +292,7 @@ class Store:
                         outcomes.append(others)
                         continue
                     call = self._allocate()
-                    row = _row_for(item, call, self.path_for(item.slug, item.date, call), bool(others))
+                    row = _row_for(item, call, message_path(item.slug, item.date, call), bool(others))
                     batch.add(row, item.raw)
                     status: Status = "failed" if item.slug == FAILED else ("collision" if others else "filed")
                     outcomes.append(Outcome(status, call, item.origin, item.facts.message_id, item.slug, others))
@@ -340,7 +319,7 @@ class Store:
         final = os.path.join(self._root_str, row.path)
         tmp_dir = self._tmp_str
         pairs = []
-        meta = _sidecar(item, row)
+        meta = encode_sidecar(item.slug, item.date, item.date_source, item.origin, item.reason, item.detail)
         if meta is not None:
             tmp_meta = f"{tmp_dir}/{row.call}.json"
             self._submit_write(tmp_meta, meta)
@@ -391,57 +370,7 @@ class Store:
 
     # -- index rebuild, check, repair ------------------------------------------------
 
-    def iter_files(self) -> Iterator[tuple[str, Path]]:
-        """(relative path, path) of every message file, in sorted order."""
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            rel_dir = os.path.relpath(dirpath, self.root)
-            for name in sorted(filenames):
-                if name.endswith(".eml"):
-                    rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-                    yield rel, Path(dirpath) / name
-
-    def _row_from_file(self, rel: str, path: Path) -> Row | str:
-        """Index row for a stored file, or a sentence saying why it does not belong."""
-        parts = rel.split("/")
-        call = parts[-1][: -len(".eml")]
-        if not is_call_number(call):
-            return f"{rel}: file name is not a call number"
-        if parts[0] == FAILED:
-            if len(parts) != 2:
-                return f"{rel}: misplaced in {FAILED}"
-            year = month = 0
-        elif len(parts) != 4 or not (parts[1].isdigit() and parts[2].isdigit()):
-            return f"{rel}: not in a <list>/<yyyy>/<mm>/ folder"
-        else:
-            year, month = int(parts[1]), int(parts[2])
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            return f"{rel}: cannot be read: {exc.strerror}"
-        facts = parse_message(raw)
-        meta = _load_sidecar(path.with_suffix(".json"))
-        date = meta.get("date") if isinstance(meta.get("date"), int) else facts.date
-        source = str(meta.get("date_source", "date"))
-        if date is None:
-            date = _month_start(year, month) if year else int(path.stat().st_mtime)
-            source = "import"
-        if parts[0] != FAILED and not facts.has_headers:
-            return f"{rel}: has no header fields"
-        return _make_row(
-            facts,
-            call=call,
-            path=rel,
-            state=FILED,
-            size=len(raw),
-            date=date,
-            date_source=source,
-            collision=False,
-            reason=meta.get("reason") if isinstance(meta.get("reason"), str) else None,  # type: ignore[arg-type]
-            origin=str(meta.get("origin", "")),
-        )
-
-    def _rebuild_index(self) -> list[str]:
+    def rebuild_index(self) -> list[str]:
         """Replace the index with one read from the files; return the files that were refused."""
         index = self.index
         refused: list[str] = []
@@ -449,8 +378,8 @@ class Store:
         try:
             index.clear()
             rows: list[Row] = []
-            for rel, path in self.iter_files():
-                row = self._row_from_file(rel, path)
+            for rel, path in iter_message_files(self.root):
+                row = row_from_file(rel, path)
                 if isinstance(row, str):
                     refused.append(row)
                     continue
@@ -477,73 +406,6 @@ class Store:
             raise
         self._last_tick = 0
         return refused
-
-    def check(self) -> CheckReport:
-        """Verify the store against its index without changing anything."""
-        report = CheckReport()
-        with self.locked_readonly():
-            rows = {row.call: row for row in self.index.iter_rows()}
-            report.messages = len(rows)
-            seen: dict[str, str] = {}
-            for rel, path in self.iter_files():
-                result = self._row_from_file(rel, path)
-                if isinstance(result, str):
-                    report.problems.append(result)
-                    continue
-                if result.call in seen:
-                    report.problems.append(f"{rel}: call number {result.call} is also used by {seen[result.call]}")
-                    continue
-                seen[result.call] = rel
-                row = rows.get(result.call)
-                if row is None:
-                    report.problems.append(f"{rel}: not in the index")
-                elif row.path != rel:
-                    report.problems.append(f"{rel}: the index has it at {row.path}")
-                elif row.raw_hash != result.raw_hash:
-                    report.problems.append(f"{rel}: its bytes changed since it was filed")
-                elif row.state != FILED:
-                    report.problems.append(f"{rel}: filing was interrupted (row still pending)")
-            for call, row in rows.items():
-                if call not in seen:
-                    report.problems.append(f"{row.path}: in the index but the file is missing")
-            report.leftovers.extend(self._leftovers())
-        return report
-
-    def _leftovers(self) -> list[str]:
-        found = [f".tmp/{entry.name}: temporary file left by an interrupted run" for entry in os.scandir(self.tmp_dir)]
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-            for name in filenames:
-                if name.endswith(".json") and name[:-5] + ".eml" not in filenames and is_call_number(name[:-5]):
-                    rel = os.path.relpath(os.path.join(dirpath, name), self.root)
-                    found.append(f"{rel}: metadata without its message")
-        return sorted(found)
-
-    @contextmanager
-    def locked_readonly(self) -> Iterator[None]:
-        """Hold the lock without recovering, so a check reports what it finds."""
-        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-            self._lock_fd = fd
-            yield
-        finally:
-            self._lock_fd = None
-            os.close(fd)
-
-    def repair(self) -> list[str]:
-        """Rebuild the index from the files and remove leftovers; return what was done."""
-        done: list[str] = []
-        with self.locked():
-            for entry in self._leftovers():
-                rel = entry.split(":", 1)[0]
-                if not rel.startswith(".tmp/"):
-                    (self.root / rel).unlink(missing_ok=True)
-                done.append(f"removed {rel}")
-            refused = self._rebuild_index()
-            done.extend(f"not indexed: {line}" for line in refused)
-            done.append(f"rebuilt the index: {self.index.count()} messages")
-        return done
 
 
 class _Batch:
@@ -572,7 +434,7 @@ class _Batch:
 
 
 def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:
-    return _make_row(
+    return make_row(
         item.facts,
         call=call,
         path=path,
@@ -586,71 +448,5 @@ def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:
     )
 
 
-def _make_row(
-    facts: MessageFacts,
-    *,
-    call: str,
-    path: str,
-    state: int,
-    size: int,
-    date: int,
-    date_source: str,
-    collision: bool,
-    reason: str | None,
-    origin: str,
-) -> Row:
-    """An index row; list, year and month come from the store path (``_failed`` is not by month)."""
-    parts = path.split("/")
-    if parts[0] == FAILED:
-        stamp = month_of(date)
-        year, month = stamp.year, stamp.month
-    else:
-        year, month = int(parts[1]), int(parts[2])
-    return Row(
-        call=call,
-        list=parts[0],
-        path=path,
-        state=state,
-        message_id=facts.message_id,
-        vitals=facts.vitals,
-        raw_hash=facts.raw_hash,
-        size=size,
-        date=date,
-        date_source=date_source,
-        year=year,
-        month=month,
-        subject=facts.subject,
-        from_name=facts.from_name,
-        from_addr=facts.from_addr,
-        in_reply_to=facts.in_reply_to,
-        refs=" ".join(facts.references),
-        collision=int(collision),
-        reason=reason,
-        origin=origin,
-    )
-
-
-def _sidecar(item: Prepared, row: Row) -> bytes | None:
-    """The metadata file a message needs so the index can be rebuilt exactly, if any."""
-    if item.slug != FAILED and item.date_source == "date":
-        return None
-    meta: dict[str, object] = {"date": item.date, "date_source": item.date_source, "origin": item.origin}
-    if item.slug == FAILED:
-        meta.update(reason=item.reason, detail=item.detail)
-    return (json.dumps(meta, indent=1, sort_keys=True) + "\n").encode()
-
-
-def _load_sidecar(path: Path) -> dict[str, object]:
-    try:
-        data = json.loads(path.read_bytes())
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
 def _no_fault(point: str) -> None:
     return None
-
-
-def _month_start(year: int, month: int) -> int:
-    return calendar.timegm((year, month, 1, 0, 0, 0, 0, 0, 0))

@@ -21,6 +21,7 @@ from listlib.filers import _open_file, open_source
 from listlib.filers.mbox import is_separator, iter_mbox, quote_mboxrd
 from listlib.filing import FilingReport, file_sources
 from listlib.store import Store
+from listlib.verify import check_store
 
 from .conftest import CORPORA
 
@@ -65,7 +66,7 @@ def import_and_verify(source: Path, content: Path) -> FilingReport:
         for row in rows:
             stored = hashlib.sha256((content / row.path).read_bytes()).hexdigest()
             assert stored == digests[row.origin], f"{row.path} differs from {row.origin}"
-        assert store.check().ok
+        assert check_store(store).ok
     return report
 
 

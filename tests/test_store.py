@@ -6,6 +6,7 @@ from pathlib import Path
 from listlib.config import load_config
 from listlib.filing import FilingReport, file_sources
 from listlib.store import Store
+from listlib.verify import check_store, repair_store
 
 from .conftest import make_message, mboxrd, stored_files
 
@@ -143,7 +144,7 @@ def test_index_rebuilt_from_files_matches_the_original(site: Path) -> None:
         (content / ".index" / f"index.sqlite{extra}").unlink(missing_ok=True)
     with Store(content).open() as store:
         after = sorted(r._replace(origin="") for r in store.index.iter_rows())
-        assert store.check().ok
+        assert check_store(store).ok
     assert after == before
 
 
@@ -157,14 +158,14 @@ def test_check_finds_problems_and_repair_fixes_them(site: Path) -> None:
     stray.write_bytes(make_message(message_id="<stray@x>"))
     (content / ".tmp" / "leftover.eml").write_bytes(b"half")
     with Store(content).open() as store:
-        report = store.check()
+        report = check_store(store)
         text = "\n".join(report.problems + report.leftovers)
         assert "in the index but the file is missing" in text
         assert "its bytes changed" in text
         assert "0000zzzz.eml: not in the index" in text
         assert "leftover.eml: temporary file" in text
-        store.repair()
-        assert store.check().ok
+        repair_store(store)
+        assert check_store(store).ok
         assert store.index.count() == 5  # 4 originals (one tampered) + the stray file
 
 
@@ -222,4 +223,4 @@ def test_two_stores_on_one_site_never_allocate_the_same_call_number(site: Path) 
         b.close()
     with Store(site / "content").open() as store:
         assert store.index.count() == 20
-        assert store.check().ok
+        assert check_store(store).ok
