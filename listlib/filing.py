@@ -22,6 +22,7 @@ from typing import BinaryIO
 
 from .config import ListConfig
 from .dating import choose_date
+from .errors import SourceError
 from .filers import RawMail, Source, open_source
 from .filers.mbox import MboxFormat
 from .message import MessageFacts, parse_message, raw_hash
@@ -151,12 +152,17 @@ def _prepare_chunk(chunk: list[tuple[bytes, int | None]]) -> list[_Decision]:
 def _chunks(mails: Iterator[RawMail]) -> Iterator[list[RawMail]]:
     chunk: list[RawMail] = []
     size = 0
-    for mail in mails:
-        chunk.append(mail)
-        size += len(mail.raw)
-        if len(chunk) >= _CHUNK_MESSAGES or size >= _CHUNK_BYTES:
-            yield chunk
-            chunk, size = [], 0
+    try:
+        for mail in mails:
+            chunk.append(mail)
+            size += len(mail.raw)
+            if len(chunk) >= _CHUNK_MESSAGES or size >= _CHUNK_BYTES:
+                yield chunk
+                chunk, size = [], 0
+    except SourceError:
+        if chunk:
+            yield chunk  # what was read before a source broke off is still filed
+        raise
     if chunk:
         yield chunk
 
@@ -228,6 +234,12 @@ def file_sources(
                     )
             if batch:
                 file_batch()
+        except SourceError:
+            # A source broke off (say, a truncated gzip file): file what was read
+            # before the break, then report the source.
+            if batch:
+                file_batch()
+            raise
         finally:
             if dry_run:
                 store.end_dry_run()

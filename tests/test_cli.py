@@ -127,6 +127,8 @@ def test_corrupt_compressed_source_names_the_file_and_keeps_what_was_filed(site:
     result = run_listlib("import", "broken.mbox.gz", cwd=site)
     assert_clean_error(result, "broken.mbox.gz: cannot be read")
     assert run_listlib("check", cwd=site).returncode == 0
+    filed_before_the_break = len(stored_files(site / "content"))
+    assert 200 < filed_before_the_break < 400
     (site / "broken.mbox.gz").write_bytes(whole)
     rerun = json.loads(run_listlib("import", "--json", "broken.mbox.gz", cwd=site, check=True).stdout)
     assert rerun["filed"] + rerun["duplicates"] == 400

@@ -3,7 +3,10 @@ import os
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from listlib.config import load_config
+from listlib.errors import SourceError
 from listlib.filing import FilingReport, file_sources
 from listlib.store import Store
 from listlib.verify import check_store, repair_store
@@ -223,4 +226,25 @@ def test_two_stores_on_one_site_never_allocate_the_same_call_number(site: Path) 
         b.close()
     with Store(site / "content").open() as store:
         assert store.index.count() == 20
+        assert check_store(store).ok
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_source_that_breaks_off_keeps_what_was_read_before_the_break(site: Path, parallel: bool) -> None:
+    import gzip
+    import random
+
+    rng = random.Random(7)
+    messages = [
+        make_message(message_id=f"<{i}@x>", body="".join(rng.choice("abcdefgh \n") for _ in range(3000)) + "\n")
+        for i in range(1200)
+    ]
+    whole = gzip.compress(mboxrd(messages))
+    (site / "broken.mbox.gz").write_bytes(whole[: len(whole) * 2 // 3])
+    with pytest.raises(SourceError, match="broken"):
+        do_import(site, site / "broken.mbox.gz", parallel=parallel)
+    filed = stored_files(site / "content")
+    assert 600 < len(filed) < 800
+    assert set(filed.values()) <= set(messages)
+    with Store(site / "content").open() as store:
         assert check_store(store).ok
