@@ -46,8 +46,11 @@ class ConfigError(ListlibError):
     def __init__(self, path: str, issues: list[ConfigIssue]) -> None:
         self.path = path
         self.issues = list(issues)
+        if len(self.issues) == 1:
+            super().__init__(f"{path}: {self.issues[0]}")
+            return
         lines = "\n".join(f"  {issue}" for issue in self.issues)
-        super().__init__(f"{path} has {len(self.issues)} problem(s):\n{lines}")
+        super().__init__(f"{path} has {len(self.issues)} problems:\n{lines}")
 
 
 class SourceError(ListlibError):
