@@ -82,6 +82,8 @@ class Row(NamedTuple):
     """The source it was imported from (not kept when the index is rebuilt)."""
 
 
+_IN_CHUNK = 500
+"""Values per ``IN (...)`` query (SQLite allows 32766 parameters; smaller keeps plans simple)."""
 _COLUMNS = ", ".join(Row._fields)
 _PLACEHOLDERS = ", ".join("?" for _ in Row._fields)
 
@@ -157,27 +159,25 @@ class Index:
         cursor = self.db.execute(f"SELECT {_COLUMNS} FROM messages WHERE {where}", params)
         return [Row._make(values) for values in cursor]
 
-    def find_raw(self, slug: str, raw_hash: str) -> Row | None:
-        rows = self._rows("list = ? AND raw_hash = ? LIMIT 1", (slug, raw_hash))
-        return rows[0] if rows else None
-
-    def find_candidates(self, slug: str, raw_hash: str, message_id: str | None) -> list[Row]:
-        """Rows with these exact bytes, or this Message-ID, in one list; oldest first."""
-        if message_id is None:
-            return self._rows("list = ? AND raw_hash = ?", (slug, raw_hash))
-        cursor = self.db.execute(
-            f"SELECT {_COLUMNS} FROM messages WHERE list = ? AND raw_hash = ? "
-            f"UNION SELECT {_COLUMNS} FROM messages WHERE list = ? AND message_id = ? ORDER BY call",
-            (slug, raw_hash, slug, message_id),
-        )
-        return [Row._make(values) for values in cursor]
-
-    def find_message_id(self, slug: str, message_id: str) -> list[Row]:
-        return self._rows("list = ? AND message_id = ? ORDER BY call", (slug, message_id))
-
-    def find_vitals_without_id(self, slug: str, vitals: str) -> Row | None:
-        rows = self._rows("list = ? AND vitals = ? AND message_id IS NULL LIMIT 1", (slug, vitals))
-        return rows[0] if rows else None
+    def find_related(
+        self, slug: str, raw_hashes: Iterable[str], message_ids: Iterable[str], vitals_without_id: Iterable[str]
+    ) -> list[Row]:
+        """Rows of one list with any of these exact-bytes hashes or Message-IDs, or, among
+        rows without a Message-ID, any of these vitals: what dedup of a batch needs, in a
+        few queries instead of one per message. Oldest first, each row once."""
+        found: dict[str, Row] = {}
+        for column, values, extra in (
+            ("raw_hash", list(raw_hashes), ""),
+            ("message_id", list(message_ids), ""),
+            ("vitals", list(vitals_without_id), " AND message_id IS NULL"),
+        ):
+            for start in range(0, len(values), _IN_CHUNK):
+                chunk = values[start : start + _IN_CHUNK]
+                marks = ", ".join("?" for _ in chunk)
+                where = f"list = ? AND {column} IN ({marks}){extra}"
+                for row in self._rows(where, (slug, *chunk)):
+                    found[row.call] = row
+        return sorted(found.values())
 
     def pending(self) -> list[Row]:
         return self._rows(f"state = {PENDING}", ())

@@ -245,7 +245,6 @@ class Store:
         if slug == FAILED:
             mid = None
         candidates = batch.candidates(slug, facts.raw_hash, mid)
-        candidates += self.index.find_candidates(slug, facts.raw_hash, mid)
         for row in candidates:
             if row.raw_hash == facts.raw_hash:
                 return Outcome("duplicate", row.call, item.origin, facts.message_id, slug)
@@ -259,7 +258,7 @@ class Store:
                 if is_same_post(facts, item.raw, parse_message(other_raw), other_raw):
                     return Outcome("duplicate", row.call, item.origin, mid, slug)
             return tuple(sorted(row.call for row in candidates))
-        row = batch.by_vitals.get((slug, facts.vitals)) or self.index.find_vitals_without_id(slug, facts.vitals)
+        row = batch.without_id(slug, facts.vitals)
         if row is not None:
             return Outcome("duplicate", row.call, item.origin, None, slug)
         return ()
@@ -283,7 +282,7 @@ class Store:
             if not index.db.in_transaction:
                 index.begin()
             self._refresh_high_water()
-            batch = _Batch()
+            batch = _Batch(index, items)
             writes: list[tuple[str, str]] = []
             try:
                 for item in items:
@@ -409,28 +408,50 @@ class Store:
 
 
 class _Batch:
-    """The rows a batch has decided to file so far, for dedup within the batch."""
+    """What dedup of one batch looks at: the related rows already in the index
+    (fetched once for the whole batch) and the rows the batch itself adds."""
 
-    def __init__(self) -> None:
+    def __init__(self, index: Index, items: list[Prepared]) -> None:
         self.rows: list[Row] = []
+        """The rows this batch adds, in filing order."""
         self.raw: dict[str, bytes] = {}
-        self.by_key: dict[tuple[str, str], list[Row]] = {}
-        self.by_vitals: dict[tuple[str, str], Row] = {}
+        self._by_key: dict[tuple[str, str], list[Row]] = {}
+        by_slug: dict[str, list[Prepared]] = {}
+        for item in items:
+            by_slug.setdefault(item.slug, []).append(item)
+        for slug, group in by_slug.items():
+            related = index.find_related(
+                slug,
+                {i.facts.raw_hash for i in group},
+                {i.facts.message_id for i in group if i.facts.message_id and slug != FAILED},
+                {i.facts.vitals for i in group if not i.facts.message_id and slug != FAILED},
+            )
+            for row in related:
+                self._remember(row)
+
+    def _remember(self, row: Row) -> None:
+        self._by_key.setdefault((row.list, row.raw_hash), []).append(row)
+        if row.message_id:
+            self._by_key.setdefault((row.list, "<" + row.message_id), []).append(row)
+        else:
+            self._by_key.setdefault((row.list, "~" + row.vitals), []).append(row)
 
     def add(self, row: Row, raw: bytes) -> None:
         self.rows.append(row)
         self.raw[row.call] = raw
-        self.by_key.setdefault((row.list, row.raw_hash), []).append(row)
-        if row.message_id:
-            self.by_key.setdefault((row.list, "<" + row.message_id), []).append(row)
-        else:
-            self.by_vitals.setdefault((row.list, row.vitals), row)
+        self._remember(row)
 
     def candidates(self, slug: str, raw_hash: str, message_id: str | None) -> list[Row]:
-        found = list(self.by_key.get((slug, raw_hash), ()))
+        """Rows with these exact bytes or this Message-ID, oldest first."""
+        found = list(self._by_key.get((slug, raw_hash), ()))
         if message_id:
-            found += [r for r in self.by_key.get((slug, "<" + message_id), ()) if r not in found]
-        return found
+            found += [r for r in self._by_key.get((slug, "<" + message_id), ()) if r not in found]
+        return sorted(found)
+
+    def without_id(self, slug: str, vitals: str) -> Row | None:
+        """The oldest row without a Message-ID whose vitals match."""
+        rows = self._by_key.get((slug, "~" + vitals))
+        return min(rows) if rows else None
 
 
 def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:
