@@ -242,7 +242,7 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
     the files (the files are the truth) and removes leftovers, then checks again.
     """
     config = obj.load()
-    with Store(config.site.content_dir).open() as store:
+    with Store(config.site.content_dir).open(discard_damaged_index=repair) as store:
         actions = repair_store(store) if repair else []
         report = check_store(store)
     if as_json:

@@ -113,8 +113,12 @@ class Store:
 
     # -- opening, locking, recovery -------------------------------------------------
 
-    def open(self, *, create: bool = True) -> Store:
-        """Open (and when ``create``, make) the store; rebuild a missing or stale index."""
+    def open(self, *, create: bool = True, discard_damaged_index: bool = False) -> Store:
+        """Open (and when ``create``, make) the store; rebuild a missing or stale index.
+
+        A damaged index is an error, unless ``discard_damaged_index``: then it is
+        thrown away and rebuilt from the files (``listlib check --repair``).
+        """
         if not self.root.is_dir():
             if not create:
                 raise StoreError(f"{self.root}: no store here (run 'listlib import' first)")
@@ -124,17 +128,25 @@ class Store:
                 raise StoreError(f"{self.root}: cannot create the store: {exc.strerror}") from exc
         for folder in (self.tmp_dir, self.index_path.parent):
             folder.mkdir(exist_ok=True)
-        fresh = not self.index_path.exists()
         try:
             self._index = Index(self.index_path)
-            stale = self._index.schema_version() != SCHEMA_VERSION
+            if self._index.schema_version() != SCHEMA_VERSION:
+                # A missing index (a fresh clone: it is git-ignored) or one from another
+                # version is rebuilt from the files, once, by whoever gets the lock first.
+                with self.locked(recover=False):
+                    if self._index.schema_version() != SCHEMA_VERSION:
+                        self.rebuild_index()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(
-                f"{self.index_path}: the index is damaged ({exc}); run 'listlib check --repair' to rebuild it"
-            ) from exc
-        if fresh or stale:
-            with self.locked():
-                self.rebuild_index()
+            if self._index is not None:
+                self._index.close()
+                self._index = None
+            if not discard_damaged_index:
+                raise StoreError(
+                    f"{self.index_path}: the index is damaged ({exc}); run 'listlib check --repair' to rebuild it"
+                ) from exc
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
+            return self.open(create=create)
         return self
 
     @property

@@ -162,3 +162,16 @@ def test_import_from_standard_input_for_mta_delivery(site: Path) -> None:
     data = json.loads(result.stdout)
     assert (data["messages"], data["duplicates"]) == (1, 1)
     assert list(stored_files(site / "content").values()) == [message]
+
+
+def test_a_damaged_index_is_reported_and_repair_rebuilds_it(site: Path) -> None:
+    (site / "a.mbox").write_bytes(mboxrd([make_message(message_id=f"<{i}@x>") for i in range(3)]))
+    run_listlib("import", "a.mbox", cwd=site, check=True)
+    index = site / "content" / ".index" / "index.sqlite"
+    for suffix in ("-wal", "-shm"):
+        Path(f"{index}{suffix}").unlink(missing_ok=True)
+    index.write_bytes(b"this is not a database" * 100)
+    assert_clean_error(run_listlib("check", cwd=site), "the index is damaged", "check --repair")
+    repaired = run_listlib("check", "--repair", cwd=site, check=True)
+    assert "rebuilt the index: 3 messages" in repaired.stdout
+    assert run_listlib("import", "--json", "a.mbox", cwd=site, check=True).stdout.count('"duplicates": 3') == 1

@@ -158,11 +158,13 @@ def test_check_while_an_import_runs_sees_a_consistent_store(
 ) -> None:
     expected, _ = reference
     site = new_site(tmp_path / "site")
-    proc = start_import(site, crash_sources)
+    proc = start_import(site, crash_sources, subprocess.PIPE)
     checks = 0
     while proc.poll() is None:
         result = run_listlib("check", cwd=site)
         assert result.returncode == 0, result.stdout + result.stderr
         checks += 1
-    assert proc.returncode == 0 and checks >= 1
+    _out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    assert checks >= 1
     assert stored(site / "content") == expected
