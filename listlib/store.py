@@ -129,13 +129,13 @@ class Store:
         for folder in (self.tmp_dir, self.index_path.parent):
             folder.mkdir(exist_ok=True)
         try:
-            self._index = Index(self.index_path)
-            if self._index.schema_version() != SCHEMA_VERSION:
-                # A missing index (a fresh clone: it is git-ignored) or one from another
-                # version is rebuilt from the files, once, by whoever gets the lock first.
-                with self.locked(recover=False):
-                    if self._index.schema_version() != SCHEMA_VERSION:
-                        self.rebuild_index()
+            # Under the lock, so that two processes never create the index at once. A
+            # missing index (a fresh clone: it is git-ignored) or one from another
+            # version is rebuilt from the files, once, by whoever gets the lock first.
+            with self.locked(recover=False):
+                self._index = Index(self.index_path)
+                if self._index.schema_version() != SCHEMA_VERSION:
+                    self.rebuild_index()
         except sqlite3.DatabaseError as exc:
             if self._index is not None:
                 self._index.close()

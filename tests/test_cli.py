@@ -175,3 +175,30 @@ def test_a_damaged_index_is_reported_and_repair_rebuilds_it(site: Path) -> None:
     repaired = run_listlib("check", "--repair", cwd=site, check=True)
     assert "rebuilt the index: 3 messages" in repaired.stdout
     assert run_listlib("import", "--json", "a.mbox", cwd=site, check=True).stdout.count('"duplicates": 3') == 1
+
+
+def test_commands_started_together_on_a_fresh_site_all_succeed(site: Path) -> None:
+    """Imports and checks that race to create the store and its index."""
+    import subprocess
+    import sys
+
+    from .conftest import subprocess_env
+
+    (site / "a.mbox").write_bytes(mboxrd([make_message(message_id=f"<{i}@x>") for i in range(50)]))
+    for _ in range(3):
+        shutil.rmtree(site / "content", ignore_errors=True)
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "listlib", *args],
+                cwd=site,
+                env=subprocess_env(),
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for args in (["import", "a.mbox"], ["check"], ["import", "a.mbox"], ["check"])
+        ]
+        for proc in procs:
+            _out, err = proc.communicate(timeout=120)
+            assert proc.returncode == 0, err
+        assert len(stored_files(site / "content")) == 50
