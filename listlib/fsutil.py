@@ -8,14 +8,13 @@ Nothing here knows about mail.
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import ctypes.util
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["fsync_dir", "make_dirs", "sync_files", "write_atomic", "write_file"]
+__all__ = ["fsync_dir", "make_dirs", "sync_files", "write_file"]
 
 _GROUP_SYNC_THRESHOLD = 8
 
@@ -87,14 +86,3 @@ def make_dirs(path: Path) -> None:
         except FileExistsError:
             continue
         fsync_dir(folder.parent)
-
-
-def write_atomic(path: Path, data: bytes, tmp_dir: Path | None = None) -> None:
-    """Replace ``path`` with ``data`` atomically and durably."""
-    tmp_dir = tmp_dir or path.parent
-    tmp = tmp_dir / f".{path.name}.{os.getpid()}.tmp"
-    with contextlib.suppress(FileNotFoundError):
-        tmp.unlink()
-    write_file(tmp, data, sync=True)
-    os.replace(tmp, path)
-    fsync_dir(path.parent)

@@ -122,9 +122,6 @@ class Index:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
 
-    def insert(self, row: Row) -> None:
-        self.db.execute(f"INSERT INTO messages ({_COLUMNS}) VALUES ({_PLACEHOLDERS})", row)
-
     def insert_many(self, rows: Iterable[Row]) -> None:
         self.db.executemany(f"INSERT INTO messages ({_COLUMNS}) VALUES ({_PLACEHOLDERS})", rows)
 
@@ -182,10 +179,6 @@ class Index:
     def pending(self) -> list[Row]:
         return self._rows(f"state = {PENDING}", ())
 
-    def get(self, call: str) -> Row | None:
-        rows = self._rows("call = ?", (call,))
-        return rows[0] if rows else None
-
     def iter_rows(self) -> Iterator[Row]:
         cursor = self.db.execute(f"SELECT {_COLUMNS} FROM messages ORDER BY call")
         for values in cursor:
@@ -193,6 +186,3 @@ class Index:
 
     def count(self) -> int:
         return self.db.execute("SELECT count(*) FROM messages").fetchone()[0]
-
-    def counts_by_list(self) -> dict[str, int]:
-        return dict(self.db.execute("SELECT list, count(*) FROM messages GROUP BY list").fetchall())
