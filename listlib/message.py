@@ -110,14 +110,14 @@ def split_message(raw: bytes) -> tuple[bytes, bytes]:
 def _iter_fields(header: bytes) -> list[tuple[str, bytes]]:
     """Unfolded (lower-case name, raw value) pairs in header order."""
     out = []
-    seen_received = False
+    dated_received = False
     for name, value in _WANTED_FIELD_RE.findall(header):
         lower = name.decode("ascii").lower()
         if lower == "received":
-            # Only the newest (topmost) Received header is used; skip unfolding the rest.
-            if seen_received:
+            # Only the newest Received header with a date is used; skip unfolding the rest.
+            if dated_received:
                 continue
-            seen_received = True
+            dated_received = b";" in value
         # Unfold and collapse runs of whitespace (RFC 5322 section 2.2.3).
         out.append((lower, b" ".join(value.split()) if b"\n" in value else value.strip()))
     return out
@@ -271,7 +271,7 @@ def parse_message(raw: bytes) -> MessageFacts:
             recipients_raw.append(_text(value))
         elif name == "list-id":
             list_ids.append(_list_id(_text(value)))
-        elif name == "received":
+        elif name == "received" and received_date is None:
             _, sep, when = value.rpartition(b";")
             if sep:
                 received_date = parse_date(_text(when))

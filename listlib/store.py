@@ -113,15 +113,13 @@ class Store:
 
     # -- opening, locking, recovery -------------------------------------------------
 
-    def open(self, *, create: bool = True, discard_damaged_index: bool = False) -> Store:
-        """Open (and when ``create``, make) the store; rebuild a missing or stale index.
+    def open(self, *, discard_damaged_index: bool = False) -> Store:
+        """Open the store, creating it when missing; rebuild a missing or stale index.
 
         A damaged index is an error, unless ``discard_damaged_index``: then it is
         thrown away and rebuilt from the files (``listlib check --repair``).
         """
         if not self.root.is_dir():
-            if not create:
-                raise StoreError(f"{self.root}: no store here (run 'listlib import' first)")
             try:
                 make_dirs(self.root)
             except OSError as exc:
@@ -146,7 +144,7 @@ class Store:
                 ) from exc
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
-            return self.open(create=create)
+            return self.open()
         return self
 
     @property

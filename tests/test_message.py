@@ -105,3 +105,18 @@ def test_parse_message_never_raises_and_is_deterministic(lines: list[bytes], bod
     assert first == parse_message(raw)
     header, rest = split_message(raw)
     assert raw.endswith(rest) and len(header) + len(rest) <= len(raw)
+
+
+def test_received_date_is_the_newest_received_that_has_one() -> None:
+    raw = make_message(
+        date=None,
+        extra={
+            "Received": "by localhost (no date here)",
+            "X-Other": "x",
+        },
+    ).replace(
+        b"X-Other: x\n",
+        b"Received: from a by b; Tue, 9 Dec 2025 14:03:11 +0000\n"
+        b"Received: from c by d; Mon, 8 Dec 2025 10:00:00 +0000\n",
+    )
+    assert parse_message(raw).received_date == 1765288991
