@@ -1,0 +1,333 @@
+"""JWZ threading of one list's messages: pure functions over plain data.
+
+Given messages (call number, Message-ID, In-Reply-To, References, subject,
+date), decide which message answers which and group them into threads. The
+result depends only on the set of messages, never on the order they are given
+in or were imported in: every decision is taken in *sort order* (date, then
+Message-ID, then content hash), so a rebuild from scratch, a build month by
+month and an incremental update agree.
+
+The rules, in the order they are applied:
+
+1. **Own claims.** A message's parent is its In-Reply-To when that names an
+   archived message; otherwise the last entry of its reference chain
+   (References with In-Reply-To moved to the end; a missing message becomes a
+   placeholder). A claim that would close a loop is dropped; claims are taken
+   latest message first, so the earliest message of a loop becomes its root.
+2. **Implied links.** Each consecutive pair of a reference chain says the later
+   id answers the earlier one. This only gives a parent to containers that have
+   none yet: placeholders and messages whose own headers name no parent. It
+   never re-parents a message that is already threaded under a real parent
+   (the hijack guard), and never closes a loop.
+3. **Subject fallback.** A message with no usable references at all, whose
+   subject carries a reply prefix (``Re:``, ``Aw:``, ``Fwd:`` ...), joins the
+   thread of the latest earlier message with the same normalized subject within
+   ``SUBJECT_WINDOW`` seconds (under that thread's root). Two threads that both
+   have real references are never merged by subject.
+4. **Pruning.** Placeholders without children disappear; a placeholder that
+   is not a root is replaced by its children; a placeholder root with a single
+   child gives way to it. A placeholder root with several children stays: the
+   thread is a set of answers to a message the archive does not have.
+
+A thread is named by the call number of its root message (for a placeholder
+root: of its first child). Threading can only link messages that share a
+*key* (a Message-ID they carry or reference, or a normalized subject), so
+``cluster_keys`` lets a cache rethread just the messages a change can reach.
+
+This module never touches the disk, the clock or the store.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import NamedTuple
+
+__all__ = [
+    "MAX_CHAIN",
+    "SUBJECT_WINDOW",
+    "Placement",
+    "Thread",
+    "ThreadInput",
+    "cluster_keys",
+    "normalize_subject",
+    "reference_chain",
+    "thread_messages",
+]
+
+SUBJECT_WINDOW = 45 * 86400
+"""How far back (seconds) the subject fallback looks for an earlier message."""
+
+MAX_CHAIN = 128
+"""References kept per message: the first (the thread's origin) and the last ones.
+
+Real chains are rarely past 60; some broken clients repeat ids by the thousand."""
+
+
+class ThreadInput(NamedTuple):
+    """What threading needs to know about one message."""
+
+    call: str
+    message_id: str | None
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    subject: str
+    date: int
+    """Seconds since the epoch (the date the message is filed under)."""
+    raw_hash: str
+    """Content hash: the last tie-breaker of the sort order."""
+
+    @property
+    def sort_key(self) -> tuple[int, str, str]:
+        return (self.date, self.message_id or "", self.raw_hash)
+
+
+class Placement(NamedTuple):
+    """Where one message sits in its thread."""
+
+    call: str
+    parent: str | None
+    """Call number of the message it answers; None for the root and for the
+    children of a placeholder root."""
+    depth: int
+    """0 for the root; children of a placeholder root have depth 1."""
+
+
+@dataclass(frozen=True, slots=True)
+class Thread:
+    """One thread: its messages in display order (depth-first, answers in sort order)."""
+
+    id: str
+    """Call number of the root message, or of the first child of a placeholder root."""
+    missing_root: str | None
+    """Message-ID of the missing message a placeholder root stands for, else None."""
+    messages: tuple[Placement, ...]
+
+
+# Reply and forward markers in many languages, with counters like Re[2]: or Re^3:;
+# full-width colons come from Chinese and Japanese clients.
+_PREFIX_RE = re.compile(
+    r"\s*(?:(?:re|aw|sv|vs|antw|antwort|fwd?|fw|wg|tr|rif|odp|ynt|res|r|回复|回覆|答复|答覆|转发|轉寄)"
+    r"\s*(?:\[\d+\]|\(\d+\)|\^\d+)?\s*[:：]"
+    r"|\[[^\]]*\])",
+    re.IGNORECASE,
+)
+_SPACE_RE = re.compile(r"\s+")
+
+
+def normalize_subject(subject: str) -> tuple[str, bool]:
+    """The subject without reply/forward prefixes and ``[tag]`` prefixes, case-folded
+    and with runs of white space collapsed; and whether a reply prefix was there."""
+    text = subject
+    replied = False
+    while True:
+        match = _PREFIX_RE.match(text)
+        if not match or match.end() == 0:
+            break
+        if not match.group(0).lstrip().startswith("["):
+            replied = True
+        text = text[match.end() :]
+    return _SPACE_RE.sub(" ", text).strip().casefold(), replied
+
+
+def reference_chain(message: ThreadInput) -> list[str]:
+    """The ids a message refers to, oldest first, its In-Reply-To last; no repeats,
+    no self-references, at most ``MAX_CHAIN`` entries."""
+    own = message.message_id
+    chain = [ref for ref in dict.fromkeys(message.references) if ref != own]
+    irt = message.in_reply_to
+    if irt and irt != own:
+        if irt in chain:
+            chain.remove(irt)
+        chain.append(irt)
+    if len(chain) > MAX_CHAIN:
+        chain = [chain[0], *chain[len(chain) - MAX_CHAIN + 1 :]]
+    return chain
+
+
+def cluster_keys(message: ThreadInput) -> list[str]:
+    """The keys through which threading can link this message to another one.
+
+    Two messages whose threads can influence each other are always connected by
+    a path of shared keys: ids (``<``-prefixed) and normalized subjects (``s:``).
+    """
+    keys = ["<" + ref for ref in reference_chain(message)]
+    if message.message_id:
+        keys.append("<" + message.message_id)
+    subject, _ = normalize_subject(message.subject)
+    if subject:
+        keys.append("s:" + subject)
+    return keys
+
+
+class _Node:
+    __slots__ = ("id", "message", "parent", "children", "own_parent")
+
+    def __init__(self, id: str, message: ThreadInput | None) -> None:
+        self.id = id
+        self.message = message
+        self.parent: _Node | None = None
+        self.children: list[_Node] = []
+        self.own_parent = False
+
+    def root(self) -> _Node:
+        node = self
+        while node.parent is not None:
+            node = node.parent
+        return node
+
+    def has_ancestor(self, other: _Node) -> bool:
+        node: _Node | None = self
+        while node is not None:
+            if node is other:
+                return True
+            node = node.parent
+        return False
+
+
+def _link(child: _Node, parent: _Node) -> bool:
+    if parent.has_ancestor(child):
+        return False
+    child.parent = parent
+    parent.children.append(child)
+    return True
+
+
+def thread_messages(messages: Iterable[ThreadInput]) -> list[Thread]:
+    """Group messages into threads; the result depends only on the set of messages."""
+    ordered = sorted(messages, key=lambda m: m.sort_key)
+    by_id: dict[str, _Node] = {}
+    nodes: list[_Node] = []
+    for message in ordered:
+        key = message.message_id
+        if key is None or key in by_id and by_id[key].message is not None:
+            # No Message-ID, or a second message with the same one: nobody can
+            # refer to it by id, so it gets a container of its own.
+            key = "\0" + message.call
+        node = by_id.get(key)
+        if node is None:
+            node = by_id[key] = _Node(key, message)
+        else:
+            node.message = message
+        nodes.append(node)
+
+    def container(ref: str) -> _Node:
+        node = by_id.get(ref)
+        if node is None:
+            node = by_id[ref] = _Node(ref, None)
+        return node
+
+    chains = [reference_chain(node.message) for node in nodes if node.message]
+    # 1. Own claims, latest first: In-Reply-To when archived, else the chain's last id.
+    for node, chain in zip(reversed(nodes), reversed(chains), strict=True):
+        message = node.message
+        assert message is not None
+        if not chain:
+            continue
+        irt = message.in_reply_to
+        target = irt if irt and irt in chain and _is_archived(by_id.get(irt)) else chain[-1]
+        if _link(node, container(target)):
+            node.own_parent = True
+    # 2. Implied links from every chain, in sort order, for parentless containers only.
+    for chain in chains:
+        for earlier, later in zip(chain, chain[1:], strict=False):
+            child = container(later)
+            if child.parent is None:
+                _link(child, container(earlier))
+    # 3. Subject fallback for messages without references that ended up as roots.
+    _thread_by_subject(nodes, chains)
+    roots = [node for node in by_id.values() if node.parent is None]
+    return _collect(roots)
+
+
+def _is_archived(node: _Node | None) -> bool:
+    return node is not None and node.message is not None
+
+
+def _thread_by_subject(nodes: Sequence[_Node], chains: Sequence[list[str]]) -> None:
+    latest: dict[str, _Node] = {}
+    """Normalized subject -> the latest message so far (in sort order) carrying it."""
+    for node, chain in zip(nodes, chains, strict=True):
+        message = node.message
+        assert message is not None
+        subject, replied = normalize_subject(message.subject)
+        if not subject:
+            continue
+        earlier = latest.get(subject)
+        latest[subject] = node
+        if chain or not replied or node.parent is not None or earlier is None:
+            continue
+        assert earlier.message is not None
+        if message.date - earlier.message.date > SUBJECT_WINDOW:
+            continue
+        target = earlier.root()
+        if target is not node:
+            _link(node, target)
+
+
+def _sort_key(node: _Node) -> tuple[int, str, str]:
+    if node.message is not None:
+        return node.message.sort_key
+    return min(_sort_key(child) for child in node.children)
+
+
+def _collect(roots: list[_Node]) -> list[Thread]:
+    threads: list[Thread] = []
+    for root in roots:
+        top = _prune(root)
+        if not top:
+            continue
+        if len(top) == 1:
+            placements = _walk(top[0], None, 0)
+            threads.append(Thread(top[0].message.call, None, tuple(placements)))  # type: ignore[union-attr]
+            continue
+        top.sort(key=_sort_key)
+        placements = []
+        for child in top:
+            placements.extend(_walk(child, None, 1))
+        threads.append(Thread(placements[0].call, root.id, tuple(placements)))
+    threads.sort(key=lambda t: t.id)
+    return threads
+
+
+def _prune(node: _Node) -> list[_Node]:
+    """The real nodes that take this node's place: itself, or for a placeholder its
+    children's replacements (recursively); children are pruned in place."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        kept: list[_Node] = []
+        for child in current.children:
+            kept.extend(_replacements(child))
+        current.children = kept
+        stack.extend(kept)
+    if node.message is not None:
+        return [node]
+    return node.children
+
+
+def _replacements(node: _Node) -> list[_Node]:
+    if node.message is not None:
+        return [node]
+    found: list[_Node] = []
+    pending = list(node.children)
+    while pending:
+        child = pending.pop()
+        if child.message is not None:
+            found.append(child)
+        else:
+            pending.extend(child.children)
+    return found
+
+
+def _walk(top: _Node, parent: str | None, depth: int) -> list[Placement]:
+    out: list[Placement] = []
+    stack: list[tuple[_Node, str | None, int]] = [(top, parent, depth)]
+    while stack:
+        node, parent_call, level = stack.pop()
+        assert node.message is not None
+        out.append(Placement(node.message.call, parent_call, level))
+        children = sorted(node.children, key=_sort_key)
+        stack.extend((child, node.message.call, level + 1) for child in reversed(children))
+    return out
