@@ -39,6 +39,7 @@ This module never touches the disk, the clock or the store.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -109,7 +110,7 @@ class Thread:
 # full-width colons come from Chinese and Japanese clients.
 _PREFIX_RE = re.compile(
     r"\s*(?:(?:re|aw|sv|vs|antw|antwort|fwd?|fw|wg|tr|rif|odp|ynt|res|r|回复|回覆|答复|答覆|转发|轉寄)"
-    r"\s*(?:\[\d+\]|\(\d+\)|\^\d+)?\s*[:：]"
+    r"\s*(?:\[\d+\]|\(\d+\)|\^\d+)?\s*[:\uff1a]"
     r"|\[[^\]]*\])",
     re.IGNORECASE,
 )
@@ -162,7 +163,7 @@ def cluster_keys(message: ThreadInput) -> list[str]:
 
 
 class _Node:
-    __slots__ = ("id", "message", "parent", "children", "own_parent")
+    __slots__ = ("children", "id", "message", "own_parent", "parent")
 
     def __init__(self, id: str, message: ThreadInput | None) -> None:
         self.id = id
@@ -201,7 +202,7 @@ def thread_messages(messages: Iterable[ThreadInput]) -> list[Thread]:
     nodes: list[_Node] = []
     for message in ordered:
         key = message.message_id
-        if key is None or key in by_id and by_id[key].message is not None:
+        if key is None or (key in by_id and by_id[key].message is not None):
             # No Message-ID, or a second message with the same one: nobody can
             # refer to it by id, so it gets a container of its own.
             key = "\0" + message.call
@@ -231,7 +232,7 @@ def thread_messages(messages: Iterable[ThreadInput]) -> list[Thread]:
             node.own_parent = True
     # 2. Implied links from every chain, in sort order, for parentless containers only.
     for chain in chains:
-        for earlier, later in zip(chain, chain[1:], strict=False):
+        for earlier, later in itertools.pairwise(chain):
             child = container(later)
             if child.parent is None:
                 _link(child, container(earlier))

@@ -104,7 +104,7 @@ def test_thread_is_named_after_its_root_and_placeholder_root_after_its_first_ans
         ("RE:Re: re[2]: Hello", ("hello", True)),
         ("[dev] Re: [dev] Hello  world ", ("hello world", True)),
         ("Aw: Sv: Antw: Fwd: FW: Hello", ("hello", True)),
-        ("回复：答复: 你好", ("你好", True)),
+        ("回复\uff1a答复: 你好", ("你好", True)),
         ("[PATCH v2 3/5] md: fix raid5", ("md: fix raid5", False)),
         ("Re:", ("", True)),
         ("", ("", False)),
