@@ -49,6 +49,9 @@ class SiteConfig:
     """The store: call-numbered messages (default ``content``)."""
     output_dir: Path
     """Where ``listlib build`` writes the website (default ``output``)."""
+    cache_dir: Path
+    """Derived data that speeds up builds, such as the thread cache (default ``.cache``);
+    safe to delete at any time."""
 
 
 @dataclass(frozen=True)
@@ -255,7 +258,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     reader = _Reader(root)
     reader.unknown(data, {"site", "lists", "theme", "pop3", "delivery"}, "")
     site_table = reader.table(data, "site", "site")
-    reader.unknown(site_table, {"title", "base_url", "content_dir", "output_dir"}, "site")
+    reader.unknown(site_table, {"title", "base_url", "content_dir", "output_dir", "cache_dir"}, "site")
     base_url = reader.string(site_table, "base_url", "site", check=_check_url)
     if base_url and not base_url.endswith("/"):
         base_url += "/"
@@ -264,11 +267,14 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         base_url=base_url,
         content_dir=reader.path(site_table, "content_dir", "site", "content") or root / "content",
         output_dir=reader.path(site_table, "output_dir", "site", "output") or root / "output",
+        cache_dir=reader.path(site_table, "cache_dir", "site", ".cache") or root / ".cache",
     )
     if site.output_dir == site.content_dir or site.content_dir.is_relative_to(site.output_dir):
         reader.issues.append(
             ConfigIssue("site.output_dir", "must not contain the content folder: builds may delete it")
         )
+    if site.cache_dir.is_relative_to(site.output_dir):
+        reader.issues.append(ConfigIssue("site.cache_dir", "must not be inside the output folder"))
     theme_table = reader.table(data, "theme", "theme")
     reader.unknown(theme_table, {"name", "dir"}, "theme")
     theme = ThemeConfig(

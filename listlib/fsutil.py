@@ -10,11 +10,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import errno
+import fcntl
 import os
+import time
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["fsync_dir", "make_dirs", "sync_files", "write_file"]
+from .errors import LockTimeoutError
+
+__all__ = ["acquire_lock", "fsync_dir", "make_dirs", "release_lock", "sync_files", "write_file"]
 
 _GROUP_SYNC_THRESHOLD = 8
 
@@ -86,3 +91,28 @@ def make_dirs(path: Path) -> None:
         except FileExistsError:
             continue
         fsync_dir(folder.parent)
+
+
+def acquire_lock(path: Path, timeout: float, busy: str) -> int:
+    """Take an exclusive flock on ``path`` (created when missing), waiting up to
+    ``timeout`` seconds; raise LockTimeoutError with the sentence ``busy`` after that.
+    The lock dies with the process, so a killed holder never blocks anyone."""
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return fd
+        except OSError as exc:
+            if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                os.close(fd)
+                raise
+            if time.monotonic() > deadline:
+                os.close(fd)
+                raise LockTimeoutError(busy) from None
+            time.sleep(0.05)
+
+
+def release_lock(fd: int) -> None:
+    fcntl.flock(fd, fcntl.LOCK_UN)
+    os.close(fd)

@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
 __all__ = ["FILED", "PENDING", "SCHEMA_VERSION", "Index", "Row"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 PENDING = 0
 FILED = 1
 
@@ -48,7 +49,8 @@ CREATE TABLE IF NOT EXISTS messages (
 CREATE INDEX IF NOT EXISTS messages_by_id ON messages (list, message_id);
 CREATE INDEX IF NOT EXISTS messages_by_vitals ON messages (list, vitals);
 CREATE INDEX IF NOT EXISTS messages_by_raw ON messages (list, raw_hash);
-CREATE INDEX IF NOT EXISTS messages_by_month ON messages (list, year, month);
+DROP INDEX IF EXISTS messages_by_month;
+CREATE INDEX IF NOT EXISTS messages_by_state_month ON messages (list, state, year, month, call);
 CREATE INDEX IF NOT EXISTS messages_pending ON messages (state) WHERE state = 0;
 """
 
@@ -183,6 +185,74 @@ class Index:
         cursor = self.db.execute(f"SELECT {_COLUMNS} FROM messages ORDER BY call")
         for values in cursor:
             yield Row(*values)
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        """Read a consistent view: writers committing meanwhile are not seen."""
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
+    def slugs(self) -> list[str]:
+        """Lists (and pseudo-lists) that have filed messages."""
+        cursor = self.db.execute(f"SELECT DISTINCT list FROM messages WHERE state = {FILED} ORDER BY list")
+        return [slug for (slug,) in cursor]
+
+    def month_fingerprints(self, slug: str) -> dict[tuple[int, int], str]:
+        """Per month of a list, a short text that changes whenever its set of filed
+        messages does (call numbers are never reused, so count, first and last call
+        number catch additions and removals; the row-id sum catches rebuilds)."""
+        cursor = self.db.execute(
+            "SELECT year, month, count(*), min(call), max(call), total(rowid) FROM messages"
+            f" WHERE list = ? AND state = {FILED} GROUP BY year, month",
+            (slug,),
+        )
+        return {(y, m): f"{n} {first} {last} {int(rowsum)}" for y, m, n, first, last, rowsum in cursor}
+
+    def calls_by_month(self, slug: str) -> list[tuple[str, int, int]]:
+        """(call, year, month) of every filed message of a list."""
+        return self.db.execute(
+            f"SELECT call, year, month FROM messages WHERE list = ? AND state = {FILED}", (slug,)
+        ).fetchall()
+
+    def month_calls(self, slug: str, year: int, month: int) -> list[str]:
+        cursor = self.db.execute(
+            f"SELECT call FROM messages WHERE list = ? AND state = {FILED} AND year = ? AND month = ?",
+            (slug, year, month),
+        )
+        return [call for (call,) in cursor]
+
+    def rows_by_call(self, calls: Iterable[str]) -> list[Row]:
+        """Rows for these call numbers (unknown ones are left out), in call order."""
+        values = list(calls)
+        found: list[Row] = []
+        for start in range(0, len(values), _IN_CHUNK):
+            chunk = values[start : start + _IN_CHUNK]
+            found.extend(self._rows(f"call IN ({', '.join('?' for _ in chunk)})", tuple(chunk)))
+        found.sort()
+        return found
+
+    def rows_by_message_id(self, slug: str, message_id: str) -> list[Row]:
+        return self._rows(f"list = ? AND message_id = ? AND state = {FILED}", (slug, message_id))
+
+    def thread_facts(self, slug: str, calls: Iterable[str] | None = None) -> list[tuple[object, ...]]:
+        """What threading needs of a list's filed messages (all, or these call numbers):
+        tuples of call, message_id, in_reply_to, refs, subject, date, raw_hash, year, month."""
+        select = (
+            "SELECT call, message_id, in_reply_to, refs, subject, date, raw_hash, year, month"
+            f" FROM messages WHERE list = ? AND state = {FILED}"
+        )
+        if calls is None:
+            return self.db.execute(select, (slug,)).fetchall()
+        values = list(calls)
+        found: list[tuple[object, ...]] = []
+        for start in range(0, len(values), _IN_CHUNK):
+            chunk = values[start : start + _IN_CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            found.extend(self.db.execute(f"{select} AND call IN ({marks})", (slug, *chunk)))
+        return found
 
     def count(self) -> int:
         return self.db.execute("SELECT count(*) FROM messages").fetchone()[0]

@@ -22,9 +22,11 @@ CONFIG_TEMPLATE = """\
 title = {title}
 # The public URL the site is published under (used for feeds and permalinks).
 base_url = {base_url}
-# Where messages are stored and where the website is written (defaults shown).
+# Where messages are stored, where the website is written, and where derived
+# data that speeds up builds is kept (defaults shown; the cache is safe to delete).
 # content_dir = "content"
 # output_dir = "output"
+# cache_dir = ".cache"
 
 # One table per list. The slug ("dev" below) is the list's folder and URL path.
 [lists.dev]

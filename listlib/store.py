@@ -22,8 +22,6 @@ sources and never prints.
 
 from __future__ import annotations
 
-import errno
-import fcntl
 import os
 import sqlite3
 import time
@@ -35,8 +33,8 @@ from pathlib import Path
 from typing import Literal
 
 from .dedup import is_same_post
-from .errors import LockTimeoutError, StoreError
-from .fsutil import fsync_dir, make_dirs, sync_files, write_file
+from .errors import StoreError
+from .fsutil import acquire_lock, fsync_dir, make_dirs, release_lock, sync_files, write_file
 from .index import PENDING, SCHEMA_VERSION, Index, Row
 from .layout import encode_sidecar, iter_message_files, make_row, message_path, row_from_file
 from .message import MessageFacts, parse_message
@@ -174,23 +172,12 @@ class Store:
         if self._lock_fd is not None:
             yield
             return
-        fd = os.open(self.root / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        deadline = time.monotonic() + self.lock_timeout
-        while True:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES):
-                    os.close(fd)
-                    raise
-                if time.monotonic() > deadline:
-                    os.close(fd)
-                    raise LockTimeoutError(
-                        f"{self.root}: another listlib process has held the store lock for "
-                        f"{self.lock_timeout:.0f} s; try again later"
-                    ) from None
-                time.sleep(0.05)
+        fd = acquire_lock(
+            self.root / ".lock",
+            self.lock_timeout,
+            f"{self.root}: another listlib process has held the store lock for {self.lock_timeout:.0f} s; "
+            "try again later",
+        )
         self._lock_fd = fd
         try:
             if recover:
@@ -198,8 +185,7 @@ class Store:
             yield
         finally:
             self._lock_fd = None
-            fcntl.flock(fd, fcntl.LOCK_UN)
-            os.close(fd)
+            release_lock(fd)
 
     def _recover(self) -> None:
         """Resolve pending rows and remove temporary files left by a killed process."""

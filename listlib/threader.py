@@ -39,9 +39,10 @@ This module never touches the disk, the clock or the store.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
@@ -117,6 +118,7 @@ _PREFIX_RE = re.compile(
 _SPACE_RE = re.compile(r"\s+")
 
 
+@functools.lru_cache(maxsize=16384)
 def normalize_subject(subject: str) -> tuple[str, bool]:
     """The subject without reply/forward prefixes and ``[tag]`` prefixes, case-folded
     and with runs of white space collapsed; and whether a reply prefix was there."""
@@ -147,13 +149,14 @@ def reference_chain(message: ThreadInput) -> list[str]:
     return chain
 
 
-def cluster_keys(message: ThreadInput) -> list[str]:
-    """The keys through which threading can link this message to another one.
+def cluster_keys(message: ThreadInput, chain: list[str] | None = None) -> list[str]:
+    """The keys through which threading can link this message to another one
+    (``chain``: its ``reference_chain`` when already known).
 
     Two messages whose threads can influence each other are always connected by
     a path of shared keys: ids (``<``-prefixed) and normalized subjects (``s:``).
     """
-    keys = ["<" + ref for ref in reference_chain(message)]
+    keys = ["<" + ref for ref in (reference_chain(message) if chain is None else chain)]
     if message.message_id:
         keys.append("<" + message.message_id)
     subject, _ = normalize_subject(message.subject)
@@ -195,8 +198,11 @@ def _link(child: _Node, parent: _Node) -> bool:
     return True
 
 
-def thread_messages(messages: Iterable[ThreadInput]) -> list[Thread]:
-    """Group messages into threads; the result depends only on the set of messages."""
+def thread_messages(messages: Iterable[ThreadInput], chains: Mapping[str, list[str]] | None = None) -> list[Thread]:
+    """Group messages into threads; the result depends only on the set of messages.
+
+    ``chains`` maps call numbers to their ``reference_chain`` when already known."""
+    chains_of = chains
     ordered = sorted(messages, key=lambda m: m.sort_key)
     by_id: dict[str, _Node] = {}
     nodes: list[_Node] = []
@@ -219,7 +225,11 @@ def thread_messages(messages: Iterable[ThreadInput]) -> list[Thread]:
             node = by_id[ref] = _Node(ref, None)
         return node
 
-    chains = [reference_chain(node.message) for node in nodes if node.message]
+    chains = [
+        reference_chain(message) if chains_of is None else chains_of[message.call]
+        for message in (node.message for node in nodes)
+        if message is not None
+    ]
     # 1. Own claims, latest first: In-Reply-To when archived, else the chain's last id.
     for node, chain in zip(reversed(nodes), reversed(chains), strict=True):
         message = node.message

@@ -10,13 +10,13 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
     {"errors", "values"},
-    {"message", "dating", "config", "fsutil", "index"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox"},
-    {"store"},
+    {"message", "dating", "config", "fsutil", "index", "threader", "threadcache"},
+    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview"},
+    {"store", "threadset"},
     {"filing", "verify", "skeleton"},
     {"cli", "__main__"},
 ]
-ONLY_IN = {"click": {"cli"}, "sqlite3": {"index", "store"}}
+ONLY_IN = {"click": {"cli"}, "sqlite3": {"index", "store", "threadcache", "threadset"}}
 
 
 def module_name(path: Path) -> str:

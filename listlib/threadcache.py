@@ -1,0 +1,371 @@
+"""The thread cache: one SQLite file holding every list's threads, by month (derived data).
+
+Tables::
+
+    meta          cache version, epoch (a random name for this cache file's life),
+                  generation (incremented by every update that changed something)
+    months        per list and month: the store's fingerprint of its messages when
+                  last threaded, and the generation its thread set last changed in
+    messages      per message: month, cluster, thread, parent, depth
+    keys          per list: every threading key -> the cluster of messages that share it
+    threads       per thread: its messages in display order, counts and dates
+    thread_months per thread and month: how many of its messages are in that month
+    gone          thread names that no longer exist, with the thread that now holds
+                  their old root message (re-rooted) or none (removed)
+
+The cache is thrown away and rebuilt when its version differs or it is damaged;
+a new file gets a new epoch, so readers that remember a generation know to start
+over. This module knows SQL, not mail, threading rules or the store.
+"""
+
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
+
+__all__ = ["CACHE_VERSION", "MessageEntry", "MonthEntry", "ThreadCache", "ThreadEntry"]
+
+CACHE_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS months (
+    list TEXT NOT NULL, year INTEGER NOT NULL, month INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL, changed INTEGER NOT NULL,
+    PRIMARY KEY (list, year, month)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS messages (
+    call TEXT PRIMARY KEY, list TEXT NOT NULL, year INTEGER NOT NULL, month INTEGER NOT NULL,
+    cluster TEXT NOT NULL, thread TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS messages_by_cluster ON messages (list, cluster);
+CREATE INDEX IF NOT EXISTS messages_by_month ON messages (list, year, month);
+CREATE TABLE IF NOT EXISTS keys (
+    list TEXT NOT NULL, key TEXT NOT NULL, cluster TEXT NOT NULL,
+    PRIMARY KEY (list, key)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS threads (
+    list TEXT NOT NULL, id TEXT NOT NULL, missing_root TEXT, messages TEXT NOT NULL,
+    count INTEGER NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL, changed INTEGER NOT NULL,
+    PRIMARY KEY (list, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS thread_months (
+    list TEXT NOT NULL, year INTEGER NOT NULL, month INTEGER NOT NULL, thread TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    PRIMARY KEY (list, year, month, thread)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS thread_months_by_thread ON thread_months (list, thread);
+CREATE TABLE IF NOT EXISTS gone (
+    list TEXT NOT NULL, id TEXT NOT NULL, successor TEXT, changed INTEGER NOT NULL,
+    PRIMARY KEY (list, id)
+) WITHOUT ROWID;
+"""
+
+_IN_CHUNK = 500
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+class MessageEntry(NamedTuple):
+    """A message as the cache files it."""
+
+    call: str
+    year: int
+    month: int
+    cluster: str
+    thread: str
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadEntry:
+    """A thread as the cache keeps it."""
+
+    id: str
+    missing_root: str | None
+    messages: tuple[tuple[str, str | None, int], ...]
+    """(call, parent call, depth) in display order."""
+    first: int
+    """Date of its earliest message (seconds)."""
+    last: int
+    months: tuple[tuple[int, int, int], ...]
+    """(year, month, messages in that month), oldest first."""
+
+    @property
+    def count(self) -> int:
+        return len(self.messages)
+
+
+class MonthEntry(NamedTuple):
+    """One month of a list: its threads and how many of its messages each holds."""
+
+    year: int
+    month: int
+    threads: tuple[tuple[str, int], ...]
+    """(thread id, messages of the thread in this month)."""
+
+
+class ThreadCache:
+    """A connection to the cache file. Writes happen inside ``transaction()``."""
+
+    def __init__(self, path: Path) -> None:
+        """Open (or create) the cache; raises sqlite3.DatabaseError when it is damaged."""
+        self.path = path
+        self.db = sqlite3.connect(path, isolation_level=None, timeout=60)
+        try:
+            self.db.execute("PRAGMA journal_mode=WAL")
+            self.db.execute("PRAGMA synchronous=NORMAL")
+            version = self._meta("version") if self._has_meta() else None
+            if version is not None and version != str(CACHE_VERSION):
+                raise sqlite3.DatabaseError(f"cache version {version}, expected {CACHE_VERSION}")
+            self.db.executescript(_SCHEMA)
+            if version is None:
+                with self.transaction():
+                    self._set_meta("version", str(CACHE_VERSION))
+                    self._set_meta("epoch", secrets.token_hex(8))
+                    self._set_meta("generation", "0")
+            self.epoch = self._meta("epoch") or ""
+        except sqlite3.DatabaseError:
+            self.db.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    @staticmethod
+    def discard(path: Path) -> None:
+        """Remove a cache file and its journals."""
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+    # -- meta ---------------------------------------------------------------------------
+
+    def _has_meta(self) -> bool:
+        row = self.db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+        return row is not None
+
+    def _meta(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def _set_meta(self, key: str, value: str) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", (key, value))
+
+    @property
+    def generation(self) -> int:
+        return int(self._meta("generation") or 0)
+
+    def set_generation(self, generation: int) -> None:
+        self._set_meta("generation", str(generation))
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    @contextmanager
+    def snapshot(self) -> Iterator[None]:
+        self.db.execute("BEGIN")
+        try:
+            yield
+        finally:
+            self.db.execute("COMMIT")
+
+    # -- reading ------------------------------------------------------------------------
+
+    def slugs(self) -> list[str]:
+        return [slug for (slug,) in self.db.execute("SELECT DISTINCT list FROM months ORDER BY list")]
+
+    def fingerprints(self, slug: str) -> dict[tuple[int, int], str]:
+        cursor = self.db.execute("SELECT year, month, fingerprint FROM months WHERE list = ?", (slug,))
+        return {(y, m): fingerprint for y, m, fingerprint in cursor}
+
+    def month_calls(self, slug: str, year: int, month: int) -> list[str]:
+        cursor = self.db.execute(
+            "SELECT call FROM messages WHERE list = ? AND year = ? AND month = ?", (slug, year, month)
+        )
+        return [call for (call,) in cursor]
+
+    def _in(self, select: str, slug: str, values: Iterable[str]) -> list[tuple[object, ...]]:
+        items = list(values)
+        found: list[tuple[object, ...]] = []
+        for start in range(0, len(items), _IN_CHUNK):
+            chunk = items[start : start + _IN_CHUNK]
+            found.extend(self.db.execute(select.format(", ".join("?" for _ in chunk)), (slug, *chunk)))
+        return found
+
+    def clusters_of_keys(self, slug: str, keys: Iterable[str]) -> set[str]:
+        return {str(c) for (c,) in self._in("SELECT cluster FROM keys WHERE list = ? AND key IN ({})", slug, keys)}
+
+    def messages_of_calls(self, slug: str, calls: Iterable[str]) -> list[MessageEntry]:
+        select = "SELECT call, year, month, cluster, thread FROM messages WHERE list = ? AND call IN ({})"
+        return [MessageEntry(*row) for row in self._in(select, slug, calls)]  # type: ignore[arg-type]
+
+    def messages_of_clusters(self, slug: str, clusters: Iterable[str]) -> list[MessageEntry]:
+        select = "SELECT call, year, month, cluster, thread FROM messages WHERE list = ? AND cluster IN ({})"
+        return [MessageEntry(*row) for row in self._in(select, slug, clusters)]  # type: ignore[arg-type]
+
+    def threads_by_id(self, slug: str, ids: Iterable[str]) -> dict[str, ThreadEntry]:
+        select = "SELECT id, missing_root, messages, first, last FROM threads WHERE list = ? AND id IN ({})"
+        found = {}
+        for thread_id, missing_root, messages, first, last in self._in(select, slug, ids):
+            found[str(thread_id)] = self._thread_entry(slug, thread_id, missing_root, messages, first, last)
+        return found
+
+    def _thread_entry(self, slug: str, *values: object) -> ThreadEntry:
+        thread_id, missing_root, messages, first, last = values
+        months = self.db.execute(
+            "SELECT year, month, count FROM thread_months WHERE list = ? AND thread = ? ORDER BY year, month",
+            (slug, thread_id),
+        ).fetchall()
+        return ThreadEntry(
+            id=str(thread_id),
+            missing_root=missing_root if isinstance(missing_root, str) else None,
+            messages=tuple((c, p, d) for c, p, d in json.loads(str(messages))),
+            first=int(first),  # type: ignore[call-overload]
+            last=int(last),  # type: ignore[call-overload]
+            months=tuple(months),
+        )
+
+    def thread(self, slug: str, thread_id: str) -> ThreadEntry | None:
+        return self.threads_by_id(slug, [thread_id]).get(thread_id)
+
+    def thread_of(self, slug: str, call: str) -> str | None:
+        row = self.db.execute("SELECT thread FROM messages WHERE list = ? AND call = ?", (slug, call)).fetchone()
+        return row[0] if row else None
+
+    def thread_ids(self, slug: str) -> list[str]:
+        return [t for (t,) in self.db.execute("SELECT id FROM threads WHERE list = ? ORDER BY id", (slug,))]
+
+    def months(self, slug: str) -> list[MonthEntry]:
+        """Every month of a list that has messages, oldest first, with its threads."""
+        cursor = self.db.execute(
+            "SELECT year, month, thread, count FROM thread_months WHERE list = ? ORDER BY year, month, thread",
+            (slug,),
+        )
+        found: dict[tuple[int, int], list[tuple[str, int]]] = {}
+        for year, month, thread_id, count in cursor:
+            found.setdefault((year, month), []).append((thread_id, count))
+        return [MonthEntry(y, m, tuple(threads)) for (y, m), threads in found.items()]
+
+    def month(self, slug: str, year: int, month: int) -> MonthEntry:
+        cursor = self.db.execute(
+            "SELECT thread, count FROM thread_months WHERE list = ? AND year = ? AND month = ? ORDER BY thread",
+            (slug, year, month),
+        )
+        return MonthEntry(year, month, tuple(cursor))
+
+    def gone(self, slug: str) -> dict[str, str | None]:
+        cursor = self.db.execute("SELECT id, successor FROM gone WHERE list = ?", (slug,))
+        return dict(cursor.fetchall())
+
+    def changed_since(self, generation: int) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str | None], set]:
+        """Threads changed, thread names gone, and months changed after ``generation``."""
+        threads = {(s, t) for s, t in self.db.execute("SELECT list, id FROM threads WHERE changed > ?", (generation,))}
+        gone = {
+            (s, t): successor
+            for s, t, successor in self.db.execute(
+                "SELECT list, id, successor FROM gone WHERE changed > ?", (generation,)
+            )
+        }
+        months = {
+            (s, y, m)
+            for s, y, m in self.db.execute("SELECT list, year, month FROM months WHERE changed > ?", (generation,))
+        }
+        return threads, gone, months
+
+    # -- writing (inside a transaction) ----------------------------------------------------
+
+    def forget(self, slug: str, calls: Iterable[str], threads: Iterable[str]) -> None:
+        """Remove messages and threads (before rewriting them).
+
+        Keys are overwritten, never deleted: a key no message carries any more
+        can only widen a later update's cluster lookup, never narrow it."""
+        self.db.executemany("DELETE FROM messages WHERE call = ?", ((c,) for c in calls))
+        thread_list = list(threads)
+        self.db.executemany("DELETE FROM threads WHERE list = ? AND id = ?", ((slug, t) for t in thread_list))
+        self.db.executemany("DELETE FROM thread_months WHERE list = ? AND thread = ?", ((slug, t) for t in thread_list))
+
+    def add_messages(self, slug: str, entries: Iterable[tuple[str, int, int, str, str]]) -> None:
+        """(call, year, month, cluster, thread) tuples."""
+        self.db.executemany(
+            f"INSERT INTO messages (call, list, year, month, cluster, thread) VALUES (?, {_quote(slug)}, ?, ?, ?, ?)",
+            entries,
+        )
+
+    def add_keys(self, slug: str, keys: Iterable[tuple[str, str]]) -> None:
+        """(key, cluster) pairs."""
+        self.db.executemany(
+            "INSERT OR REPLACE INTO keys (list, key, cluster) VALUES (?, ?, ?)", ((slug, k, c) for k, c in keys)
+        )
+
+    def add_threads(self, slug: str, threads: Iterable[ThreadEntry], generations: dict[str, int]) -> None:
+        """Write threads; ``generations`` gives each one's ``changed`` generation."""
+        items = list(threads)
+        self.db.executemany(
+            "INSERT INTO threads (list, id, missing_root, messages, count, first, last, changed)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                (
+                    slug,
+                    t.id,
+                    t.missing_root,
+                    json.dumps(t.messages, separators=(",", ":")),
+                    t.count,
+                    t.first,
+                    t.last,
+                    generations[t.id],
+                )
+                for t in items
+            ),
+        )
+        self.db.executemany(
+            "INSERT INTO thread_months (list, year, month, thread, count) VALUES (?, ?, ?, ?, ?)",
+            ((slug, y, m, t.id, n) for t in items for y, m, n in t.months),
+        )
+
+    def set_gone(self, slug: str, thread_id: str, successor: str | None, generation: int) -> None:
+        self.db.execute(
+            "INSERT OR REPLACE INTO gone (list, id, successor, changed) VALUES (?, ?, ?, ?)",
+            (slug, thread_id, successor, generation),
+        )
+
+    def unset_gone(self, slug: str, thread_ids: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM gone WHERE list = ? AND id = ?", ((slug, t) for t in thread_ids))
+
+    def set_month(self, slug: str, year: int, month: int, fingerprint: str | None, changed: int | None) -> None:
+        """Record a month's fingerprint (None: the month is empty now) and, when given,
+        the generation its thread set changed in."""
+        if fingerprint is None:
+            self.db.execute("DELETE FROM months WHERE list = ? AND year = ? AND month = ?", (slug, year, month))
+            if changed is not None:
+                # Keep a tombstone so that readers learn the month page must go.
+                self.db.execute(
+                    "INSERT INTO months (list, year, month, fingerprint, changed) VALUES (?, ?, ?, '', ?)",
+                    (slug, year, month, changed),
+                )
+            return
+        if changed is None:
+            self.db.execute(
+                "UPDATE months SET fingerprint = ? WHERE list = ? AND year = ? AND month = ?",
+                (fingerprint, slug, year, month),
+            )
+            if self.db.execute("SELECT changes()").fetchone()[0]:
+                return
+            changed = self.generation
+        self.db.execute(
+            "INSERT OR REPLACE INTO months (list, year, month, fingerprint, changed) VALUES (?, ?, ?, ?, ?)",
+            (slug, year, month, fingerprint, changed),
+        )

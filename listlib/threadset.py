@@ -1,0 +1,389 @@
+"""Keeps every list's threads in step with the store, and says what changed.
+
+``ThreadSet.update`` compares, per list and month, the store's fingerprint of
+its messages with the one recorded in the thread cache. Unchanged months cost
+nothing. For changed months it finds the added and removed messages and
+rethreads only the *clusters* they can reach: messages linked by a shared
+Message-ID, reference or normalized subject (``threader.cluster_keys``). The
+threader's decisions never cross clusters, so the result is exactly what
+threading everything from scratch gives; tests check that.
+
+Each update that changes something gets a new *generation*; threads and months
+remember the generation they last changed in, and re-rooted or removed thread
+names are remembered with their successor. A renderer asks
+``changes_since(epoch, generation)`` with what it saw last and gets exactly the
+threads and months to rebuild; a renderer that crashed simply asks again.
+
+This module never writes to the store and never renders.
+"""
+
+from __future__ import annotations
+
+import gc
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import StoreError
+from .fsutil import acquire_lock, release_lock
+from .index import Index
+from .threadcache import MessageEntry, MonthEntry, ThreadCache, ThreadEntry
+from .threader import Thread, ThreadInput, cluster_keys, reference_chain, thread_messages
+from .values import FAILED, Month
+
+__all__ = ["ThreadChanges", "ThreadSet", "thread_input"]
+
+_FULL_FETCH = 24
+"""Changed months above which a list's call numbers are read in one query."""
+
+
+@dataclass(frozen=True)
+class ThreadChanges:
+    """What changed in the threads since some generation."""
+
+    epoch: str
+    """Name of the cache's life; a different epoch than remembered means: rebuild all."""
+    generation: int
+    """The cache's generation now; pass it back to ``changes_since`` next time."""
+    everything: bool = False
+    """True when the caller's generation belongs to another epoch: treat all as changed."""
+    threads: frozenset[tuple[str, str]] = frozenset()
+    """(list slug, thread id) of threads that are new or whose messages or shape changed."""
+    gone: Mapping[tuple[str, str], str | None] = field(default_factory=dict)
+    """(list slug, thread id) of names that no longer name a thread -> the thread that
+    now holds that root message (it was re-rooted), or None (its messages are gone)."""
+    months: frozenset[tuple[str, Month]] = frozenset()
+    """(list slug, month) whose thread list changed (including months now empty)."""
+    rethreaded: int = 0
+    """Messages threaded again by the update that produced this report."""
+
+
+def thread_input(facts: Sequence[object]) -> ThreadInput:
+    """A threader input from an ``Index.thread_facts`` tuple."""
+    call, message_id, in_reply_to, refs, subject, date, raw_hash = facts[:7]
+    return ThreadInput(call, message_id, in_reply_to, tuple(refs.split()) if refs else (), subject, date, raw_hash)  # type: ignore[arg-type,union-attr]
+
+
+class ThreadSet:
+    """The thread cache of one site, opened for reading and updating."""
+
+    def __init__(self, folder: Path, *, lock_timeout: float = 60.0) -> None:
+        self.folder = folder
+        self.path = folder / "threads.sqlite"
+        self.lock_timeout = lock_timeout
+        self._cache: ThreadCache | None = None
+
+    def open(self) -> ThreadSet:
+        """Open the cache, creating it, or rebuilding it silently when stale or damaged."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"{self.folder}: cannot create the cache folder: {exc.strerror}") from exc
+        try:
+            self._cache = ThreadCache(self.path)
+        except sqlite3.DatabaseError:
+            with self._locked():
+                ThreadCache.discard(self.path)
+                self._cache = ThreadCache(self.path)
+        return self
+
+    def close(self) -> None:
+        if self._cache is not None:
+            self._cache.close()
+            self._cache = None
+
+    def __enter__(self) -> ThreadSet:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def cache(self) -> ThreadCache:
+        if self._cache is None:
+            raise RuntimeError("the thread set is not open")
+        return self._cache
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        fd = acquire_lock(
+            self.folder / "threads.lock",
+            self.lock_timeout,
+            f"{self.folder}: another listlib process has been updating the threads for "
+            f"{self.lock_timeout:.0f} s; try again later",
+        )
+        try:
+            yield
+        finally:
+            release_lock(fd)
+
+    # -- updating ---------------------------------------------------------------------
+
+    def update(self, index: Index) -> ThreadChanges:
+        """Bring the cache up to date with the store's filed messages; report what changed."""
+        with self._locked(), _without_gc():
+            try:
+                return self._update(index)
+            except sqlite3.DatabaseError:
+                # A damaged cache is only a cache: start over (a new epoch tells readers).
+                self.close()
+                ThreadCache.discard(self.path)
+                self._cache = ThreadCache(self.path)
+                return self._update(index)
+
+    def _update(self, index: Index) -> ThreadChanges:
+        cache = self.cache
+        generation = cache.generation + 1
+        report = _Report()
+        with index.snapshot():
+            slugs = set(index.slugs()) - {FAILED}
+            for slug in sorted(slugs | set(cache.slugs())):
+                fresh = index.month_fingerprints(slug) if slug in slugs else {}
+                with cache.transaction():
+                    _update_list(index, cache, slug, fresh, generation, report)
+                    if report.touched:
+                        cache.set_generation(generation)
+        return ThreadChanges(
+            epoch=cache.epoch,
+            generation=cache.generation,
+            threads=frozenset(report.threads),
+            gone=report.gone,
+            months=frozenset(report.months),
+            rethreaded=report.rethreaded,
+        )
+
+    # -- reading ----------------------------------------------------------------------
+
+    def changes_since(self, epoch: str, generation: int) -> ThreadChanges:
+        """Threads and months changed after ``generation`` of ``epoch``."""
+        cache = self.cache
+        with cache.snapshot():
+            now = cache.generation
+            if epoch != cache.epoch:
+                return ThreadChanges(epoch=cache.epoch, generation=now, everything=True)
+            threads, gone, months = cache.changed_since(generation)
+        return ThreadChanges(
+            epoch=cache.epoch,
+            generation=now,
+            threads=frozenset(threads),
+            gone=gone,
+            months=frozenset((s, Month(y, m)) for s, y, m in months),
+        )
+
+    def slugs(self) -> list[str]:
+        return self.cache.slugs()
+
+    def months(self, slug: str) -> list[MonthEntry]:
+        return self.cache.months(slug)
+
+    def month(self, slug: str, month: Month) -> MonthEntry:
+        return self.cache.month(slug, month.year, month.month)
+
+    def thread(self, slug: str, thread_id: str) -> ThreadEntry | None:
+        return self.cache.thread(slug, thread_id)
+
+    def threads(self, slug: str, thread_ids: Iterable[str]) -> dict[str, ThreadEntry]:
+        return self.cache.threads_by_id(slug, thread_ids)
+
+    def thread_ids(self, slug: str) -> list[str]:
+        return self.cache.thread_ids(slug)
+
+    def thread_of(self, slug: str, call: str) -> str | None:
+        return self.cache.thread_of(slug, call)
+
+    def gone(self, slug: str) -> dict[str, str | None]:
+        return self.cache.gone(slug)
+
+
+@contextmanager
+def _without_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector: threading creates tens of thousands of
+    linked nodes, and collections triggered midway cost a third of the time."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.threads: set[tuple[str, str]] = set()
+        self.gone: dict[tuple[str, str], str | None] = {}
+        self.months: set[tuple[str, Month]] = set()
+        self.rethreaded = 0
+        self.touched = False
+
+
+def _update_list(
+    index: Index,
+    cache: ThreadCache,
+    slug: str,
+    fresh: dict[tuple[int, int], str],
+    generation: int,
+    report: _Report,
+) -> None:
+    known = {month: fp for month, fp in cache.fingerprints(slug).items() if fp}
+    changed = [month for month in fresh.keys() | known.keys() if fresh.get(month) != known.get(month)]
+    if not changed:
+        return
+    added, removed = _changed_calls(index, cache, slug, changed, full=not known or len(changed) > _FULL_FETCH)
+    if added or removed:
+        report.touched = True
+        touched_months = _rethread(index, cache, slug, added, removed, generation, report, everything=not known)
+    else:
+        touched_months = set()
+    for year, month in changed:
+        now_empty = (year, month) not in fresh
+        is_new = (year, month) not in known
+        mark = generation if (year, month) in touched_months or now_empty or is_new else None
+        cache.set_month(slug, year, month, fresh.get((year, month)), mark)
+    for year, month in touched_months - set(changed):
+        cache.set_month(slug, year, month, known[(year, month)], generation)
+    report.months.update((slug, Month(y, m)) for y, m in touched_months | {m for m in changed if m not in fresh})
+
+
+def _changed_calls(
+    index: Index, cache: ThreadCache, slug: str, months: list[tuple[int, int]], *, full: bool
+) -> tuple[set[str], set[str]]:
+    wanted = set(months)
+    fresh: set[str] = set()
+    if full:
+        fresh = {call for call, year, month in index.calls_by_month(slug) if (year, month) in wanted}
+    else:
+        for year, month in months:
+            fresh.update(index.month_calls(slug, year, month))
+    cached: set[str] = set()
+    for year, month in months:
+        cached.update(cache.month_calls(slug, year, month))
+    return fresh - cached, cached - fresh
+
+
+def _rethread(
+    index: Index,
+    cache: ThreadCache,
+    slug: str,
+    added: set[str],
+    removed: set[str],
+    generation: int,
+    report: _Report,
+    *,
+    everything: bool,
+) -> set[tuple[int, int]]:
+    """Rethread the clusters that added and removed messages reach; returns the
+    months whose thread list changed."""
+    work = _Closure(index, cache, slug, added, removed, everything=everything)
+    threads = thread_messages(work.inputs, work.chains)
+    report.rethreaded += len(work.inputs)
+    entries = {t.id: _entry(t, work.month_of, work.date_of) for t in threads}
+    old_thread_ids = {entry.thread for entry in work.old_entries}
+    old_threads = cache.threads_by_id(slug, old_thread_ids) if old_thread_ids else {}
+    changed = {tid for tid, entry in entries.items() if old_threads.get(tid) != entry}
+    vanished = old_thread_ids - entries.keys()
+
+    thread_of_call = {p.call: t.id for t in threads for p in t.messages}
+    touched_months: set[tuple[int, int]] = set()
+    for tid in changed:
+        touched_months.update((y, m) for y, m, _ in entries[tid].months)
+        report.threads.add((slug, tid))
+    for tid in changed | vanished:
+        if tid in old_threads:
+            touched_months.update((y, m) for y, m, _ in old_threads[tid].months)
+    for tid in vanished:
+        successor = thread_of_call.get(tid)
+        report.gone[(slug, tid)] = successor
+        cache.set_gone(slug, tid, successor, generation)
+    if not everything:
+        cache.unset_gone(slug, changed)
+        cache.forget(slug, [e.call for e in work.old_entries], (changed | vanished) & old_thread_ids)
+
+    cluster_of = _clusters(work.keys_of)
+    cache.add_messages(
+        slug, ((call, y, m, cluster_of[call], thread_of_call[call]) for call, (y, m) in work.month_of.items())
+    )
+    cache.add_keys(slug, {key: cluster_of[call] for call, keys in work.keys_of.items() for key in keys}.items())
+    cache.add_threads(slug, (entries[tid] for tid in sorted(changed)), dict.fromkeys(changed, generation))
+    return touched_months
+
+
+class _Closure:
+    """The messages an update must rethread: the added ones, plus every kept message
+    of the clusters that the added and removed ones reach."""
+
+    def __init__(
+        self, index: Index, cache: ThreadCache, slug: str, added: set[str], removed: set[str], *, everything: bool
+    ) -> None:
+        facts = index.thread_facts(slug) if everything else index.thread_facts(slug, added)
+        new_facts = [f for f in facts if f[0] in added]
+        self.inputs = [thread_input(f) for f in new_facts]
+        self.chains: dict[str, list[str]] = {}
+        self.keys_of: dict[str, list[str]] = {}
+        self._add_keys(self.inputs)
+        self.old_entries: list[MessageEntry] = []
+        kept_facts: list[tuple[object, ...]] = []
+        if not everything:
+            clusters = cache.clusters_of_keys(slug, {k for keys in self.keys_of.values() for k in keys})
+            clusters.update(entry.cluster for entry in cache.messages_of_calls(slug, removed))
+            self.old_entries = cache.messages_of_clusters(slug, clusters)
+            kept_facts = index.thread_facts(slug, [e.call for e in self.old_entries if e.call not in removed])
+            kept_inputs = [thread_input(f) for f in kept_facts]
+            self._add_keys(kept_inputs)
+            self.inputs.extend(kept_inputs)
+        self.month_of: dict[str, tuple[int, int]] = {f[0]: (f[7], f[8]) for f in new_facts + kept_facts}  # type: ignore[misc]
+        self.date_of = {message.call: message.date for message in self.inputs}
+
+    def _add_keys(self, inputs: list[ThreadInput]) -> None:
+        for message in inputs:
+            chain = self.chains[message.call] = reference_chain(message)
+            self.keys_of[message.call] = cluster_keys(message, chain)
+
+
+def _entry(thread: Thread, month_of: dict[str, tuple[int, int]], date_of: dict[str, int]) -> ThreadEntry:
+    counts: dict[tuple[int, int], int] = {}
+    dates = []
+    for placement in thread.messages:
+        month = month_of[placement.call]
+        counts[month] = counts.get(month, 0) + 1
+        dates.append(date_of[placement.call])
+    return ThreadEntry(
+        id=thread.id,
+        missing_root=thread.missing_root,
+        messages=tuple((p.call, p.parent, p.depth) for p in thread.messages),
+        first=min(dates),
+        last=max(dates),
+        months=tuple((y, m, n) for (y, m), n in sorted(counts.items())),
+    )
+
+
+def _clusters(keys_of: dict[str, list[str]]) -> dict[str, str]:
+    """Call number -> its cluster's name (the smallest call number in it)."""
+    calls = list(keys_of)
+    parent = list(range(len(calls)))
+    holder: dict[str, int] = {}
+    """Key -> the first message seen with it."""
+
+    def find(item: int) -> int:
+        root = item
+        while parent[root] != root:
+            root = parent[root]
+        while parent[item] != root:
+            parent[item], item = root, parent[item]
+        return root
+
+    for number, call in enumerate(calls):
+        for key in keys_of[call]:
+            other = holder.setdefault(key, number)
+            if other != number:
+                a, b = find(other), find(number)
+                if a != b:
+                    parent[max(a, b)] = min(a, b)
+    smallest: dict[int, str] = {}
+    for number, call in enumerate(calls):
+        root = find(number)
+        if call < smallest.get(root, "~"):
+            smallest[root] = call
+    return {call: smallest[find(number)] for number, call in enumerate(calls)}
