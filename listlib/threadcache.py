@@ -186,7 +186,7 @@ class ThreadCache:
     # -- reading ------------------------------------------------------------------------
 
     def slugs(self) -> list[str]:
-        return [slug for (slug,) in self.db.execute("SELECT DISTINCT list FROM months ORDER BY list")]
+        return [slug for (slug,) in self.db.execute("SELECT DISTINCT list FROM months WHERE fingerprint != '' ORDER BY list")]
 
     def fingerprints(self, slug: str) -> dict[tuple[int, int], str]:
         cursor = self.db.execute("SELECT year, month, fingerprint FROM months WHERE list = ?", (slug,))

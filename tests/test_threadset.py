@@ -1,0 +1,282 @@
+"""The thread cache: incremental updates agree with a rebuild, and report exactly what changed."""
+
+from __future__ import annotations
+
+import calendar
+import random
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from listlib.index import FILED, PENDING, Index, Row
+from listlib.threadcache import CACHE_VERSION
+from listlib.threadset import ThreadSet
+from listlib.values import Month
+
+
+def day(n: float) -> int:
+    """Seconds of day n after 2024-01-01 (day 31 is in February)."""
+    return calendar.timegm((2024, 1, 1, 0, 0, 0)) + int(n * 86400)
+
+
+def make_row(
+    call: str,
+    *,
+    mid: str | None = None,
+    irt: str | None = None,
+    refs: tuple[str, ...] = (),
+    subject: str = "Topic",
+    date: int,
+    slug: str = "dev",
+    state: int = FILED,
+) -> Row:
+    stamp = time.gmtime(date)
+    return Row(
+        call=call,
+        list=slug,
+        path=f"{slug}/{stamp.tm_year:04d}/{stamp.tm_mon:02d}/{call}.eml",
+        state=state,
+        message_id=mid,
+        vitals="v",
+        raw_hash="h" + call,
+        size=1,
+        date=date,
+        date_source="date",
+        year=stamp.tm_year,
+        month=stamp.tm_mon,
+        subject=subject,
+        from_name="",
+        from_addr="",
+        in_reply_to=irt,
+        refs=" ".join(refs),
+        collision=0,
+        reason=None,
+        origin="test",
+    )
+
+
+@pytest.fixture
+def index(tmp_path: Path) -> Iterator[Index]:
+    index = Index(tmp_path / "index.sqlite")
+    yield index
+    index.close()
+
+
+@pytest.fixture
+def threadset(tmp_path: Path) -> Iterator[ThreadSet]:
+    with ThreadSet(tmp_path / "cache") as opened:
+        yield opened
+
+
+def add(index: Index, *rows: Row) -> None:
+    index.begin()
+    index.insert_many(rows)
+    index.commit()
+
+
+def remove(index: Index, *calls: str) -> None:
+    index.begin()
+    index.delete(calls)
+    index.commit()
+
+
+def snapshot(threadset: ThreadSet) -> dict[str, object]:
+    """Everything the cache says about the threads, independent of generations."""
+    found: dict[str, object] = {}
+    for slug in threadset.slugs():
+        ids = threadset.thread_ids(slug)
+        found[slug] = (
+            threadset.threads(slug, ids),
+            [m for m in threadset.months(slug)],
+            {
+                call: threadset.thread_of(slug, call)
+                for t in threadset.threads(slug, ids).values()
+                for call, *_ in t.messages
+            },
+        )
+    return found
+
+
+def rebuilt(index: Index, folder: Path) -> dict[str, object]:
+    with ThreadSet(folder) as fresh:
+        fresh.update(index)
+        return snapshot(fresh)
+
+
+def test_first_update_threads_every_list_and_month(index: Index, threadset: ThreadSet) -> None:
+    add(
+        index,
+        make_row("c0000001", mid="a", subject="Hello", date=day(1)),
+        make_row("c0000002", mid="b", irt="a", refs=("a",), subject="Re: Hello", date=day(40)),
+        make_row("c0000003", mid="x", subject="Other list", date=day(2), slug="announce"),
+        make_row("c0000004", mid="p", irt="a", date=day(3), state=PENDING),
+    )
+    changes = threadset.update(index)
+    assert changes.rethreaded == 3
+    assert changes.threads == {("dev", "c0000001"), ("announce", "c0000003")}
+    assert changes.months == {("dev", Month(2024, 1)), ("dev", Month(2024, 2)), ("announce", Month(2024, 1))}
+    thread = threadset.thread("dev", "c0000001")
+    assert thread is not None
+    assert thread.messages == (("c0000001", None, 0), ("c0000002", "c0000001", 1))
+    assert thread.months == ((2024, 1, 1), (2024, 2, 1))
+    assert (thread.first, thread.last, thread.count) == (day(1), day(40), 2)
+    # A thread spanning months is listed in each, with its count there.
+    assert [(m.year, m.month, m.threads) for m in threadset.months("dev")] == [
+        (2024, 1, (("c0000001", 1),)),
+        (2024, 2, (("c0000001", 1),)),
+    ]
+
+
+def test_update_without_changes_rethreads_nothing(index: Index, threadset: ThreadSet) -> None:
+    add(index, make_row("c0000001", mid="a", date=day(1)), make_row("c0000002", mid="b", irt="a", date=day(2)))
+    first = threadset.update(index)
+    again = threadset.update(index)
+    assert again.rethreaded == 0
+    assert again.generation == first.generation
+    assert not (again.threads or again.months or again.gone)
+
+
+def test_adding_a_reply_rethreads_only_its_cluster_and_reports_its_thread(index: Index, threadset: ThreadSet) -> None:
+    add(
+        index,
+        make_row("c0000001", mid="a", subject="Spanning", date=day(1)),
+        make_row("c0000002", mid="b", irt="a", subject="Re: Spanning", date=day(35)),
+        make_row("c0000003", mid="c", subject="Unrelated", date=day(36)),
+        make_row("c0000004", mid="d", subject="Also unrelated", date=day(70)),
+    )
+    threadset.update(index)
+    add(index, make_row("c0000005", mid="e", irt="b", refs=("a", "b"), subject="Re: Spanning", date=day(36)))
+    changes = threadset.update(index)
+    assert changes.rethreaded == 3
+    assert changes.threads == {("dev", "c0000001")}
+    # Its January page shows the thread's new total, so January changed too.
+    assert changes.months == {("dev", Month(2024, 1)), ("dev", Month(2024, 2))}
+    assert not changes.gone
+
+
+def test_late_root_renames_the_thread_and_records_the_successor(index: Index, threadset: ThreadSet) -> None:
+    add(index, make_row("c0000002", mid="b", irt="a", refs=("a",), subject="Re: Late", date=day(2)))
+    threadset.update(index)
+    assert threadset.thread_ids("dev") == ["c0000002"]
+    add(index, make_row("c0000009", mid="a", subject="Late", date=day(1)))
+    changes = threadset.update(index)
+    assert threadset.thread_ids("dev") == ["c0000009"]
+    assert changes.threads == {("dev", "c0000009")}
+    assert changes.gone == {("dev", "c0000002"): "c0000009"}
+    assert threadset.gone("dev") == {"c0000002": "c0000009"}
+
+
+def test_removing_a_message_rethreads_its_thread(index: Index, threadset: ThreadSet) -> None:
+    add(
+        index,
+        make_row("c0000001", mid="a", date=day(1)),
+        make_row("c0000002", mid="b", irt="a", date=day(2)),
+        make_row("c0000003", mid="c", irt="b", date=day(40)),
+    )
+    threadset.update(index)
+    remove(index, "c0000001")
+    changes = threadset.update(index)
+    assert changes.gone == {("dev", "c0000001"): None}
+    assert changes.threads == {("dev", "c0000002")}
+    assert changes.months == {("dev", Month(2024, 1)), ("dev", Month(2024, 2))}
+    remove(index, "c0000002", "c0000003")
+    changes = threadset.update(index)
+    assert threadset.thread_ids("dev") == []
+    assert threadset.months("dev") == []
+    assert changes.months == {("dev", Month(2024, 1)), ("dev", Month(2024, 2))}
+
+
+def test_changes_since_a_generation_add_up(index: Index, threadset: ThreadSet) -> None:
+    add(index, make_row("c0000001", mid="a", subject="One", date=day(1)))
+    start = threadset.update(index)
+    add(index, make_row("c0000002", mid="b", subject="Two", date=day(40)))
+    threadset.update(index)
+    add(index, make_row("c0000003", mid="c", irt="a", subject="Re: One", date=day(2)))
+    threadset.update(index)
+    since = threadset.changes_since(start.epoch, start.generation)
+    assert not since.everything
+    assert since.threads == {("dev", "c0000001"), ("dev", "c0000002")}
+    assert since.months == {("dev", Month(2024, 1)), ("dev", Month(2024, 2))}
+    latest = threadset.changes_since(since.epoch, since.generation)
+    assert not (latest.threads or latest.months)
+    assert threadset.changes_since("another-epoch", 3).everything
+
+
+def test_damaged_or_stale_cache_is_rebuilt_silently(index: Index, tmp_path: Path) -> None:
+    add(index, make_row("c0000001", mid="a", date=day(1)), make_row("c0000002", mid="b", irt="a", date=day(2)))
+    folder = tmp_path / "cache"
+    with ThreadSet(folder) as threadset:
+        first = threadset.update(index)
+        expected = snapshot(threadset)
+    (folder / "threads.sqlite").write_bytes(b"this is not a database" * 100)
+    for suffix in ("-wal", "-shm"):
+        (folder / f"threads.sqlite{suffix}").unlink(missing_ok=True)
+    with ThreadSet(folder) as threadset:
+        changes = threadset.update(index)
+        assert changes.epoch != first.epoch
+        assert threadset.changes_since(first.epoch, first.generation).everything
+        assert snapshot(threadset) == expected
+    with ThreadSet(folder) as threadset:
+        threadset.cache.db.execute("UPDATE meta SET value = ? WHERE key = 'version'", (str(CACHE_VERSION + 1),))
+    with ThreadSet(folder) as threadset:
+        assert threadset.update(index).rethreaded == 2
+        assert snapshot(threadset) == expected
+
+
+# Incremental updates in any order of additions and removals agree with a rebuild.
+
+IDS = [f"i{n}" for n in range(10)]
+SUBJECTS = ["Hello", "Re: Hello", "Other", "Re: Other", ""]
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> tuple[list[Row], list[list[str]], list[list[str]]]:
+    count = draw(st.integers(min_value=1, max_value=14))
+    rows = []
+    for n in range(count):
+        rows.append(
+            make_row(
+                f"c{n:07d}",
+                mid=draw(st.one_of(st.none(), st.sampled_from(IDS))),
+                irt=draw(st.one_of(st.none(), st.sampled_from(IDS))),
+                refs=tuple(draw(st.lists(st.sampled_from(IDS), max_size=3))),
+                subject=draw(st.sampled_from(SUBJECTS)),
+                date=day(draw(st.integers(min_value=0, max_value=120))),
+                slug=draw(st.sampled_from(["dev", "dev", "announce"])),
+            )
+        )
+    calls = [row.call for row in rows]
+    order = draw(st.permutations(calls))
+    cuts = sorted(draw(st.lists(st.integers(min_value=0, max_value=count), max_size=4)))
+    batches = [list(order[a:b]) for a, b in zip([0, *cuts], [*cuts, count], strict=True)]
+    removals = [draw(st.lists(st.sampled_from(calls), max_size=2, unique=True)) for _ in batches]
+    return rows, batches, removals
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(histories())
+def test_incremental_updates_agree_with_a_rebuild_from_scratch(
+    tmp_path_factory: pytest.TempPathFactory, history: tuple[list[Row], list[list[str]], list[list[str]]]
+) -> None:
+    rows, batches, removals = history
+    by_call = {row.call: row for row in rows}
+    folder = tmp_path_factory.mktemp("incremental")
+    index = Index(folder / "index.sqlite")
+    present: set[str] = set()
+    try:
+        with ThreadSet(folder / "cache") as threadset:
+            for batch, gone in zip(batches, removals, strict=True):
+                add(index, *(by_call[c] for c in batch))
+                present.update(batch)
+                threadset.update(index)
+                doomed = [c for c in gone if c in present]
+                remove(index, *doomed)
+                present.difference_update(doomed)
+                threadset.update(index)
+                assert snapshot(threadset) == rebuilt(index, folder / f"fresh{random.random()}")
+    finally:
+        index.close()
