@@ -75,6 +75,10 @@ def _handle_errors(func: F) -> F:
                 traceback.print_exc()
             _echo_error(str(exc))
             sys.exit(1)
+        except BrokenPipeError:
+            # Output piped into 'head' and the like: stop quietly, as other tools do.
+            sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - keep Python's exit flush quiet
+            sys.exit(0)
         except OSError as exc:
             # A file-system problem outside what listlib anticipates (a read-only
             # content folder, a full disk): say what and where, without a traceback.

@@ -10,6 +10,7 @@ SQL, not files or mail.
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -18,7 +19,7 @@ from typing import NamedTuple
 
 __all__ = ["FILED", "PENDING", "SCHEMA_VERSION", "Index", "Row"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 PENDING = 0
 FILED = 1
 
@@ -52,6 +53,24 @@ CREATE INDEX IF NOT EXISTS messages_by_raw ON messages (list, raw_hash);
 DROP INDEX IF EXISTS messages_by_month;
 CREATE INDEX IF NOT EXISTS messages_by_state_month ON messages (list, state, year, month, call);
 CREATE INDEX IF NOT EXISTS messages_pending ON messages (state) WHERE state = 0;
+-- Bumped whenever a month of a list gains or loses a filed message, so that readers
+-- (the threader) find changed months without scanning the messages.
+CREATE TABLE IF NOT EXISTS month_versions (
+    list TEXT NOT NULL, year INTEGER NOT NULL, month INTEGER NOT NULL, version INTEGER NOT NULL,
+    PRIMARY KEY (list, year, month)
+) WITHOUT ROWID;
+CREATE TRIGGER IF NOT EXISTS month_gains AFTER INSERT ON messages WHEN NEW.state = 1 BEGIN
+    INSERT INTO month_versions VALUES (NEW.list, NEW.year, NEW.month, 1)
+    ON CONFLICT DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS month_files AFTER UPDATE OF state ON messages WHEN OLD.state != NEW.state BEGIN
+    INSERT INTO month_versions VALUES (NEW.list, NEW.year, NEW.month, 1)
+    ON CONFLICT DO UPDATE SET version = version + 1;
+END;
+CREATE TRIGGER IF NOT EXISTS month_loses AFTER DELETE ON messages WHEN OLD.state = 1 BEGIN
+    INSERT INTO month_versions VALUES (OLD.list, OLD.year, OLD.month, 1)
+    ON CONFLICT DO UPDATE SET version = version + 1;
+END;
 """
 
 
@@ -99,6 +118,14 @@ class Index:
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
         self.db.executescript(_SCHEMA)
+        if self.get_meta("epoch") is None:
+            self.begin()
+            try:
+                if self.get_meta("epoch") is None:
+                    self.new_epoch()
+                self.commit()
+            finally:
+                self.rollback()
 
     def close(self) -> None:
         self.db.close()
@@ -150,6 +177,8 @@ class Index:
 
     def clear(self) -> None:
         self.db.execute("DELETE FROM messages")
+        self.db.execute("DELETE FROM month_versions")
+        self.new_epoch()
 
     def max_call(self) -> str | None:
         return self.db.execute("SELECT max(call) FROM messages").fetchone()[0]
@@ -201,15 +230,16 @@ class Index:
         return [slug for (slug,) in cursor]
 
     def month_fingerprints(self, slug: str) -> dict[tuple[int, int], str]:
-        """Per month of a list, a short text that changes whenever its set of filed
-        messages does (call numbers are never reused, so count, first and last call
-        number catch additions and removals; the row-id sum catches rebuilds)."""
-        cursor = self.db.execute(
-            "SELECT year, month, count(*), min(call), max(call), total(rowid) FROM messages"
-            f" WHERE list = ? AND state = {FILED} GROUP BY year, month",
-            (slug,),
-        )
-        return {(y, m): f"{n} {first} {last} {int(rowsum)}" for y, m, n, first, last, rowsum in cursor}
+        """Per month of a list that ever had filed messages, a short text that changes
+        whenever its set of filed messages does: the index's epoch (new for every
+        index file and rebuild) and the month's version (bumped by triggers)."""
+        epoch = self.get_meta("epoch") or ""
+        cursor = self.db.execute("SELECT year, month, version FROM month_versions WHERE list = ?", (slug,))
+        return {(y, m): f"{epoch}:{version}" for y, m, version in cursor}
+
+    def new_epoch(self) -> None:
+        """Name a new life of the index (at creation and on every rebuild)."""
+        self.set_meta("epoch", secrets.token_hex(8))
 
     def calls_by_month(self, slug: str) -> list[tuple[str, int, int]]:
         """(call, year, month) of every filed message of a list."""

@@ -5,7 +5,8 @@ Tables::
     meta          cache version, epoch (a random name for this cache file's life),
                   generation (incremented by every update that changed something)
     months        per list and month: the store's fingerprint of its messages when
-                  last threaded, and the generation its thread set last changed in
+                  last threaded, whether it was empty, and the generation its thread
+                  list last changed in
     messages      per message: month, cluster, thread, parent, depth
     keys          per list: every threading key -> the cluster of messages that share it
     threads       per thread: its messages in display order, counts and dates
@@ -31,13 +32,13 @@ from typing import NamedTuple
 
 __all__ = ["CACHE_VERSION", "MessageEntry", "MonthEntry", "ThreadCache", "ThreadEntry"]
 
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS months (
     list TEXT NOT NULL, year INTEGER NOT NULL, month INTEGER NOT NULL,
-    fingerprint TEXT NOT NULL, changed INTEGER NOT NULL,
+    fingerprint TEXT NOT NULL, changed INTEGER NOT NULL, empty INTEGER NOT NULL,
     PRIMARY KEY (list, year, month)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS messages (
@@ -186,11 +187,13 @@ class ThreadCache:
     # -- reading ------------------------------------------------------------------------
 
     def slugs(self) -> list[str]:
-        return [slug for (slug,) in self.db.execute("SELECT DISTINCT list FROM months WHERE fingerprint != '' ORDER BY list")]
+        cursor = self.db.execute("SELECT DISTINCT list FROM months WHERE empty = 0 ORDER BY list")
+        return [slug for (slug,) in cursor]
 
-    def fingerprints(self, slug: str) -> dict[tuple[int, int], str]:
-        cursor = self.db.execute("SELECT year, month, fingerprint FROM months WHERE list = ?", (slug,))
-        return {(y, m): fingerprint for y, m, fingerprint in cursor}
+    def fingerprints(self, slug: str) -> dict[tuple[int, int], tuple[str, bool]]:
+        """Month -> (fingerprint when last threaded, whether it was empty then)."""
+        cursor = self.db.execute("SELECT year, month, fingerprint, empty FROM months WHERE list = ?", (slug,))
+        return {(y, m): (fingerprint, bool(empty)) for y, m, fingerprint, empty in cursor}
 
     def month_calls(self, slug: str, year: int, month: int) -> list[str]:
         cursor = self.db.execute(
@@ -218,26 +221,23 @@ class ThreadCache:
         return [MessageEntry(*row) for row in self._in(select, slug, clusters)]  # type: ignore[arg-type]
 
     def threads_by_id(self, slug: str, ids: Iterable[str]) -> dict[str, ThreadEntry]:
+        wanted = list(ids)
+        months: dict[str, list[tuple[int, int, int]]] = {}
+        select = "SELECT thread, year, month, count FROM thread_months WHERE list = ? AND thread IN ({})"
+        for thread_id, year, month, count in sorted(self._in(select, slug, wanted), key=lambda r: (r[0], r[1], r[2])):  # type: ignore[arg-type,return-value]
+            months.setdefault(str(thread_id), []).append((int(year), int(month), int(count)))  # type: ignore[call-overload]
         select = "SELECT id, missing_root, messages, first, last FROM threads WHERE list = ? AND id IN ({})"
         found = {}
-        for thread_id, missing_root, messages, first, last in self._in(select, slug, ids):
-            found[str(thread_id)] = self._thread_entry(slug, thread_id, missing_root, messages, first, last)
+        for thread_id, missing_root, messages, first, last in self._in(select, slug, wanted):
+            found[str(thread_id)] = ThreadEntry(
+                id=str(thread_id),
+                missing_root=missing_root if isinstance(missing_root, str) else None,
+                messages=tuple((c, p, d) for c, p, d in json.loads(str(messages))),
+                first=int(first),  # type: ignore[call-overload]
+                last=int(last),  # type: ignore[call-overload]
+                months=tuple(months.get(str(thread_id), ())),
+            )
         return found
-
-    def _thread_entry(self, slug: str, *values: object) -> ThreadEntry:
-        thread_id, missing_root, messages, first, last = values
-        months = self.db.execute(
-            "SELECT year, month, count FROM thread_months WHERE list = ? AND thread = ? ORDER BY year, month",
-            (slug, thread_id),
-        ).fetchall()
-        return ThreadEntry(
-            id=str(thread_id),
-            missing_root=missing_root if isinstance(missing_root, str) else None,
-            messages=tuple((c, p, d) for c, p, d in json.loads(str(messages))),
-            first=int(first),  # type: ignore[call-overload]
-            last=int(last),  # type: ignore[call-overload]
-            months=tuple(months),
-        )
 
     def thread(self, slug: str, thread_id: str) -> ThreadEntry | None:
         return self.threads_by_id(slug, [thread_id]).get(thread_id)
@@ -345,27 +345,17 @@ class ThreadCache:
     def unset_gone(self, slug: str, thread_ids: Iterable[str]) -> None:
         self.db.executemany("DELETE FROM gone WHERE list = ? AND id = ?", ((slug, t) for t in thread_ids))
 
-    def set_month(self, slug: str, year: int, month: int, fingerprint: str | None, changed: int | None) -> None:
-        """Record a month's fingerprint (None: the month is empty now) and, when given,
-        the generation its thread set changed in."""
-        if fingerprint is None:
-            self.db.execute("DELETE FROM months WHERE list = ? AND year = ? AND month = ?", (slug, year, month))
-            if changed is not None:
-                # Keep a tombstone so that readers learn the month page must go.
-                self.db.execute(
-                    "INSERT INTO months (list, year, month, fingerprint, changed) VALUES (?, ?, ?, '', ?)",
-                    (slug, year, month, changed),
-                )
-            return
+    def set_month(
+        self, slug: str, year: int, month: int, fingerprint: str, changed: int | None, *, empty: bool = False
+    ) -> None:
+        """Record a month's fingerprint, whether it holds no messages now, and, when
+        given, the generation its thread list changed in (else the recorded one stays)."""
         if changed is None:
-            self.db.execute(
-                "UPDATE months SET fingerprint = ? WHERE list = ? AND year = ? AND month = ?",
-                (fingerprint, slug, year, month),
-            )
-            if self.db.execute("SELECT changes()").fetchone()[0]:
-                return
-            changed = self.generation
+            row = self.db.execute(
+                "SELECT changed FROM months WHERE list = ? AND year = ? AND month = ?", (slug, year, month)
+            ).fetchone()
+            changed = row[0] if row else 0
         self.db.execute(
-            "INSERT OR REPLACE INTO months (list, year, month, fingerprint, changed) VALUES (?, ?, ?, ?, ?)",
-            (slug, year, month, fingerprint, changed),
+            "INSERT OR REPLACE INTO months (list, year, month, fingerprint, changed, empty) VALUES (?, ?, ?, ?, ?, ?)",
+            (slug, year, month, fingerprint, changed, int(empty)),
         )

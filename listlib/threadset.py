@@ -20,8 +20,11 @@ This module never writes to the store and never renders.
 from __future__ import annotations
 
 import gc
+import os
+import pickle
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -227,40 +230,52 @@ def _update_list(
     generation: int,
     report: _Report,
 ) -> None:
-    known = {month: fp for month, fp in cache.fingerprints(slug).items() if fp}
+    recorded = cache.fingerprints(slug)
+    known = {month: fp for month, (fp, _) in recorded.items()}
+    held = {month for month, (_, empty) in recorded.items() if not empty}
     changed = [month for month in fresh.keys() | known.keys() if fresh.get(month) != known.get(month)]
     if not changed:
         return
-    added, removed = _changed_calls(index, cache, slug, changed, full=not known or len(changed) > _FULL_FETCH)
+    full = not known or len(changed) > _FULL_FETCH
+    added, removed, filled = _changed_calls(index, cache, slug, changed, full=full)
     if added or removed:
         report.touched = True
-        touched_months = _rethread(index, cache, slug, added, removed, generation, report, everything=not known)
+        touched_months = _rethread(index, cache, slug, added, removed, generation, report, everything=not held)
     else:
         touched_months = set()
-    for year, month in changed:
-        now_empty = (year, month) not in fresh
-        is_new = (year, month) not in known
-        mark = generation if (year, month) in touched_months or now_empty or is_new else None
-        cache.set_month(slug, year, month, fresh.get((year, month)), mark)
-    for year, month in touched_months - set(changed):
-        cache.set_month(slug, year, month, known[(year, month)], generation)
-    report.months.update((slug, Month(y, m)) for y, m in touched_months | {m for m in changed if m not in fresh})
+    emptied = {month for month in changed if month not in filled and month in held}
+    for month in changed:
+        # A month that lost its last message stays as an empty tombstone, so that
+        # readers learn its page must go.
+        is_news = month in touched_months or month in emptied or (month in filled and month not in held)
+        cache.set_month(slug, *month, fresh.get(month, ""), generation if is_news else None, empty=month not in filled)
+    for month in touched_months - set(changed):
+        cache.set_month(slug, *month, known[month], generation)
+    report.months.update((slug, Month(*month)) for month in touched_months | emptied)
 
 
 def _changed_calls(
     index: Index, cache: ThreadCache, slug: str, months: list[tuple[int, int]], *, full: bool
-) -> tuple[set[str], set[str]]:
+) -> tuple[set[str], set[str], set[tuple[int, int]]]:
+    """Added and removed call numbers in these months, and which of them hold messages."""
     wanted = set(months)
     fresh: set[str] = set()
+    filled: set[tuple[int, int]] = set()
     if full:
-        fresh = {call for call, year, month in index.calls_by_month(slug) if (year, month) in wanted}
+        for call, year, month in index.calls_by_month(slug):
+            if (year, month) in wanted:
+                fresh.add(call)
+                filled.add((year, month))
     else:
         for year, month in months:
-            fresh.update(index.month_calls(slug, year, month))
+            calls = index.month_calls(slug, year, month)
+            fresh.update(calls)
+            if calls:
+                filled.add((year, month))
     cached: set[str] = set()
     for year, month in months:
         cached.update(cache.month_calls(slug, year, month))
-    return fresh - cached, cached - fresh
+    return fresh - cached, cached - fresh, filled
 
 
 def _rethread(
@@ -277,7 +292,12 @@ def _rethread(
     """Rethread the clusters that added and removed messages reach; returns the
     months whose thread list changed."""
     work = _Closure(index, cache, slug, added, removed, everything=everything)
-    threads = thread_messages(work.inputs, work.chains)
+    # Big closures (a first build) thread in a child process on the other core while
+    # this one computes clusters and writes the keys.
+    join = _thread_elsewhere(work.inputs, work.chains)
+    cluster_of = _clusters(work.keys_of)
+    cache.add_keys(slug, {key: cluster_of[call] for call, keys in work.keys_of.items() for key in keys}.items())
+    threads = join()
     report.rethreaded += len(work.inputs)
     entries = {t.id: _entry(t, work.month_of, work.date_of) for t in threads}
     old_thread_ids = {entry.thread for entry in work.old_entries}
@@ -301,13 +321,51 @@ def _rethread(
         cache.unset_gone(slug, changed)
         cache.forget(slug, [e.call for e in work.old_entries], (changed | vanished) & old_thread_ids)
 
-    cluster_of = _clusters(work.keys_of)
     cache.add_messages(
         slug, ((call, y, m, cluster_of[call], thread_of_call[call]) for call, (y, m) in work.month_of.items())
     )
-    cache.add_keys(slug, {key: cluster_of[call] for call, keys in work.keys_of.items() for key in keys}.items())
     cache.add_threads(slug, (entries[tid] for tid in sorted(changed)), dict.fromkeys(changed, generation))
     return touched_months
+
+
+_FORK_AT = 4000
+"""Messages to thread from which a child process does the threading."""
+
+
+def _thread_elsewhere(inputs: list[ThreadInput], chains: dict[str, list[str]]) -> Callable[[], list[Thread]]:
+    """Start threading; the returned function waits for and returns the threads.
+
+    Large inputs are threaded in a forked child (it shares the inputs without
+    copying them and sends back only the result); small ones, or when forking
+    is unsafe (other threads running) or fails, right here."""
+    if len(inputs) < _FORK_AT or not hasattr(os, "fork") or threading.active_count() > 1:
+        return lambda: thread_messages(inputs, chains)
+    try:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+    except OSError:
+        return lambda: thread_messages(inputs, chains)
+    if pid == 0:  # the child: thread, send, leave without running any cleanup
+        status = 1
+        try:
+            os.close(read_end)
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(thread_messages(inputs, chains), out, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+
+    def join() -> list[Thread]:
+        with os.fdopen(read_end, "rb") as received:
+            data = received.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            return thread_messages(inputs, chains)
+        threads: list[Thread] = pickle.loads(data)
+        return threads
+
+    return join
 
 
 class _Closure:

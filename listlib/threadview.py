@@ -62,7 +62,7 @@ def format_thread(view: Mapping[str, Any]) -> str:
     """An indented listing: a header line, then one line per message."""
     months = ", ".join(view["months"])
     lines = [
-        f"{view['list']}/{view['id']}: {view['messages']} messages, "
+        f"{view['list']}/{view['id']}: {view['messages']} message{'' if view['messages'] == 1 else 's'}, "
         f"{view['first'][:10]} to {view['last'][:10]} ({months})"
     ]
     stack = [(view["root"], 1)]

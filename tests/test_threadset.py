@@ -280,3 +280,19 @@ def test_incremental_updates_agree_with_a_rebuild_from_scratch(
                 assert snapshot(threadset) == rebuilt(index, folder / f"fresh{random.random()}")
     finally:
         index.close()
+
+
+def test_big_closures_thread_in_a_child_process_with_the_same_result() -> None:
+    from listlib.threader import ThreadInput, reference_chain, thread_messages
+    from listlib.threadset import _FORK_AT, _thread_elsewhere
+
+    rnd = random.Random(3)
+    inputs = []
+    for n in range(_FORK_AT + 10):
+        parent = f"m{rnd.randrange(n)}" if n and rnd.random() < 0.8 else None
+        inputs.append(
+            ThreadInput(f"c{n:07d}", f"m{n}", parent, (parent,) if parent else (), "Subject", day(n / 50), f"h{n}")
+        )
+    chains = {m.call: reference_chain(m) for m in inputs}
+    join = _thread_elsewhere(inputs, chains)
+    assert join() == thread_messages(inputs, chains)
