@@ -308,3 +308,18 @@ def test_threading_decomposes_over_clusters_of_shared_keys(messages: list[Thread
         clusters.setdefault(find("call:" + message.call), []).append(message)
     separately = [t for group in clusters.values() for t in thread_messages(group)]
     assert sorted(separately, key=lambda t: t.id) == thread_messages(messages)
+
+
+@pytest.mark.corpus
+def test_every_notmuch_broken_and_threading_file_lands_in_exactly_one_thread() -> None:
+    paths = [
+        p
+        for folder in ("broken", "threading")
+        for p in (NOTMUCH / folder).rglob("*")
+        if p.is_file() and not p.name.startswith(".")
+    ]
+    if not paths:
+        pytest.skip("../shared/corpora is not available")
+    messages = inputs_from_files(paths)
+    placed = [p.call for t in thread_messages(messages) for p in t.messages]
+    assert sorted(placed) == sorted(p.name for p in paths)
