@@ -115,6 +115,13 @@ content_dir = "out/content"
         )
 
 
+def test_cache_defaults_beside_the_config_and_must_not_be_published(tmp_path: Path) -> None:
+    base = '[site]\ntitle = "A"\nbase_url = "https://a.example/"\n'
+    assert load_config(write(tmp_path, base)).site.cache_dir == tmp_path.resolve() / ".cache"
+    with pytest.raises(ConfigError, match=r"site\.cache_dir: must not be inside the output folder"):
+        load_config(write(tmp_path, base + 'cache_dir = "output/cache"\n'))
+
+
 def test_find_config_walks_up(tmp_path: Path) -> None:
     path = write(tmp_path, "")
     nested = tmp_path / "a" / "b"
