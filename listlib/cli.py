@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import click
 
 from . import __version__
+from .build import build_site, plan_site
 from .config import CONFIG_NAME, Config, find_config, load_config
 from .errors import ListlibError
 from .filing import FilingReport, file_sources
@@ -234,6 +235,49 @@ def import_(
             stdin=sys.stdin.buffer if "-" in map(str, sources) else None,
         )
     _print_report(report, as_json, obj.quiet)
+
+
+@main.command()
+@click.option("--plan", "plan_only", is_flag=True, help="Print what would be rebuilt; write nothing.")
+@click.option("--clean", is_flag=True, help="Empty output/ and the build records, then build everything.")
+@click.option(
+    "-j", "--jobs", "workers", type=click.IntRange(min=1), metavar="N", help="Worker processes (default: all cores)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary (and with --plan, the jobs) as JSON.")
+@click.option("--files", "with_files", is_flag=True, help="With --json: list every file written and removed.")
+@click.pass_obj
+@_handle_errors
+def build(obj: _Context, plan_only: bool, clean: bool, workers: int | None, as_json: bool, with_files: bool) -> None:
+    """Build the website in output/ from content/, the theme and listlib.toml.
+
+    Only files whose inputs changed are rewritten, and files that no longer
+    belong are removed: a build with nothing new writes nothing. Threads are
+    brought up to date first (see 'listlib threads'). Every file is replaced
+    atomically, so the site is always readable while it builds.
+    """
+    config = obj.load()
+    if plan_only:
+        report = plan_site(config)
+        if as_json:
+            click.echo(json.dumps(report.to_dict(), indent=2))
+            return
+        for item in report.planned:
+            if "remove" in item:
+                click.echo(f"remove  {item['job']}" + "".join(f"\n        {path}" for path in item["remove"]))
+            else:
+                made = item["files"]
+                click.echo(f"render  {item['job']}" + (f" ({len(made)} files)" if made else " (new)"))
+        click.echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
+        return
+    progress = _Progress(enabled=not (as_json or obj.quiet))
+    with progress.running("Building") as bar:
+        report = build_site(
+            config, workers=workers, clean=clean, progress=lambda done, total: bar(done, total, done)
+        )
+    if as_json:
+        click.echo(json.dumps(report.to_dict(with_files=with_files), indent=2))
+        return
+    click.echo(report.summary())
 
 
 @main.command()

@@ -18,6 +18,7 @@ from types import MappingProxyType
 from typing import Any
 
 from .errors import ConfigError, ConfigIssue
+from .urls import ROOT_NAMES
 from .values import RESERVED_SLUGS, is_slug
 
 __all__ = [
@@ -52,6 +53,10 @@ class SiteConfig:
     cache_dir: Path
     """Derived data that speeds up builds, such as the thread cache (default ``.cache``);
     safe to delete at any time."""
+    obfuscate_addresses: bool = True
+    """Show email addresses in pages as ``user at example.org`` (harder to harvest)."""
+    load_remote_images: bool = False
+    """Let HTML mail load images from other sites (off: they could track readers)."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +179,13 @@ class _Reader:
             out.append(item)
         return tuple(out)
 
+    def boolean(self, data: Mapping[str, Any], key: str, path: str, default: bool) -> bool:
+        value = data.get(key, default)
+        if not isinstance(value, bool):
+            self.issues.append(ConfigIssue(f"{path}.{key}", f"expected true or false, got {_kind(value)}"))
+            return default
+        return value
+
     def path(self, data: Mapping[str, Any], key: str, path: str, default: str | None) -> Path | None:
         text = self.string(data, key, path, default=default if default is not None else "")
         if not text:
@@ -218,6 +230,8 @@ def _read_lists(reader: _Reader, data: Mapping[str, Any]) -> tuple[ListConfig, .
             reader.issues.append(
                 ConfigIssue(where, f"{slug!r} is not a list slug (lower-case letters, digits and dashes)")
             )
+        elif slug in ROOT_NAMES:
+            reader.issues.append(ConfigIssue(where, f"{slug!r} is reserved: the website uses /{slug}/ itself"))
         if not isinstance(table, Mapping):
             reader.issues.append(ConfigIssue(where, f"expected a table, got {_kind(table)}"))
             continue
@@ -258,7 +272,11 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     reader = _Reader(root)
     reader.unknown(data, {"site", "lists", "theme", "pop3", "delivery"}, "")
     site_table = reader.table(data, "site", "site")
-    reader.unknown(site_table, {"title", "base_url", "content_dir", "output_dir", "cache_dir"}, "site")
+    reader.unknown(
+        site_table,
+        {"title", "base_url", "content_dir", "output_dir", "cache_dir", "obfuscate_addresses", "load_remote_images"},
+        "site",
+    )
     base_url = reader.string(site_table, "base_url", "site", check=_check_url)
     if base_url and not base_url.endswith("/"):
         base_url += "/"
@@ -268,10 +286,16 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         content_dir=reader.path(site_table, "content_dir", "site", "content") or root / "content",
         output_dir=reader.path(site_table, "output_dir", "site", "output") or root / "output",
         cache_dir=reader.path(site_table, "cache_dir", "site", ".cache") or root / ".cache",
+        obfuscate_addresses=reader.boolean(site_table, "obfuscate_addresses", "site", True),
+        load_remote_images=reader.boolean(site_table, "load_remote_images", "site", False),
     )
     if site.output_dir == site.content_dir or site.content_dir.is_relative_to(site.output_dir):
         reader.issues.append(
             ConfigIssue("site.output_dir", "must not contain the content folder: builds may delete it")
+        )
+    if root.is_relative_to(site.output_dir):
+        reader.issues.append(
+            ConfigIssue("site.output_dir", "must not contain listlib.toml: 'listlib build --clean' empties it")
         )
     if site.cache_dir.is_relative_to(site.output_dir):
         reader.issues.append(ConfigIssue("site.cache_dir", "must not be inside the output folder"))

@@ -9,6 +9,7 @@ module must never import anything from listlib.
     ├── SourceError        an import source cannot be opened or read (names the path)
     ├── StoreError         the content/ store cannot be opened, locked or written
     │   └── LockTimeoutError   another listlib process holds the store lock too long
+    └── BuildError         the site cannot be built (a theme or template problem, names the file)
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 __all__ = [
+    "BuildError",
     "ConfigError",
     "ConfigIssue",
     "ListlibError",
@@ -63,3 +65,7 @@ class StoreError(ListlibError):
 
 class LockTimeoutError(StoreError):
     """Another listlib process held the store lock for longer than we may wait."""
+
+
+class BuildError(ListlibError):
+    """The site cannot be built: a missing theme, a broken template (with file and line)."""

@@ -19,7 +19,7 @@ from typing import NamedTuple
 
 __all__ = ["FILED", "PENDING", "SCHEMA_VERSION", "Index", "Row"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 PENDING = 0
 FILED = 1
 
@@ -45,7 +45,8 @@ CREATE TABLE IF NOT EXISTS messages (
     refs TEXT NOT NULL,
     collision INTEGER NOT NULL,
     reason TEXT,
-    origin TEXT NOT NULL
+    origin TEXT NOT NULL,
+    no_archive INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS messages_by_id ON messages (list, message_id);
 CREATE INDEX IF NOT EXISTS messages_by_vitals ON messages (list, vitals);
@@ -101,6 +102,8 @@ class Row(NamedTuple):
     """Why the message is in ``_failed`` (a short machine-readable code), else None."""
     origin: str
     """The source it was imported from (not kept when the index is rebuilt)."""
+    no_archive: int = 0
+    """1 when the author asked not to be archived: pages show a placeholder."""
 
 
 _IN_CHUNK = 500
@@ -117,6 +120,7 @@ class Index:
         self.db = sqlite3.connect(path, isolation_level=None, timeout=60)
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")
+        self._drop_old_schema()
         self.db.executescript(_SCHEMA)
         if self.get_meta("epoch") is None:
             self.begin()
@@ -126,6 +130,13 @@ class Index:
                 self.commit()
             finally:
                 self.rollback()
+
+    def _drop_old_schema(self) -> None:
+        """An index from another schema version loses its tables (the store then rebuilds
+        them from the files): columns may have changed."""
+        has_meta = self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone()
+        if has_meta and self.get_meta("schema_version") not in (None, str(SCHEMA_VERSION)):
+            self.db.executescript("DROP TABLE IF EXISTS messages; DROP TABLE IF EXISTS month_versions;")
 
     def close(self) -> None:
         self.db.close()
@@ -263,6 +274,10 @@ class Index:
             found.extend(self._rows(f"call IN ({', '.join('?' for _ in chunk)})", tuple(chunk)))
         found.sort()
         return found
+
+    def filed_rows(self, slug: str) -> list[Row]:
+        """Every filed message of a list."""
+        return self._rows(f"list = ? AND state = {FILED}", (slug,))
 
     def rows_by_message_id(self, slug: str, message_id: str) -> list[Row]:
         return self._rows(f"list = ? AND message_id = ? AND state = {FILED}", (slug, message_id))

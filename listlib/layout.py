@@ -103,6 +103,7 @@ def make_row(
         collision=int(collision),
         reason=reason,
         origin=origin,
+        no_archive=int(facts.no_archive),
     )
 
 

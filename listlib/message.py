@@ -51,7 +51,7 @@ _NOT_ALNUM = bytes(b for b in range(256) if not chr(b).isascii() or not chr(b).i
 _TOKEN_RE = re.compile(rb"[A-Za-z0-9]{2,}")
 _FROM_QUOTE_RE = re.compile(rb"^>+(?=From )", re.M)
 
-_TEXT_FIELDS = ("message-id", "in-reply-to", "references", "date")
+_TEXT_FIELDS = ("message-id", "in-reply-to", "references", "date", "x-no-archive", "archive")
 
 #: Header fields whose addresses route a message to a list.
 RECIPIENT_FIELDS = ("to", "cc", "delivered-to", "x-original-to", "resent-to", "envelope-to")
@@ -78,6 +78,8 @@ class MessageFacts:
     recipients: tuple[str, ...]
     vitals: str
     """Hash of sender, subject and body words: equal for copies of one post."""
+    no_archive: bool = False
+    """The author asked not to be archived publicly (``X-No-Archive: yes``, ``Archive: no``)."""
 
 
 def split_message(raw: bytes) -> tuple[bytes, bytes]:
@@ -255,6 +257,13 @@ def raw_hash(raw: bytes) -> str:
     return hashlib.blake2b(raw, digest_size=16).hexdigest()
 
 
+def _no_archive(text: dict[str, str]) -> bool:
+    """``X-No-Archive: yes`` (Usenet custom) or RFC 5064 ``Archive: no``."""
+    if text.get("x-no-archive", "").strip().lower().startswith("yes"):
+        return True
+    return text.get("archive", "").strip().lower().split(";")[0].strip() == "no"
+
+
 def parse_message(raw: bytes) -> MessageFacts:
     """Read the facts filing needs from a raw message; never raises on bad mail."""
     header, body = split_message(raw)
@@ -295,4 +304,5 @@ def parse_message(raw: bytes) -> MessageFacts:
         list_ids=tuple(list_ids),
         recipients=tuple(_recipients(recipients_raw)),
         vitals=_vitals(from_addr, subject, body),
+        no_archive=_no_archive(text),
     )

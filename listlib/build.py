@@ -1,0 +1,297 @@
+"""``listlib build``: store -> threads -> jobs -> plan -> render -> output/.
+
+Gathers everything first (index rows, the thread cache brought up to date, the theme's
+fingerprints), describes the site as jobs (``site``), compares them with the last
+build (``plan``, ``buildstate``), runs the jobs that changed on every core
+(``render``), and finally removes the files that no longer belong. Only one build
+runs at a time per site (a lock in the cache folder).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import shutil
+import time
+from collections.abc import Callable, Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .buildstate import BuildState
+from .config import Config
+from .errors import BuildError
+from .fsutil import acquire_lock, release_lock
+from .plan import Job, Plan, plan_build
+from .render.pages import Renderer
+from .render.writer import remove_files, sweep
+from .site import TEMPLATES, ListData, SiteInputs, site_jobs
+from .store import Store
+from .theme import Theme, load_theme
+from .threadset import ThreadSet
+
+__all__ = ["BuildReport", "build_site", "plan_site"]
+
+Progress = Callable[[int, int], None]
+"""Called with (work done, total work) as jobs finish."""
+
+_CHUNK_WEIGHT = 40
+"""Work handed to a worker at a time (a thread of N messages weighs about N)."""
+_PARALLEL_FROM = 60
+"""Less work than this is done in-process: starting workers would cost more."""
+
+
+@dataclass
+class BuildReport:
+    """What a build did (or, for a plan, would do)."""
+
+    jobs_run: int = 0
+    jobs_kept: int = 0
+    written: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    removed: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    planned: list[dict[str, Any]] = field(default_factory=list)
+    """For a plan: each job that would run, with the files it made last time."""
+
+    def to_dict(self, *, with_files: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "jobs_run": self.jobs_run,
+            "jobs_unchanged": self.jobs_kept,
+            "written": len(self.written),
+            "unchanged": self.unchanged,
+            "removed": len(self.removed),
+            "seconds": round(self.seconds, 3),
+        }
+        if with_files:
+            data["written_files"] = sorted(self.written)
+            data["removed_files"] = sorted(self.removed)
+        if self.planned:
+            data["plan"] = self.planned
+        return data
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.written)} files written, {self.unchanged} unchanged, {len(self.removed)} removed "
+            f"({self.jobs_run} of {self.jobs_run + self.jobs_kept} jobs run) in {self.seconds:.2f} s"
+        )
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.blake2b(path.read_bytes(), digest_size=16).hexdigest()
+
+
+def _read_markdown(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BuildError(f"{path}: cannot read ({exc})") from None
+
+
+def _gather(config: Config, theme: Theme) -> list[Job]:
+    fingerprints = {name: theme.fingerprint(name) for names in TEMPLATES.values() for name in names}
+    static = [(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
+    site = SiteInputs(
+        title=config.site.title,
+        base_url=config.site.base_url,
+        obfuscate_addresses=config.site.obfuscate_addresses,
+        load_remote_images=config.site.load_remote_images,
+    )
+    content = config.site.content_dir
+    with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
+        threadset.update(store.index)
+        lists = []
+        for list_config in config.lists:
+            slug = list_config.slug
+            rows = {row.call: row for row in store.index.filed_rows(slug)}
+            entries = threadset.threads(slug, threadset.thread_ids(slug)) if rows else {}
+            lists.append(
+                ListData(
+                    config=list_config,
+                    rows=rows,
+                    threads=list(entries.values()),
+                    description_markdown=_read_markdown(content / slug / "about.md"),
+                )
+            )
+    return list(site_jobs(site, lists, fingerprints, static))
+
+
+def _owned_folders(config: Config) -> set[str]:
+    return {lst.slug for lst in config.lists} | {"mid", "static"}
+
+
+def _plan_details(plan: Plan, state: BuildState) -> list[dict[str, Any]]:
+    old = state.files_of(job.id for job in plan.run)
+    planned = [{"job": job.id, "files": sorted(old.get(job.id, {}))} for job in plan.run]
+    gone = state.files_of(plan.dropped)
+    planned.extend({"job": job_id, "remove": sorted(gone.get(job_id, {}))} for job_id in plan.dropped)
+    return planned
+
+
+def plan_site(config: Config) -> BuildReport:
+    """What ``build_site`` would do, without writing anything to output/."""
+    started = time.monotonic()
+    cache = config.site.cache_dir
+    lock = acquire_lock(cache / "build.lock", 60.0, "another listlib build is running for this site")
+    try:
+        jobs = _gather(config, load_theme(config.theme.name, config.theme.dir, config.root))
+        with BuildState(cache / "build.sqlite") as state:
+            plan = plan_build(state.job_keys(), jobs)
+            report = BuildReport(jobs_run=len(plan.run), jobs_kept=len(plan.kept))
+            report.planned = _plan_details(plan, state)
+    finally:
+        release_lock(lock)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def build_site(
+    config: Config, *, workers: int | None = None, clean: bool = False, progress: Progress | None = None
+) -> BuildReport:
+    """Bring output/ up to date with content/, the theme and the configuration."""
+    started = time.monotonic()
+    cache = config.site.cache_dir
+    output = config.site.output_dir
+    lock = acquire_lock(cache / "build.lock", 60.0, "another listlib build is running for this site")
+    try:
+        theme = load_theme(config.theme.name, config.theme.dir, config.root)
+        jobs = _gather(config, theme)
+        with BuildState(cache / "build.sqlite") as state:
+            if clean:
+                state.clear()
+                if output.exists():
+                    shutil.rmtree(output)
+            report = _build(config, theme, jobs, state, workers or os.cpu_count() or 1, progress)
+    finally:
+        release_lock(lock)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _build(
+    config: Config, theme: Theme, jobs: list[Job], state: BuildState, workers: int, progress: Progress | None
+) -> BuildReport:
+    output = config.site.output_dir
+    output.mkdir(parents=True, exist_ok=True)
+    plan = plan_build(state.job_keys(), jobs)
+    report = BuildReport(jobs_run=len(plan.run), jobs_kept=len(plan.kept))
+    if state.get("running") is not None:
+        sweep(output, state.all_files(), _owned_folders(config))
+    state.set("running", "1")
+    touched = [job.id for job in plan.run] + list(plan.dropped)
+    old = state.files_of(touched)
+    kept_ids = set(plan.kept)
+    produced: dict[str, str] = {}
+    total = sum(job.weight for job in plan.run)
+    done = 0
+    pending_records = 0
+    state.begin()
+    try:
+        for job, files, written, unchanged in _run_jobs(theme, config, plan.run, old, workers, total):
+            for path in files:
+                if path in produced:
+                    raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
+                produced[path] = job.id
+            newcomers = [path for path in files if path not in old.get(job.id, {})]
+            for path, owner in state.owner_of(newcomers).items():
+                if owner in kept_ids:
+                    raise BuildError(f"{path}: made by two jobs ({owner} and {job.id})")
+            state.record(job.id, job.key, files)
+            report.written.extend(written)
+            report.unchanged += unchanged
+            done += job.weight
+            pending_records += 1
+            if pending_records >= 500:
+                state.commit()
+                state.begin()
+                pending_records = 0
+            if progress is not None:
+                progress(done, total)
+        state.forget(plan.dropped)
+        state.commit()
+    except BaseException:
+        state.commit()
+        raise
+    stale = sorted({path for job_id in touched for path in old.get(job_id, {}) if path not in produced})
+    remove_files(output, stale)
+    report.removed = stale
+    state.set("running", None)
+    return report
+
+
+# Worker-process state, set once per worker by _init_worker (never in the main process).
+_renderer: Renderer | None = None
+
+
+def _init_worker(theme: Theme, content: Path, output: Path) -> None:
+    global _renderer
+    _renderer = Renderer(theme, content, output)
+
+
+def _run_chunk(chunk: list[tuple[str, str, Any, dict[str, str]]]) -> list[tuple[str, dict[str, str], list[str], int]]:
+    assert _renderer is not None
+    return _run_with(_renderer, chunk)
+
+
+def _run_with(
+    renderer: Renderer, chunk: Iterable[tuple[str, str, Any, dict[str, str]]]
+) -> list[tuple[str, dict[str, str], list[str], int]]:
+    results = []
+    for job_id, kind, args, old in chunk:
+        before_written = len(renderer.writer.written_paths)
+        before_unchanged = renderer.writer.unchanged
+        files = renderer.run(kind, args, old)
+        written = renderer.writer.written_paths[before_written:]
+        del renderer.writer.written_paths[before_written:]
+        results.append((job_id, files, written, renderer.writer.unchanged - before_unchanged))
+    return results
+
+
+def _chunks(jobs: list[Job], old: dict[str, dict[str, str]]) -> Iterator[list[tuple[str, str, Any, dict[str, str]]]]:
+    chunk: list[tuple[str, str, Any, dict[str, str]]] = []
+    weight = 0
+    # Heaviest first, so that no worker is left with a big thread at the end.
+    for job in sorted(jobs, key=lambda j: -j.weight):
+        chunk.append((job.id, job.kind, job.args, old.get(job.id, {})))
+        weight += job.weight
+        if weight >= _CHUNK_WEIGHT:
+            yield chunk
+            chunk, weight = [], 0
+    if chunk:
+        yield chunk
+
+
+def _run_jobs(
+    theme: Theme, config: Config, jobs: tuple[Job, ...], old: dict[str, dict[str, str]], workers: int, total: int
+) -> Iterator[tuple[Job, dict[str, str], list[str], int]]:
+    by_id = {job.id: job for job in jobs}
+    content, output = config.site.content_dir, config.site.output_dir
+    if workers <= 1 or total < _PARALLEL_FROM:
+        renderer = Renderer(theme, content, output)
+        for chunk in _chunks(list(jobs), old):
+            for job_id, files, written, unchanged in _run_with(renderer, chunk):
+                yield by_id[job_id], files, written, unchanged
+        return
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(theme, content, output)
+    ) as pool:
+        chunks = _chunks(list(jobs), old)
+        running: set[Future[list[tuple[str, dict[str, str], list[str], int]]]] = set()
+        for chunk in chunks:
+            running.add(pool.submit(_run_chunk, chunk))
+            if len(running) >= workers * 3:
+                break
+        while running:
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                for job_id, files, written, unchanged in future.result():
+                    yield by_id[job_id], files, written, unchanged
+                chunk = next(chunks, None)
+                if chunk is not None:
+                    running.add(pool.submit(_run_chunk, chunk))
+

@@ -1,0 +1,139 @@
+"""What the last builds wrote: every job's key and every output file's owner and digest.
+
+Kept in ``<cache_dir>/build.sqlite``. It is derived data: when it is missing, damaged
+or from another version, the next build starts from nothing and rewrites only files
+whose bytes differ (the writer compares with the disk). A build marks itself running
+at the start and done at the end; a build that finds the mark of an interrupted one
+sweeps the output for files nobody owns (``render.writer.sweep``).
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["STATE_VERSION", "BuildState"]
+
+STATE_VERSION = "1"
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, job TEXT NOT NULL, digest TEXT NOT NULL) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS files_by_job ON files (job);
+"""
+
+
+class BuildState:
+    """The build records of one site."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._db: sqlite3.Connection | None = None
+
+    def open(self) -> BuildState:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = self._connect()
+        except sqlite3.DatabaseError:
+            self._discard()
+            self._db = self._connect()
+        return self
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.executescript(_SCHEMA)
+            version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+            if version is None or version[0] != STATE_VERSION:
+                db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM meta;")
+                db.execute("INSERT INTO meta VALUES ('version', ?)", (STATE_VERSION,))
+        except sqlite3.DatabaseError:
+            db.close()
+            raise
+        return db
+
+    def _discard(self) -> None:
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise RuntimeError("build state is not open")
+        return self._db
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> BuildState:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def get(self, key: str) -> str | None:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return row[0] if row else None
+
+    def set(self, key: str, value: str | None) -> None:
+        if value is None:
+            self.db.execute("DELETE FROM meta WHERE key = ?", (key,))
+        else:
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
+
+    def job_keys(self) -> dict[str, str]:
+        return dict(self.db.execute("SELECT id, key FROM jobs"))
+
+    def files_of(self, job_ids: Iterable[str]) -> dict[str, dict[str, str]]:
+        """For each job: its files and their digests."""
+        found: dict[str, dict[str, str]] = {}
+        ids = list(job_ids)
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            for path, job, digest in self.db.execute(
+                f"SELECT path, job, digest FROM files WHERE job IN ({marks})", chunk
+            ):
+                found.setdefault(job, {})[path] = digest
+        return found
+
+    def all_files(self) -> set[str]:
+        return {path for (path,) in self.db.execute("SELECT path FROM files")}
+
+    def owner_of(self, paths: Iterable[str]) -> dict[str, str]:
+        found: dict[str, str] = {}
+        items = list(paths)
+        for start in range(0, len(items), 500):
+            chunk = items[start : start + 500]
+            marks = ",".join("?" * len(chunk))
+            found.update(self.db.execute(f"SELECT path, job FROM files WHERE path IN ({marks})", chunk))
+        return found
+
+    def begin(self) -> None:
+        self.db.execute("BEGIN")
+
+    def commit(self) -> None:
+        self.db.execute("COMMIT")
+
+    def record(self, job_id: str, key: str, files: dict[str, str]) -> None:
+        """A job ran: its key and the files it now owns (path -> digest)."""
+        self.db.execute("DELETE FROM files WHERE job = ?", (job_id,))
+        self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", ((p, job_id, d) for p, d in files.items()))
+        self.db.execute("INSERT OR REPLACE INTO jobs VALUES (?, ?)", (job_id, key))
+
+    def forget(self, job_ids: Iterable[str]) -> None:
+        for job_id in job_ids:
+            self.db.execute("DELETE FROM files WHERE job = ?", (job_id,))
+            self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+
+    def forget_files(self, paths: Iterable[str]) -> None:
+        self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
+
+    def clear(self) -> None:
+        self.db.executescript("DELETE FROM jobs; DELETE FROM files;")

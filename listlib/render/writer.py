@@ -1,0 +1,142 @@
+"""Writes output files atomically, and only when their bytes change.
+
+Every file goes to a temporary name in its final folder and is renamed into place,
+so a reader (or an interrupted build) sees the old file or the new one, never half of
+one. A file whose digest matches the last build's record, or whose bytes on disk are
+already the same, is left alone: a build with no changes writes nothing. Output is
+derived data, so files are not fsynced one by one (``listlib build --clean`` rebuilds
+everything after a power loss).
+
+The writer refuses paths that would leave the output folder.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import os
+import shutil
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = ["TEMP_PREFIX", "Writer", "digest_of", "prune_empty_dirs", "remove_files", "sweep"]
+
+TEMP_PREFIX = ".listlib-tmp-"
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+def _checked(root: Path, path: str) -> Path:
+    parts = path.split("/")
+    if not path or path.startswith("/") or any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
+        raise ValueError(f"refusing to write outside the output folder: {path!r}")
+    return root.joinpath(*parts)
+
+
+class Writer:
+    """Puts files under one output root; counts what it wrote and left alone."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.written_paths: list[str] = []
+        self.unchanged = 0
+        self._names = itertools.count()
+        self._dirs: set[Path] = set()
+
+    def _temp(self, target: Path) -> Path:
+        folder = target.parent
+        if folder not in self._dirs:
+            folder.mkdir(parents=True, exist_ok=True)
+            self._dirs.add(folder)
+        return folder / f"{TEMP_PREFIX}{os.getpid()}-{next(self._names)}"
+
+    def _same_on_disk(self, target: Path, data: bytes) -> bool:
+        try:
+            if target.stat().st_size != len(data):
+                return False
+            return target.read_bytes() == data
+        except OSError:
+            return False
+
+    def put(self, path: str, data: bytes, old_digest: str | None) -> str:
+        """Make ``path`` hold ``data``; returns its digest."""
+        target = _checked(self.root, path)
+        digest = digest_of(data)
+        if (digest == old_digest and target.is_file()) or self._same_on_disk(target, data):
+            self.unchanged += 1
+            return digest
+        temp = self._temp(target)
+        try:
+            with open(temp, "wb") as handle:
+                handle.write(data)
+            os.replace(temp, target)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        self.written_paths.append(path)
+        return digest
+
+    def copy(self, path: str, source: Path, digest: str, old_digest: str | None) -> str:
+        """Make ``path`` a copy of ``source``, whose content ``digest`` the caller knows."""
+        target = _checked(self.root, path)
+        if digest == old_digest and target.is_file():
+            self.unchanged += 1
+            return digest
+        temp = self._temp(target)
+        try:
+            shutil.copyfile(source, temp)
+            os.replace(temp, target)
+        except BaseException:
+            temp.unlink(missing_ok=True)
+            raise
+        self.written_paths.append(path)
+        return digest
+
+
+def remove_files(root: Path, paths: Iterable[str]) -> int:
+    """Delete output files (missing ones are fine) and the folders they leave empty."""
+    removed = 0
+    folders: set[Path] = set()
+    for path in paths:
+        target = _checked(root, path)
+        try:
+            target.unlink()
+            removed += 1
+        except FileNotFoundError:
+            pass
+        folders.add(target.parent)
+    prune_empty_dirs(root, folders)
+    return removed
+
+
+def prune_empty_dirs(root: Path, folders: Iterable[Path]) -> None:
+    for folder in sorted(folders, key=lambda p: len(p.parts), reverse=True):
+        current = folder
+        while current != root and root in current.parents:
+            try:
+                current.rmdir()
+            except OSError:
+                break
+            current = current.parent
+
+
+def sweep(root: Path, owned: set[str], folders: Iterable[str]) -> int:
+    """After an interrupted build: remove temporary files anywhere, and files nobody owns
+    inside ``folders`` (the folders listlib makes: one per list, ``mid``, ``static``)."""
+    removed = 0
+    emptied: set[Path] = set()
+    if not root.is_dir():
+        return 0
+    for dirpath, _dirs, names in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        top = rel_dir.split("/", 1)[0]
+        for name in names:
+            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
+            if name.startswith(TEMP_PREFIX) or (top in folders and rel not in owned):
+                Path(dirpath, name).unlink(missing_ok=True)
+                emptied.add(Path(dirpath))
+                removed += 1
+    prune_empty_dirs(root, emptied)
+    return removed

@@ -1,0 +1,191 @@
+"""Theme lookup: which template and static file a site uses, and their fingerprints.
+
+A theme is a folder with ``templates/`` and ``static/``. The chain searched, first hit
+wins, file by file:
+
+1. the site's own theme folder (``[theme] dir``), if any;
+2. the theme named by ``[theme] name``: ``themes/<name>`` next to listlib.toml, or the
+   ``default`` theme packaged with listlib;
+3. the packaged ``default`` theme, so a theme only needs the files it changes.
+
+A template extends another theme's version of itself block by block with
+``{% extends "!default/thread.html" %}`` (``!<theme>/`` names a theme of the chain,
+``!site/`` the site folder).
+
+Fingerprints tell the renderer what a change touches: a template's fingerprint covers
+its own source and every template it extends, includes or imports, so editing
+``message.html`` rebuilds the pages that use it and nothing else. jinja2 lives here and
+in ``render``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import jinja2.meta
+
+from .errors import BuildError
+
+__all__ = ["DEFAULT_THEME", "Theme", "load_theme"]
+
+DEFAULT_THEME = Path(__file__).resolve().parent / "themes" / "default"
+
+
+@dataclass(frozen=True)
+class _Layer:
+    name: str
+    folder: Path
+
+
+class _ChainLoader(jinja2.BaseLoader):
+    """Finds ``name`` in the first layer that has it; ``!layer/name`` in that layer only."""
+
+    def __init__(self, layers: tuple[_Layer, ...]) -> None:
+        self.layers = layers
+
+    def _candidates(self, template: str) -> Iterator[Path]:
+        if template.startswith("!"):
+            wanted, _, rest = template[1:].partition("/")
+            for layer in self.layers:
+                if layer.name == wanted:
+                    yield layer.folder / "templates" / rest
+            return
+        for layer in self.layers:
+            yield layer.folder / "templates" / template
+
+    def get_source(
+        self, environment: jinja2.Environment, template: str
+    ) -> tuple[str, str | None, Callable[[], bool] | None]:
+        parts = template.lstrip("!").split("/")
+        if any(part in ("", ".", "..") for part in parts[1:]) or ".." in parts:
+            raise jinja2.TemplateNotFound(template)
+        for path in self._candidates(template):
+            if path.is_file():
+                source = path.read_text(encoding="utf-8")
+                mtime = path.stat().st_mtime_ns
+                return source, str(path), lambda p=path, m=mtime: p.is_file() and p.stat().st_mtime_ns == m
+        raise jinja2.TemplateNotFound(template)
+
+    def list_templates(self) -> list[str]:
+        found: set[str] = set()
+        for layer in self.layers:
+            root = layer.folder / "templates"
+            for dirpath, _dirs, files in os.walk(root):
+                for name in files:
+                    found.add(os.path.relpath(os.path.join(dirpath, name), root).replace(os.sep, "/"))
+        return sorted(found)
+
+
+class Theme:
+    """The templates and static files a build uses."""
+
+    def __init__(self, layers: tuple[_Layer, ...]) -> None:
+        self.layers = layers
+        self.env = jinja2.Environment(
+            loader=_ChainLoader(layers),
+            autoescape=jinja2.select_autoescape(["html", "xml", "atom"], default_for_string=True),
+            undefined=jinja2.StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+            keep_trailing_newline=True,
+        )
+        self._fingerprints: dict[str, str] = {}
+
+    def template(self, name: str) -> jinja2.Template:
+        try:
+            return self.env.get_template(name)
+        except jinja2.TemplateSyntaxError as exc:
+            raise BuildError(f"{exc.filename or exc.name}:{exc.lineno}: template error: {exc.message}") from None
+        except jinja2.TemplateNotFound as exc:
+            raise BuildError(f"template {exc.name!r} not found in theme {self.describe()}") from None
+
+    def render(self, name: str, **context: Any) -> str:
+        """Render a template; a template's mistake becomes a BuildError naming file and line."""
+        template = self.template(name)
+        try:
+            return template.render(**context)
+        except jinja2.TemplateError as exc:
+            raise BuildError(f"{_template_location(exc, template)}: template error: {exc}") from None
+
+    def describe(self) -> str:
+        return " -> ".join(str(layer.folder) for layer in self.layers)
+
+    def fingerprint(self, name: str) -> str:
+        """A digest of ``name`` and every template it references, transitively."""
+        cached = self._fingerprints.get(name)
+        if cached is not None:
+            return cached
+        digest = hashlib.sha256()
+        seen: set[str] = set()
+        pending = [name]
+        while pending:
+            current = pending.pop()
+            if current in seen:
+                continue
+            seen.add(current)
+            try:
+                source, filename, _ = self.env.loader.get_source(self.env, current)  # type: ignore[union-attr]
+            except jinja2.TemplateNotFound:
+                digest.update(f"missing {current}\0".encode())
+                continue
+            digest.update(f"{current}\0{filename}\0{len(source)}\0".encode())
+            digest.update(source.encode())
+            try:
+                references = list(jinja2.meta.find_referenced_templates(self.env.parse(source)))
+            except jinja2.TemplateSyntaxError as exc:
+                raise BuildError(f"{filename}:{exc.lineno}: template error: {exc.message}") from None
+            if None in references:
+                # A computed template name: any template may be used.
+                pending.extend(self.env.loader.list_templates())  # type: ignore[union-attr]
+            pending.extend(sorted(ref for ref in references if ref is not None))
+        value = digest.hexdigest()[:24]
+        self._fingerprints[name] = value
+        return value
+
+    def static_files(self) -> dict[str, Path]:
+        """Every static file by its path under ``static/``, the first layer winning."""
+        files: dict[str, Path] = {}
+        for layer in reversed(self.layers):
+            root = layer.folder / "static"
+            for dirpath, dirs, names in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in names:
+                    if name.startswith("."):
+                        continue
+                    path = Path(dirpath) / name
+                    files[path.relative_to(root).as_posix()] = path
+        return dict(sorted(files.items()))
+
+
+def _template_location(exc: BaseException, template: jinja2.Template) -> str:
+    """The innermost template frame of a rendering error, as ``file:line``."""
+    where = template.filename or template.name or "template"
+    trace = exc.__traceback__
+    while trace is not None:
+        filename = trace.tb_frame.f_code.co_filename
+        if filename.endswith((".html", ".xml", ".atom", ".txt")):
+            where = f"{filename}:{trace.tb_lineno}"
+        trace = trace.tb_next
+    return where
+
+
+def load_theme(name: str, site_dir: Path | None, root: Path) -> Theme:
+    """The theme chain for a site (see the module docstring)."""
+    layers: list[_Layer] = []
+    if site_dir is not None:
+        if not site_dir.is_dir():
+            raise BuildError(f"theme.dir: {site_dir} is not a folder")
+        layers.append(_Layer("site", site_dir))
+    if name != "default":
+        folder = root / "themes" / name
+        if not (folder / "templates").is_dir() and not (folder / "static").is_dir():
+            raise BuildError(f"theme.name: no theme {name!r} (looked for {folder}/templates)")
+        layers.append(_Layer(name, folder))
+    layers.append(_Layer("default", DEFAULT_THEME))
+    return Theme(tuple(layers))

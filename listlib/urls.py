@@ -1,0 +1,108 @@
+"""Where every page and file of the website lives, as paths relative to ``output/``.
+
+These paths are the site's public URLs, so they are a promise (DESIGN.md, invariant 4):
+a message's page is ``<list>/<yyyy>/<mm>/<call>.html`` under the month it was filed
+in, forever. When the message is the root of a thread that file is the thread page;
+otherwise it is a small redirect to the message's place in its thread page, so the
+URL keeps working whichever thread the message ends up in. Thread URLs of old roots
+therefore keep working too: the old root's page turns into such a redirect.
+
+A message can also be found from its Message-ID alone: ``mid/<h[0:2]>/<h[2:]>.html``
+where ``h`` is the lower-case hex SHA-256 of the Message-ID without its angle brackets
+(see ``message_id_path``).
+
+Links inside the site are relative (``relative_url``) so the output works from any
+sub-path and from ``file://``; directory pages are linked as ``.../index.html``.
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import posixpath
+from urllib.parse import quote
+
+from .values import Month
+
+__all__ = [
+    "ROOT_NAMES",
+    "attachment_dir",
+    "feed_path",
+    "list_index_path",
+    "message_id_hash",
+    "message_id_path",
+    "message_path",
+    "month_date_path",
+    "month_index_path",
+    "month_mbox_path",
+    "raw_path",
+    "relative_url",
+    "thread_mbox_path",
+]
+
+ROOT_NAMES = frozenset({"static", "mid", "index.html", "404.html", "robots.txt", "sitemap.xml", "search"})
+"""Top-level names of the output the site itself uses; no list may be called this."""
+
+
+def _month_dir(slug: str, month: Month) -> str:
+    return f"{slug}/{month.year:04d}/{month.month:02d}"
+
+
+def list_index_path(slug: str) -> str:
+    return f"{slug}/index.html"
+
+
+def feed_path(slug: str) -> str:
+    return f"{slug}/feed.atom"
+
+
+def month_index_path(slug: str, month: Month) -> str:
+    """The month page: the threads active that month."""
+    return f"{_month_dir(slug, month)}/index.html"
+
+
+def month_date_path(slug: str, month: Month) -> str:
+    """The month's messages by date."""
+    return f"{_month_dir(slug, month)}/date.html"
+
+
+def month_mbox_path(slug: str, month: Month) -> str:
+    return f"{_month_dir(slug, month)}/{slug}-{month.year:04d}-{month.month:02d}.mbox.gz"
+
+
+def message_path(slug: str, month: Month, call: str) -> str:
+    """A message's permanent page: its thread page when it is a root, else a redirect."""
+    return f"{_month_dir(slug, month)}/{call}.html"
+
+
+def raw_path(slug: str, month: Month, call: str) -> str:
+    """The message exactly as stored."""
+    return f"{_month_dir(slug, month)}/{call}.eml"
+
+
+def thread_mbox_path(slug: str, month: Month, thread_id: str) -> str:
+    return f"{_month_dir(slug, month)}/{thread_id}.mbox.gz"
+
+
+def attachment_dir(slug: str, month: Month, call: str) -> str:
+    """The folder of a message's attachments (file names come from ``display.safe_filename``)."""
+    return f"{_month_dir(slug, month)}/{call}"
+
+
+def message_id_hash(message_id: str) -> str:
+    return hashlib.sha256(message_id.strip().strip("<>").encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def message_id_path(message_id: str) -> str:
+    """The Message-ID lookup page of a message."""
+    digest = message_id_hash(message_id)
+    return f"mid/{digest[:2]}/{digest[2:]}.html"
+
+
+def relative_url(from_path: str, to_path: str) -> str:
+    """The URL of ``to_path`` as seen from the page at ``from_path`` (both relative to
+    the output root), percent-encoded; an optional ``#fragment`` is kept."""
+    target, hash_mark, fragment = to_path.partition("#")
+    start = posixpath.dirname(from_path) or "."
+    rel = posixpath.relpath(target, start) if target else posixpath.basename(from_path)
+    return quote(rel) + (hash_mark + quote(fragment) if hash_mark else "")
