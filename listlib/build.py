@@ -132,11 +132,16 @@ def _plan_details(plan: Plan, state: BuildState) -> list[dict[str, Any]]:
     return planned
 
 
+def _lock(cache: Path) -> int:
+    cache.mkdir(parents=True, exist_ok=True)
+    return acquire_lock(cache / "build.lock", 60.0, "another listlib build is running for this site")
+
+
 def plan_site(config: Config) -> BuildReport:
     """What ``build_site`` would do, without writing anything to output/."""
     started = time.monotonic()
     cache = config.site.cache_dir
-    lock = acquire_lock(cache / "build.lock", 60.0, "another listlib build is running for this site")
+    lock = _lock(cache)
     try:
         jobs = _gather(config, load_theme(config.theme.name, config.theme.dir, config.root))
         with BuildState(cache / "build.sqlite") as state:
@@ -150,13 +155,19 @@ def plan_site(config: Config) -> BuildReport:
 
 
 def build_site(
-    config: Config, *, workers: int | None = None, clean: bool = False, progress: Progress | None = None
+    config: Config,
+    *,
+    workers: int | None = None,
+    clean: bool = False,
+    progress: Progress | None = None,
+    fault: Callable[[str], None] | None = None,
 ) -> BuildReport:
-    """Bring output/ up to date with content/, the theme and the configuration."""
+    """Bring output/ up to date with content/, the theme and the configuration.
+    ``fault`` is called at named points (crash tests kill the process there)."""
     started = time.monotonic()
     cache = config.site.cache_dir
     output = config.site.output_dir
-    lock = acquire_lock(cache / "build.lock", 60.0, "another listlib build is running for this site")
+    lock = _lock(cache)
     try:
         theme = load_theme(config.theme.name, config.theme.dir, config.root)
         jobs = _gather(config, theme)
@@ -165,15 +176,25 @@ def build_site(
                 state.clear()
                 if output.exists():
                     shutil.rmtree(output)
-            report = _build(config, theme, jobs, state, workers or os.cpu_count() or 1, progress)
+            report = _build(config, theme, jobs, state, workers or os.cpu_count() or 1, progress, fault or _no_fault)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
     return report
 
 
+def _no_fault(_point: str) -> None:
+    pass
+
+
 def _build(
-    config: Config, theme: Theme, jobs: list[Job], state: BuildState, workers: int, progress: Progress | None
+    config: Config,
+    theme: Theme,
+    jobs: list[Job],
+    state: BuildState,
+    workers: int,
+    progress: Progress | None,
+    fault: Callable[[str], None],
 ) -> BuildReport:
     output = config.site.output_dir
     output.mkdir(parents=True, exist_ok=True)
@@ -201,6 +222,7 @@ def _build(
                 if owner in kept_ids:
                     raise BuildError(f"{path}: made by two jobs ({owner} and {job.id})")
             state.record(job.id, job.key, files)
+            fault("job-done")
             report.written.extend(written)
             report.unchanged += unchanged
             done += job.weight
@@ -217,6 +239,7 @@ def _build(
         state.commit()
         raise
     stale = sorted({path for job_id in touched for path in old.get(job_id, {}) if path not in produced})
+    fault("removing")
     remove_files(output, stale)
     report.removed = stale
     state.set("running", None)

@@ -272,7 +272,11 @@ def build(obj: _Context, plan_only: bool, clean: bool, workers: int | None, as_j
     progress = _Progress(enabled=not (as_json or obj.quiet))
     with progress.running("Building") as bar:
         report = build_site(
-            config, workers=workers, clean=clean, progress=lambda done, total: bar(done, total, done)
+            config,
+            workers=workers,
+            clean=clean,
+            progress=lambda done, total: bar(done, total, done),
+            fault=_fault_from_env(),
         )
     if as_json:
         click.echo(json.dumps(report.to_dict(with_files=with_files), indent=2))

@@ -35,7 +35,7 @@ _HEADER_BLOCK_RE = re.compile(rb"(?:(?:[\x21-\x39\x3b-\x7e]+[ \t]*:|[ \t])[^\n]*
 _FIELD_ITER_RE = re.compile(rb"^([\x21-\x39\x3b-\x7e]+)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
 _WANTED_FIELD_RE = re.compile(
     rb"^(message-id|in-reply-to|references|subject|from|date|list-id|received|to|cc|delivered-to"
-    rb"|x-original-to|resent-to|envelope-to)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)",
+    rb"|x-original-to|resent-to|envelope-to|x-no-archive|archive)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)",
     re.M | re.I,
 )
 _MSGID_RE = re.compile(r"<([^<>\s]+)>")

@@ -237,7 +237,7 @@ def _list_jobs(
                         r.call,
                         r.path,
                         r.raw_hash,
-                        raw_path(slug, month, r.call),
+                        None if r.no_archive else raw_path(slug, month, r.call),
                         message_path(slug, month, r.call),
                         None if thread_of[r.call] == r.call else link(r.call),
                         _subject(r),

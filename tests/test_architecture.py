@@ -10,13 +10,19 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
     {"errors", "values"},
-    {"message", "dating", "config", "fsutil", "index", "threader", "threadcache"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview"},
-    {"store", "threadset"},
-    {"filing", "verify", "skeleton"},
+    {"message", "dating", "config", "fsutil", "index", "threader", "threadcache", "urls", "theme", "plan"},
+    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview", "site", "buildstate", "display"},
+    {"store", "threadset", "render", "render.writer", "render.downloads", "render.pages"},
+    {"filing", "verify", "skeleton", "build"},
     {"cli", "__main__"},
 ]
-ONLY_IN = {"click": {"cli"}, "sqlite3": {"index", "store", "threadcache", "threadset"}}
+ONLY_IN = {
+    "click": {"cli"},
+    "sqlite3": {"index", "store", "threadcache", "threadset", "buildstate"},
+    "jinja2": {"theme"},
+    "markdown": {"render.pages"},
+    "nh3": {"render.pages", "display.sanitize"},
+}
 
 
 def module_name(path: Path) -> str:

@@ -221,9 +221,10 @@ class Renderer:
     def render_messages(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
         files: dict[str, str] = {}
         for _call, store_path, raw_hash, raw_target, page, target, subject in args["messages"]:
-            files[raw_target] = self.writer.copy(
-                raw_target, self.content_dir / store_path, raw_hash, old.get(raw_target)
-            )
+            if raw_target is not None:
+                files[raw_target] = self.writer.copy(
+                    raw_target, self.content_dir / store_path, raw_hash, old.get(raw_target)
+                )
             if target is not None:
                 self._put(files, old, page, self._page("redirect.html", page, args, target=target, title=subject))
         return files
