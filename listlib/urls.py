@@ -103,6 +103,13 @@ def relative_url(from_path: str, to_path: str) -> str:
     """The URL of ``to_path`` as seen from the page at ``from_path`` (both relative to
     the output root), percent-encoded; an optional ``#fragment`` is kept."""
     target, hash_mark, fragment = to_path.partition("#")
-    start = posixpath.dirname(from_path) or "."
-    rel = posixpath.relpath(target, start) if target else posixpath.basename(from_path)
+    if not target:
+        rel = posixpath.basename(from_path)
+    else:
+        here = from_path.split("/")[:-1]
+        there = target.split("/")
+        common = 0
+        while common < len(here) and common < len(there) - 1 and here[common] == there[common]:
+            common += 1
+        rel = "../" * (len(here) - common) + "/".join(there[common:])
     return quote(rel) + (hash_mark + quote(fragment) if hash_mark else "")

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 
 __all__ = ["encode_mboxrd", "gzip_bytes", "separator_line"]
 
+_LEVEL = 4
+"""gzip level: within a few percent of level 6's size for mail, at about half the time."""
 _FROM_RE = re.compile(rb"^(>*From )", re.MULTILINE)
 _SENDER_RE = re.compile(r"[^\x21-\x7e]|@.*@")
 
@@ -34,7 +36,7 @@ def encode_mboxrd(messages: Iterable[tuple[str, int, bytes]]) -> bytes:
     parts: list[bytes] = []
     for sender, date, raw in messages:
         parts.append(separator_line(sender, date))
-        body = _FROM_RE.sub(rb">\1", raw)
+        body = _FROM_RE.sub(rb">\1", raw) if b"From " in raw else raw
         parts.append(body)
         if not body.endswith(b"\n"):
             parts.append(b"\n")
@@ -44,4 +46,4 @@ def encode_mboxrd(messages: Iterable[tuple[str, int, bytes]]) -> bytes:
 
 def gzip_bytes(data: bytes) -> bytes:
     """Deterministic gzip: no file name, time 0."""
-    return gzip.compress(data, compresslevel=6, mtime=0)
+    return gzip.compress(data, compresslevel=_LEVEL, mtime=0)

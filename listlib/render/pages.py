@@ -11,6 +11,9 @@ rendered, and the message display model from ``display``.
 from __future__ import annotations
 
 import calendar
+import dataclasses
+import html
+import logging
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -32,6 +35,8 @@ from .downloads import encode_mboxrd, gzip_bytes
 from .writer import Writer
 
 __all__ = ["Renderer"]
+
+logger = logging.getLogger(__name__)
 
 TOC_THRESHOLD = 6
 """Threads with at least this many messages get a table of contents."""
@@ -164,9 +169,7 @@ class Renderer:
                 load_remote_images=images,
                 attachment_base=relative_url(page, folder + "/x")[:-1],
             )
-            display = display_message(self._raw(store_path), options)
-            if no_archive and not display.no_archive:
-                raise ValueError(f"{call}: the index and the message disagree about X-No-Archive")
+            display = _display(self._raw(store_path), options, call, no_archive)
             subject_key = normalize_subject(display.subject)[0]
             subjects[call] = subject_key
             changed = parent is None or subjects.get(parent, subject_key) != subject_key
@@ -298,9 +301,7 @@ class Renderer:
             description=args["description"],
             description_html=description_html,
             years=[(year, years[year]) for year in sorted(years, reverse=True)],
-            latest=[
-                {"path": p, "subject": s, "last": last, "count": count} for p, s, last, count in args["latest"]
-            ],
+            latest=[{"path": p, "subject": s, "last": last, "count": count} for p, s, last, count in args["latest"]],
             messages=args["messages"],
             threads=args["threads"],
             feed=f"{slug}/feed.atom",
@@ -313,12 +314,10 @@ class Renderer:
         path = args["path"]
         _title, _base, obfuscate, _images = args["site"]
         entries = []
-        for call, store_path, _hash, link, permalink, subject, author, date, no_archive, new_thread in args[
-            "entries"
-        ]:
+        for call, store_path, _hash, link, permalink, subject, author, date, no_archive, new_thread in args["entries"]:
             summary = ""
             if not no_archive:
-                display = display_message(self._raw(store_path), DisplayOptions(obfuscate_addresses=obfuscate))
+                display = _display(self._raw(store_path), DisplayOptions(obfuscate_addresses=obfuscate), call, False)
                 summary = _excerpt(display.text)
             entries.append(
                 {
@@ -387,6 +386,45 @@ class Renderer:
             target = f"static/{rel}"
             files[target] = self.writer.copy(target, Path(source), digest, old.get(target))
         return files
+
+
+def _display(raw: bytes, options: DisplayOptions, call: str, no_archive: bool) -> MessageDisplay:
+    """The display of a message. Should displaying ever fail: its raw text, escaped, with
+    a note, so that one message can never break a build (invariant 5). A message the
+    index knows as not to be archived is never shown, whatever happens."""
+    try:
+        display = display_message(raw, options)
+    except Exception as exc:  # a bug in display must not lose the page
+        logger.warning("%s: cannot display (%s: %s); showing the raw text", call, type(exc).__name__, exc)
+        text = "" if no_archive else raw.decode("utf-8", "replace")
+        display = MessageDisplay(
+            subject="",
+            author_name="",
+            author_address="",
+            author_shown="",
+            date=None,
+            message_id=None,
+            body_html=(
+                '<div class="msg-body"><div class="note">This message could not be displayed; '
+                f'its raw text follows.</div><pre class="text">{html.escape(text)}</pre></div>'
+            ),
+            attachments=(),
+            no_archive=False,
+            text="",
+        )
+    if no_archive and not display.no_archive:
+        display = dataclasses.replace(
+            display,
+            subject="",
+            author_name="",
+            author_address="",
+            author_shown="",
+            body_html="",
+            attachments=(),
+            no_archive=True,
+            text="",
+        )
+    return display
 
 
 def _reply_link(address: str, display: MessageDisplay, message_id: str | None) -> str:
