@@ -12,6 +12,7 @@ The writer refuses paths that would leave the output folder.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import itertools
 import os
@@ -28,11 +29,11 @@ def digest_of(data: bytes) -> str:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def _checked(root: Path, path: str) -> Path:
+def _checked(root: Path, path: str) -> str:
     parts = path.split("/")
     if not path or path.startswith("/") or any(p in ("", ".", "..") or "\\" in p or "\0" in p for p in parts):
         raise ValueError(f"refusing to write outside the output folder: {path!r}")
-    return root.joinpath(*parts)
+    return f"{root}/{path}"
 
 
 class Writer:
@@ -43,20 +44,22 @@ class Writer:
         self.written_paths: list[str] = []
         self.unchanged = 0
         self._names = itertools.count()
-        self._dirs: set[Path] = set()
+        self._dirs: set[str] = set()
 
-    def _temp(self, target: Path) -> Path:
-        folder = target.parent
+    def _temp(self, target: str) -> str:
+        folder = os.path.dirname(target)
         if folder not in self._dirs:
-            folder.mkdir(parents=True, exist_ok=True)
+            os.makedirs(folder, exist_ok=True)
             self._dirs.add(folder)
-        return folder / f"{TEMP_PREFIX}{os.getpid()}-{next(self._names)}"
+        return f"{folder}/{TEMP_PREFIX}{os.getpid()}-{next(self._names)}"
 
-    def _same_on_disk(self, target: Path, data: bytes) -> bool:
+    @staticmethod
+    def _same_on_disk(target: str, data: bytes) -> bool:
         try:
-            if target.stat().st_size != len(data):
+            if os.stat(target).st_size != len(data):
                 return False
-            return target.read_bytes() == data
+            with open(target, "rb") as handle:
+                return handle.read() == data
         except OSError:
             return False
 
@@ -64,7 +67,7 @@ class Writer:
         """Make ``path`` hold ``data``; returns its digest."""
         target = _checked(self.root, path)
         digest = digest_of(data)
-        if (digest == old_digest and target.is_file()) or self._same_on_disk(target, data):
+        if (digest == old_digest and os.path.isfile(target)) or self._same_on_disk(target, data):
             self.unchanged += 1
             return digest
         temp = self._temp(target)
@@ -73,7 +76,7 @@ class Writer:
                 handle.write(data)
             os.replace(temp, target)
         except BaseException:
-            temp.unlink(missing_ok=True)
+            _unlink(temp)
             raise
         self.written_paths.append(path)
         return digest
@@ -81,7 +84,7 @@ class Writer:
     def copy(self, path: str, source: Path, digest: str, old_digest: str | None) -> str:
         """Make ``path`` a copy of ``source``, whose content ``digest`` the caller knows."""
         target = _checked(self.root, path)
-        if digest == old_digest and target.is_file():
+        if digest == old_digest and os.path.isfile(target):
             self.unchanged += 1
             return digest
         temp = self._temp(target)
@@ -89,10 +92,15 @@ class Writer:
             shutil.copyfile(source, temp)
             os.replace(temp, target)
         except BaseException:
-            temp.unlink(missing_ok=True)
+            _unlink(temp)
             raise
         self.written_paths.append(path)
         return digest
+
+
+def _unlink(path: str) -> None:
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(path)
 
 
 def remove_files(root: Path, paths: Iterable[str]) -> int:
@@ -100,7 +108,7 @@ def remove_files(root: Path, paths: Iterable[str]) -> int:
     removed = 0
     folders: set[Path] = set()
     for path in paths:
-        target = _checked(root, path)
+        target = Path(_checked(root, path))
         try:
             target.unlink()
             removed += 1
