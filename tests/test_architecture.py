@@ -9,7 +9,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
-    {"errors", "values"},
+    {"errors", "values", "charsets"},
     {"message", "dating", "config", "fsutil", "index", "threader", "threadcache"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview"},
     {"store", "threadset"},
