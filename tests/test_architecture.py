@@ -11,12 +11,18 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 LAYERS = [
     {"errors", "values", "charsets"},
     {"message", "dating", "config", "fsutil", "index", "threader", "threadcache"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview"},
+    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview"}
+    | {"display", "display.model", "display.mime", "display.walk", "display.textbody", "display.sanitize"}
+    | {"display.attachments"},
     {"store", "threadset"},
     {"filing", "verify", "skeleton"},
     {"cli", "__main__"},
 ]
-ONLY_IN = {"click": {"cli"}, "sqlite3": {"index", "store", "threadcache", "threadset"}}
+ONLY_IN = {
+    "click": {"cli"},
+    "sqlite3": {"index", "store", "threadcache", "threadset"},
+    "nh3": {"display.sanitize"},
+}
 
 
 def module_name(path: Path) -> str:
