@@ -9,9 +9,11 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
-    {"errors", "values"},
+    {"errors", "values", "charsets"},
     {"message", "dating", "config", "fsutil", "index", "threader", "threadcache", "urls", "theme", "plan"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview", "site", "buildstate", "display"},
+    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview", "site", "buildstate"}
+    | {"display", "display.model", "display.mime", "display.walk", "display.textbody", "display.sanitize"}
+    | {"display.attachments"},
     {"store", "threadset", "render", "render.writer", "render.downloads", "render.pages"},
     {"filing", "verify", "skeleton", "build"},
     {"cli", "__main__"},
@@ -21,7 +23,7 @@ ONLY_IN = {
     "sqlite3": {"index", "store", "threadcache", "threadset", "buildstate"},
     "jinja2": {"theme"},
     "markdown": {"render.pages"},
-    "nh3": {"render.pages", "display.sanitize"},
+    "nh3": {"display.sanitize"},
 }
 
 

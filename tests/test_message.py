@@ -31,8 +31,22 @@ def test_junky_in_reply_to_takes_the_last_id() -> None:
 
 def test_rfc2047_subject_and_names_are_decoded_even_when_broken() -> None:
     assert decode_header_value(b"=?UTF-8?Q?Gr=C3=BC=C3=9Fe?= aus  Berlin") == "Grüße aus Berlin"
-    assert decode_header_value(b"=?non-existing-codec?Q?abc?=") == "=?non-existing-codec?Q?abc?="
+    assert decode_header_value(b"=?non-existing-codec?Q?abc?=") == "abc"  # unknown charset: UTF-8, else cp1252
     assert decode_header_value(b"caf\xe9") == "café"  # unlabelled 8-bit treated as cp1252
+
+
+def test_broken_encoded_words_decode_without_raising() -> None:
+    assert decode_header_value(b"=?utf-8?b?a?=") == ""  # one base64 character carries no byte
+    assert decode_header_value(b"=?utf-8?b?SGVsbG8?=") == "Hello"  # padding missing
+    assert decode_header_value(b"=?utf-8?q?=E2=82?= ok") == "\ufffd ok"  # truncated UTF-8
+    assert decode_header_value(b"=?zlib?q?abc?=") == "abc"  # not a charset
+
+
+def test_a_character_split_across_two_encoded_words_survives() -> None:
+    # "\u4e2d\u6587" as UTF-8 is e4 b8 ad e6 96 87; the break falls inside the second character.
+    assert decode_header_value(b"=?UTF-8?B?5Lit5g==?=\n =?UTF-8?B?loc=?=") == "\u4e2d\u6587"
+    assert decode_header_value(b"=?UTF-8?B?5Lit?=\n =?UTF-8?B?5paH?=") == "\u4e2d\u6587"
+    assert decode_header_value(b"=?gb2312?B?1tDOxA==?=") == "\u4e2d\u6587"
 
 
 def test_pipermail_obfuscated_sender() -> None:

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import markdown
-import nh3
 
 from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
+from ..display.sanitize import sanitize_html
 from ..theme import Theme
 from ..threader import normalize_subject
 from ..urls import attachment_dir, month_date_path, month_index_path, relative_url
@@ -450,4 +450,4 @@ def _excerpt(text: str, limit: int = 400) -> str:
 
 def _markdown(text: str) -> str:
     """A Markdown page from content/, sanitized like HTML mail."""
-    return nh3.clean(markdown.markdown(text, extensions=["extra", "sane_lists"], output_format="html"))
+    return sanitize_html(markdown.markdown(text, extensions=["extra", "sane_lists"], output_format="html"))

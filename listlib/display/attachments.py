@@ -1,0 +1,185 @@
+"""Attachment file names that are safe to write and to serve, and unique within a message.
+
+A name from a message is only a suggestion. ``safe_filename`` keeps what a
+reader would recognise and removes everything that could hurt:
+
+- only the last path component is kept (``../../x`` -> ``x``,
+  ``C:\\Users\\me\\report.doc`` -> ``report.doc``); runs of dots become one dot,
+  leading dots and spaces and trailing dots and spaces are removed (no hidden
+  files, nothing Windows would silently rename);
+- control characters, bidirectional overrides (``gpj.exe`` spoofing) and
+  ``<>:"|?*`` become ``_``;
+- Windows device names (``con.txt``, ``LPT1``, ``aux.tar.gz``) get a leading ``_``;
+- names a static web server would run or serve as active content in the
+  archive's origin are defused: ``.html``, ``.svg``, ``.js``, ``.xml`` ... as the
+  last extension get ``.txt`` appended (the page shows as text), and
+  server-side handler extensions anywhere in the name (``x.php.jpg``) have
+  their dot replaced by ``_`` (Apache applies handlers to any extension);
+- names longer than ``MAX_BYTES`` (100) bytes of UTF-8 are shortened, keeping
+  the extension and whole characters;
+- an empty result becomes ``attachment-N.ext`` with the extension taken from
+  the content type (a fixed table, so every machine agrees);
+- a name already taken in the message (compared case-insensitively, as on
+  macOS and Windows file systems) gets ``-2``, ``-3`` ... before its extension.
+
+Pure: no I/O.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["MAX_BYTES", "extension_for", "safe_filename", "unique_filename"]
+
+MAX_BYTES = 100
+_MAX_EXTENSION = 16
+
+_EXTENSIONS = {
+    "text/plain": ".txt",
+    "text/html": ".html",
+    "text/x-patch": ".patch",
+    "text/x-diff": ".diff",
+    "text/diff": ".diff",
+    "text/csv": ".csv",
+    "text/calendar": ".ics",
+    "text/vcard": ".vcf",
+    "text/x-vcard": ".vcf",
+    "text/enriched": ".txt",
+    "text/rtf": ".rtf",
+    "text/xml": ".xml",
+    "text/x-log": ".log",
+    "image/png": ".png",
+    "image/jpeg": ".jpg",
+    "image/jpg": ".jpg",
+    "image/pjpeg": ".jpg",
+    "image/gif": ".gif",
+    "image/webp": ".webp",
+    "image/bmp": ".bmp",
+    "image/tiff": ".tif",
+    "image/svg+xml": ".svg",
+    "application/pdf": ".pdf",
+    "application/zip": ".zip",
+    "application/gzip": ".gz",
+    "application/x-gzip": ".gz",
+    "application/x-tar": ".tar",
+    "application/x-bzip2": ".bz2",
+    "application/x-xz": ".xz",
+    "application/x-7z-compressed": ".7z",
+    "application/json": ".json",
+    "application/rtf": ".rtf",
+    "application/msword": ".doc",
+    "application/vnd.ms-excel": ".xls",
+    "application/vnd.ms-powerpoint": ".ppt",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
+    "application/vnd.oasis.opendocument.text": ".odt",
+    "application/vnd.oasis.opendocument.spreadsheet": ".ods",
+    "application/pgp-signature": ".asc",
+    "application/pgp-encrypted": ".asc",
+    "application/pgp-keys": ".asc",
+    "application/pkcs7-signature": ".p7s",
+    "application/x-pkcs7-signature": ".p7s",
+    "application/pkcs7-mime": ".p7m",
+    "application/x-pkcs7-mime": ".p7m",
+    "application/ms-tnef": ".dat",
+    "message/rfc822": ".eml",
+    "message/delivery-status": ".txt",
+    "audio/mpeg": ".mp3",
+    "audio/ogg": ".ogg",
+    "video/mp4": ".mp4",
+}
+# Served by a static host as active content in the archive's origin.
+_ACTIVE = {
+    "html", "htm", "xhtml", "xht", "shtml", "shtm", "stm", "svg", "svgz", "xml", "xsl", "xslt", "xsd", "rdf",
+    "js", "mjs", "cjs", "mht", "mhtml", "hta", "htc", "xbl", "swf", "manifest", "appcache", "vtt",
+}  # fmt: skip
+# Run by a server that has the handler configured, wherever the extension sits in the name.
+_HANDLERS = {
+    "php", "php2", "php3", "php4", "php5", "php7", "php8", "phtml", "pht", "phar", "phps", "cgi", "fcgi",
+    "asp", "aspx", "ashx", "asmx", "jsp", "jspx", "shtml", "shtm", "stm", "ssi",
+}  # fmt: skip
+_RESERVED_RE = re.compile(r"(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(?:\.|\Z)", re.I)
+_BAD_CHARS_RE = re.compile('[\x00-\x1f\x7f-\x9f<>:"|?*\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]')
+_DOTS_RE = re.compile(r"\.{2,}")
+_SEPARATOR_RE = re.compile(r"[/\\]")
+
+
+def extension_for(content_type: str) -> str:
+    """The file extension for a content type (a fixed table; ``.bin`` when unknown)."""
+    return _EXTENSIONS.get(content_type, ".txt" if content_type.startswith("text/") else ".bin")
+
+
+def _split_extension(name: str) -> tuple[str, str]:
+    stem, dot, ext = name.rpartition(".")
+    if not dot or not stem or len(ext) > _MAX_EXTENSION or " " in ext:
+        return name, ""
+    return stem, "." + ext
+
+
+def _defuse(name: str) -> str:
+    parts = name.split(".")
+    kept = [parts[0]]
+    for part in parts[1:]:
+        if part.lower() in _HANDLERS:
+            kept[-1] += "_" + part
+        else:
+            kept.append(part)
+    name = ".".join(kept)
+    if len(kept) > 1 and kept[-1].lower() in _ACTIVE:
+        name += ".txt"
+    if _RESERVED_RE.match(name):
+        name = "_" + name
+    return name
+
+
+def _fit(stem: str, ext: str, limit: int = MAX_BYTES) -> str:
+    """Shorten the stem (whole characters) so that stem + ext fits in ``limit`` bytes."""
+    room = limit - len(ext.encode())
+    if room < 1:
+        ext = ext.encode()[: limit - 1].decode(errors="ignore")
+        room = limit - len(ext.encode())
+    encoded = stem.encode()
+    if len(encoded) > room:
+        stem = encoded[:room].decode(errors="ignore").rstrip(". ") or "_"
+    return stem + ext
+
+
+def _clean(name: str) -> str:
+    name = unicodedata.normalize("NFC", name)
+    components = [part for part in _SEPARATOR_RE.split(name) if part.strip(" .")]
+    name = components[-1] if components else ""
+    name = _DOTS_RE.sub(".", _BAD_CHARS_RE.sub("_", name))
+    return name.strip(" .")
+
+
+def unique_filename(name: str | None, content_type: str, folded: set[str]) -> str:
+    """``safe_filename`` against a set of casefolded names already taken (the result is added)."""
+    cleaned = _clean(name or "")
+    if cleaned:
+        stem, ext = _split_extension(_defuse(cleaned))
+        result = _fit(stem, ext)
+        number = 2
+        while result.casefold() in folded:
+            result = _fit(stem, f"-{number}{ext}")
+            number += 1
+    else:
+        ext = extension_for(content_type)
+        number = 1
+        while (result := _defuse(f"attachment-{number}{ext}")).casefold() in folded:
+            number += 1
+    folded.add(result.casefold())
+    return result
+
+
+def safe_filename(name: str | None, content_type: str, taken: set[str]) -> str:
+    """A safe file name for an attachment, unique among ``taken`` (which it is added to).
+
+    ``name`` is the decoded name from the message (or None); ``content_type``
+    the lower-case ``type/subtype``. See the module docstring for the rules.
+    """
+    folded = {existing.casefold() for existing in taken}
+    result = unique_filename(name, content_type, folded)
+    taken.add(result)
+    return result

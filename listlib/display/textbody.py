@@ -1,0 +1,426 @@
+"""Plain-text bodies -> safe HTML: flowed text, folded quotes and signatures, links, hidden addresses.
+
+Everything that comes from the message is escaped here; the only markup is
+the module's own (class names in ``display/__init__``). Pure: no I/O, never
+raises on odd text.
+
+Rules (decided here, documented for the theme and for readers of the code):
+
+- *Quotes*: a run of lines starting with ``>`` (blank lines between two such
+  lines join the runs) is folded in ``<details class="quote">`` when it has at
+  least ``FOLD_QUOTE_LINES`` (4) non-blank lines; shorter quotes stay in the
+  text (in ``<span class="quote">``), since a line or three of context is what
+  interleaved replies are made of. The attribution just above a folded quote
+  (a line ending in ``:`` such as "On Mon, Ann wrote:", possibly preceded by
+  one or two lines of the same paragraph starting with "On") moves into the
+  ``<summary>``. Outlook's "-----Original Message-----" starts a quote that
+  runs to the end of the message.
+- *Signatures*: the lines after a ``-- `` line (or ``--``, which many clients
+  send after stripping the space) up to the next quote, when there are at most
+  ``SIGNATURE_LINES`` (20) of them, fold into ``<details class="signature">``.
+  A Mailman footer (a line of underscores, then "... mailing list") folds
+  into ``<details class="footer">``.
+- *Links*: ``http``, ``https``, ``ftp`` and ``mailto`` URLs; trailing
+  punctuation and unbalanced closing brackets are left out of the link.
+- *Addresses*: with obfuscation on, ``neilb@suse.de`` shows as
+  ``ne…@suse.de``: at most three and at most half of the local part's
+  characters, an ellipsis, and the domain. Readers still see who and where;
+  harvesters get nothing usable. Addresses inside URLs are left alone (they are
+  mostly Message-IDs); ``mailto:`` links lose their link.
+"""
+
+from __future__ import annotations
+
+import re
+from html import escape
+
+__all__ = [
+    "FOLD_QUOTE_LINES",
+    "SIGNATURE_LINES",
+    "clean_text",
+    "markup_text",
+    "obfuscate_address",
+    "obfuscate_addresses",
+    "render_plain",
+    "unflow",
+]
+
+FOLD_QUOTE_LINES = 4
+SIGNATURE_LINES = 20
+FOOTER_LINES = 15
+REL = "nofollow noopener noreferrer"
+
+# C0 controls (except tab and newline) become their visible Unicode pictures, DEL
+# too; C1 controls (never text; usually a wrong charset) become U+FFFD.
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_PRINTABLE_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n"
+_CONTROL_TABLE = {
+    **{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)},
+    0x7F: 0x2421,
+    **{c: 0xFFFD for c in range(0x80, 0xA0)},
+}
+
+# Links are found from their fixed part ("://", "ailto:", "@"), which the regex engine
+# finds fast, and checked around it; one regex for all of them is 5x slower.
+_URL_CHARS = r"[!#-;=?-~]"  # printable ASCII except space, '"', '<' and '>'
+_DOMAIN = r"[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+"
+# Three searches, each starting with a literal: an alternation would make the regex
+# engine try every position instead of scanning for the literal.
+_URL_ANCHOR_RE = re.compile(rf"://{_URL_CHARS}+")
+_MAILTO_ANCHOR_RE = re.compile(rf"ailto:{_URL_CHARS}+")
+_LOCAL_REVERSED_RE = re.compile(r"[\w.+%-]+")
+_SCHEME_RE = re.compile(r"(?:https|http|ftp)\Z", re.I)
+_WORD_CHAR_RE = re.compile(r"\w")
+_AT_RE = re.compile(rf"@{_DOMAIN}")
+_TRAILING = ".,;:!?'\"*"
+_CLOSERS = {")": "(", "]": "[", "}": "{"}
+
+_FOOTER_RULE_RE = re.compile(r"_{10,}\s*")
+_LEADING_BLANK_RE = re.compile(r"\A(?:[ \t]*\n)+")
+
+
+def clean_text(text: str) -> str:
+    """Line ends as ``\\n``; control characters made visible (or replaced) so nothing is invisible or invalid."""
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if text.isascii():  # the common case, checked in C at memory speed
+        if not text.encode("ascii").translate(None, _PRINTABLE_ASCII):
+            return text
+    elif not _CONTROL_RE.search(text):
+        return text
+    return text.translate(_CONTROL_TABLE)
+
+
+def unflow(text: str, delsp: bool) -> str:
+    """Undo RFC 3676 ``format=flowed``: join soft-broken lines of the same quote depth."""
+    out: list[str] = []
+    pending: str | None = None
+    pending_depth = 0
+    for line in text.split("\n"):
+        if pending is None and line[-1:] != " " and line[:1] not in (">", " "):
+            out.append(line)  # the common case: a hard-broken unquoted line
+            continue
+        stripped = line.lstrip(">")
+        depth = len(line) - len(stripped)
+        if stripped[:1] == " ":  # space-stuffing (RFC 3676 section 4.4)
+            stripped = stripped[1:]
+        flowed = stripped[-1:] == " " and stripped != "-- "
+        if flowed and delsp:
+            stripped = stripped[:-1]
+        if pending is not None and depth == pending_depth:
+            pending += stripped
+        else:
+            if pending is not None:
+                out.append(_quote_prefix(pending_depth, pending))
+            pending, pending_depth = stripped, depth
+        if not flowed:
+            out.append(_quote_prefix(depth, pending))
+            pending = None
+    if pending is not None:
+        out.append(_quote_prefix(pending_depth, pending))
+    return "\n".join(out)
+
+
+def _quote_prefix(depth: int, text: str) -> str:
+    if not depth:
+        return text
+    return ">" * depth + (" " + text if text else "")
+
+
+def obfuscate_address(address: str) -> str:
+    """``neilb@suse.de`` -> ``ne…@suse.de`` (see the module docstring)."""
+    local, _, domain = address.rpartition("@")
+    keep = min(3, max(1, len(local) // 2))
+    return f"{local[:keep]}\u2026@{domain}"
+
+
+def _local_start(text: str, at: int) -> int:
+    """Where the local part of an address whose "@" is at ``at`` starts (``at`` when there is none)."""
+    # The 64-character window reversed, matched forwards: searching backwards with a
+    # "\Z"-anchored regex would retry from every position in the window.
+    window = text[max(0, at - 64) : at][::-1]
+    found = _LOCAL_REVERSED_RE.match(window)
+    start = at - found.end() if found else at
+    while start < at and text[start] == ".":
+        start += 1
+    return start
+
+
+def _addresses(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every address in a text."""
+    spans = []
+    for match in _AT_RE.finditer(text):
+        at = match.start()
+        start = _local_start(text, at)
+        if start < at:
+            spans.append((start, match.end()))
+    return spans
+
+
+def obfuscate_addresses(text: str) -> str:
+    """Every address in a plain text obfuscated."""
+    if "@" not in text:
+        return text
+    out = []
+    pos = 0
+    for start, end in _addresses(text):
+        out.append(text[pos:start])
+        out.append(obfuscate_address(text[start:end]))
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _trim_url(url: str) -> str:
+    while url:
+        last = url[-1]
+        if last in _TRAILING or (last in _CLOSERS and url.count(_CLOSERS[last]) < url.count(last)):
+            url = url[:-1]
+        else:
+            break
+    return url
+
+
+def _link(href: str, text: str) -> str:
+    return f'<a href="{escape(href)}" rel="{REL}">{escape(text, quote=False)}</a>'
+
+
+def _links(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of every URL, mailto: URL and address, in order, not overlapping."""
+    found = []
+    if "://" in text:
+        for match in _URL_ANCHOR_RE.finditer(text):
+            anchor = match.start()
+            scheme = _SCHEME_RE.search(text, max(0, anchor - 5), anchor)
+            start = scheme.start() if scheme else -1
+            if start >= 0 and not (start and _WORD_CHAR_RE.match(text, start - 1)):  # not "xhttp://"
+                found.append((start, start + len(_trim_url(text[start : match.end()])), "url"))
+    if "@" in text:
+        if "ailto:" in text:
+            for match in _MAILTO_ANCHOR_RE.finditer(text):
+                start = match.start() - 1
+                if text[start : start + 7].lower() == "mailto:" and not (
+                    start and _WORD_CHAR_RE.match(text, start - 1)
+                ):
+                    found.append((start, start + len(_trim_url(text[start : match.end()])), "mailto"))
+        for match in _AT_RE.finditer(text):
+            at = match.start()
+            start = _local_start(text, at)
+            if start < at:
+                found.append((start, match.end(), "email"))
+    # An address inside a URL ("https://host/r/id@host") belongs to the URL.
+    if len(found) < 2:
+        return found
+    result: list[tuple[int, int, str]] = []
+    for span in sorted(found):
+        if result and span[0] < result[-1][1]:
+            continue
+        result.append(span)
+    return result
+
+
+def markup_text(text: str, obfuscate: bool) -> str:
+    """Escape a plain text for HTML, link its URLs and link or obfuscate its addresses."""
+    if "://" not in text and "@" not in text:
+        return escape(text, quote=False)
+    out: list[str] = []
+    pos = 0
+    for start, end, kind in _links(text):
+        found = text[start:end]
+        if kind == "email":
+            html = escape(obfuscate_address(found), quote=False) if obfuscate else _link("mailto:" + found, found)
+        elif kind == "mailto":
+            if obfuscate or "@" not in found:
+                html = escape(obfuscate_addresses(found) if obfuscate else found, quote=False)
+            else:
+                html = _link(found, found)
+        elif end - start <= len("https://") or found.endswith("://"):
+            html = escape(found, quote=False)
+        else:
+            html = _link(found, found)
+        out.append(escape(text[pos:start], quote=False))
+        out.append(html)
+        pos = end
+    out.append(escape(text[pos:], quote=False))
+    return "".join(out)
+
+
+# -- Block structure -------------------------------------------------------------------------------
+
+
+class _Block:
+    """A piece of the body of one kind: "text", "quote", "signature" or "footer"."""
+
+    __slots__ = ("attribution", "kind", "text")
+
+    def __init__(self, kind: str, text: str, attribution: str = "") -> None:
+        self.kind = kind
+        self.text = text
+        self.attribution = attribution
+
+
+# Runs of lines starting with ">", blank lines between them included; searched in
+# "\n" + text so the pattern starts with a literal.
+_QUOTE_RUN_RE = re.compile(r"\n>[^\n]*(?:\n(?:[ \t]*\n)*>[^\n]*)*")
+_QUOTE_CONTENT_RE = re.compile(r"\n>[> \t]*[^>\s]")
+_ORIGINAL_LINE_RE = re.compile(
+    r"(?m)^(?:-{3,}[ \t]*(?:Original Message|Ursprüngliche Nachricht|Message d'origine)[ \t]*-{3,}"
+    r"|_{20,}(?=[ \t]*\n(?:From|Von|De) ?:))[ \t]*$",
+    re.I,
+)
+_ATTRIBUTION_STARTS = ("On ", "Am ", "Le ", "El ", "Il ", "Op ", "Em ", "Quoting ")
+
+
+def _runs(text: str) -> list[_Block]:
+    """Text and quote blocks; blank lines between two quoted lines belong to the quote."""
+    if not text.startswith(">") and "\n>" not in text:
+        return [_Block("text", text)]
+    blocks = []
+    pos = 0
+    for match in _QUOTE_RUN_RE.finditer("\n" + text):
+        start, end = match.start(), match.end() - 1  # in text
+        if start > pos:
+            blocks.append(_Block("text", text[pos : max(pos, start - 1)]))
+        blocks.append(_Block("quote", text[start:end]))
+        pos = end + 1
+    if pos <= len(text):
+        blocks.append(_Block("text", text[pos:]))
+    return [block for block in blocks if block.kind == "quote" or block.text]
+
+
+def _split_original(blocks: list[_Block]) -> list[_Block]:
+    """Outlook top-posting: from "-----Original Message-----" on, everything is a quote."""
+    for index, block in enumerate(blocks):
+        match = _ORIGINAL_LINE_RE.search(block.text) if block.kind == "text" else None
+        if match:
+            rest = [block.text[match.end() + 1 :], *(later.text for later in blocks[index + 1 :])]
+            head = [_Block("text", block.text[: match.start()])]
+            return [*blocks[:index], *head, _Block("quote", "\n".join(rest), match.group(0).strip())]
+    return blocks
+
+
+def _split_signature(block: _Block, footer: bool) -> list[_Block]:
+    text = block.text
+    padded = "\n" + text + "\n"
+    for separator, limit in (("\n-- \n", SIGNATURE_LINES), ("\n--\n", SIGNATURE_LINES // 2)):
+        at = padded.find(separator)
+        while at >= 0:
+            rest = padded[at + len(separator) : -1]
+            if rest.strip() and rest.count("\n") < limit:
+                return [_Block("text", text[: max(0, at - 1)]), _Block("signature", rest)]
+            at = padded.find(separator, at + 1)
+    if footer:
+        at = padded.find("\n__________")
+        while at >= 0:
+            line_end = padded.find("\n", at + 1)
+            next_end = padded.find("\n", line_end + 1)
+            if (
+                _FOOTER_RULE_RE.fullmatch(padded[at + 1 : line_end])
+                and "mailing list" in padded[line_end:next_end].lower()
+                and padded.count("\n", at + 1) <= FOOTER_LINES
+            ):
+                return [_Block("text", text[: max(0, at - 1)]), _Block("footer", padded[at + 1 : -1])]
+            at = padded.find("\n__________", at + 1)
+    return [block]
+
+
+def _take_attribution(block: _Block) -> str:
+    """Remove and return the attribution ("On ... wrote:") at the end of a block, if any."""
+    body = block.text.rstrip()
+    cut = body.rfind("\n") + 1
+    last = body[cut:]
+    if not last.endswith(":") or len(last) > 300:
+        return ""
+    if not last.lstrip().startswith(_ATTRIBUTION_STARTS):
+        # "On Mon, 1 Jan 2024, Ann Example\n<ann@example.org> wrote:" broken over lines.
+        earlier = cut
+        for _ in range(2):
+            if earlier == 0:
+                break
+            previous = body.rfind("\n", 0, earlier - 1) + 1
+            line = body[previous : earlier - 1]
+            if not line.strip():
+                break
+            earlier = previous
+            if line.lstrip().startswith(_ATTRIBUTION_STARTS):
+                cut = earlier
+                break
+    block.text = body[:cut]
+    return " ".join(body[cut:].split())
+
+
+def _quote_lines(text: str) -> int:
+    """Quoted lines with text in them (bare ">" lines do not count)."""
+    return len(_QUOTE_CONTENT_RE.findall("\n" + text))
+
+
+def _structure(text: str) -> list[_Block]:
+    blocks = _runs(text)
+    footer = "__________" in text
+    if footer or "riginal Message" in text or "Nachricht" in text or "d'origine" in text:
+        blocks = _split_original(blocks)
+    out: list[_Block] = []
+    for block in blocks:
+        if block.kind == "text":
+            out.extend(_split_signature(block, footer) if "\n--" in text or footer else [block])
+            continue
+        if block.attribution or _quote_lines(block.text) >= FOLD_QUOTE_LINES:
+            if not block.attribution and out and out[-1].kind in ("text", "signature"):
+                block.attribution = _take_attribution(out[-1])
+            block.kind = "folded-quote"
+        out.append(block)
+    return out
+
+
+def _trim(text: str) -> str:
+    """Without leading blank lines or trailing whitespace (the first line's indentation kept)."""
+    return _LEADING_BLANK_RE.sub("", text).rstrip()
+
+
+def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
+    """(safe HTML, plain new text) of a cleaned plain-text body."""
+    html: list[str] = []
+    new_text: list[str] = []
+    pending: list[str] = []  # marked-up text and short quotes, shown in one <pre>
+
+    def flush() -> None:
+        joined = _trim("\n".join(pending))
+        if joined:
+            html.append(f'<pre class="text">{joined}</pre>')
+        pending.clear()
+
+    for block in _structure(text):
+        if block.kind == "text":
+            pending.append(markup_text(block.text, obfuscate))
+            new_text.append(block.text)
+        elif block.kind == "quote":
+            pending.append(f'<span class="quote">{markup_text(block.text, obfuscate)}</span>')
+        else:
+            flush()
+            body = _trim(block.text)
+            if body:
+                html.append(_folded(block, body, obfuscate))
+    flush()
+    plain = _BLANK_LINES_RE.sub("\n\n", "\n".join(new_text)).strip()
+    return "".join(html), obfuscate_addresses(plain) if obfuscate else plain
+
+
+_BLANK_LINES_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
+
+
+def _folded(block: _Block, body: str, obfuscate: bool) -> str:
+    if block.kind == "signature":
+        kind, summary = "signature", "Signature"
+    elif block.kind == "footer":
+        kind, summary = "footer", "List footer"
+    else:
+        count = body.count("\n") + 1
+        kind = "quote"
+        summary = f'<span class="lines">{count} quoted line{"" if count == 1 else "s"}</span>'
+        if block.attribution:
+            said = obfuscate_addresses(block.attribution) if obfuscate else block.attribution
+            summary = f'<span class="attribution">{escape(said, quote=False)}</span> {summary}'
+    return (
+        f'<details class="{kind}"><summary>{summary}</summary>'
+        f'<pre class="text">{markup_text(body, obfuscate)}</pre></details>'
+    )

@@ -1,0 +1,324 @@
+"""The MIME walk: which parts a reader sees, which are attachments, and the notes in between.
+
+Rules:
+
+- ``multipart/alternative``: the ``text/plain`` alternative when it has any
+  text, else the HTML one, else the richest other one; pictures inside the
+  alternatives not shown are still listed as attachments (Apple Mail puts
+  them there).
+- ``multipart/related``: the root part (``start`` parameter, else the first);
+  the others are attachments, shown inline where the HTML refers to them by
+  ``cid:``.
+- ``multipart/signed``: the signed content, a "signed" note, and the
+  signature listed as a small attachment (``signature.asc`` / ``smime.p7s``).
+- ``multipart/encrypted`` and S/MIME ``application/pkcs7-mime``: an
+  "encrypted" note, the ciphertext listed as an attachment.
+- ``message/rfc822`` (forwards, Mailman's DMARC wrapping, digest entries): a
+  section with the inner message's From, Date and Subject, then its body.
+- ``text/plain`` (and patches, diffs, logs) and ``text/html`` parts without
+  ``Content-Disposition: attachment`` are shown; a shown part with a file
+  name is also listed as an (inline) attachment so it can be downloaded.
+- Text parts over ``MAX_SHOWN_BYTES`` are listed as attachments with a note
+  instead of being shown. Every other part is an attachment.
+- A multipart whose boundary is missing shows its body as text.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timedelta, timezone
+from html import escape
+from urllib.parse import quote
+
+from ..charsets import decode_bytes
+from ..message import decode_header_value, parse_date_offset, parse_from
+from . import sanitize
+from .attachments import unique_filename
+from .mime import MESSAGES, Headers, Part
+from .model import Attachment, DisplayOptions
+from .textbody import clean_text, obfuscate_address, obfuscate_addresses, render_plain, unflow
+
+__all__ = ["MAX_SHOWN_BYTES", "Walk", "author_fields", "clean_field", "date_of", "is_no_archive"]
+
+MAX_SHOWN_BYTES = 1 << 20
+MAX_FIELD_CHARS = 1000
+
+_SHOWN_TEXT = {"text/plain", "text/x-patch", "text/x-diff", "text/diff", "text/x-log"}
+_SIGNATURES = {
+    "application/pgp-signature": ("OpenPGP", "signature.asc"),
+    "application/pkcs7-signature": ("S/MIME", "smime.p7s"),
+    "application/x-pkcs7-signature": ("S/MIME", "smime.p7s"),
+}
+_SMIME = {"application/pkcs7-mime", "application/x-pkcs7-mime"}
+_FIELD_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
+_FIELD_CONTROLS = {c: None for c in (*range(0x20), *range(0x7F, 0xA0))}
+
+
+def clean_field(text: str) -> str:
+    """A decoded header as a one-line plain text: no control characters, not absurdly long."""
+    if _FIELD_CONTROL_RE.search(text):
+        text = text.translate(_FIELD_CONTROLS)
+    text = text.strip()
+    return text if len(text) <= MAX_FIELD_CHARS else text[: MAX_FIELD_CHARS - 1] + "\u2026"
+
+
+def is_no_archive(headers: Headers) -> bool:
+    """``X-No-Archive: yes`` (the Usenet custom) or RFC 5064 ``Archive: no``."""
+    if headers.get("x-no-archive", b"").strip().lower().startswith(b"yes"):
+        return True
+    return headers.get("archive", b"").lower().split(b";")[0].strip() == b"no"
+
+
+def date_of(headers: Headers) -> datetime | None:
+    """The Date header in the sender's own offset, or None."""
+    value = headers.get("date")
+    parsed = parse_date_offset(value.decode("latin-1")) if value else None
+    if parsed is None:
+        return None
+    seconds, offset = parsed
+    try:
+        return datetime.fromtimestamp(seconds, timezone(timedelta(seconds=offset)))
+    except (ValueError, OverflowError, OSError):
+        return None
+
+
+def author_fields(headers: Headers, obfuscate: bool) -> tuple[str, str, str]:
+    """(name, address, shown) of the From header (see ``MessageDisplay``)."""
+    name, address = parse_from(decode_header_value(headers.get("from", b"")))
+    name = clean_field(name)
+    address = clean_field(address)
+    if obfuscate:
+        name = obfuscate_addresses(name)
+    if not name and address:
+        name = address.split("@", 1)[0]
+    if name:
+        shown = name
+    elif address:
+        shown = obfuscate_address(address) if obfuscate and "@" in address else address
+    else:
+        shown = ""
+    return name, address, shown
+
+
+class _Pending:
+    """An attachment being collected; frozen once the cid: references are known."""
+
+    __slots__ = ("content_id", "content_type", "data", "filename", "inline")
+
+    def __init__(self, filename: str, part: Part, inline: bool) -> None:
+        self.filename = filename
+        self.content_type = part.content_type
+        self.data = part.payload
+        self.content_id = part.content_id
+        self.inline = inline
+
+
+class Walk:
+    """One message's walk: HTML blocks, new text and attachments, in part order."""
+
+    def __init__(self, options: DisplayOptions) -> None:
+        self.options = options
+        self.blocks: list[str | _Html] = []
+        self.texts: list[str] = []
+        self.attachments: list[_Pending] = []
+        self.taken: set[str] = set()
+
+    # -- results ---------------------------------------------------------------------------------
+
+    def body_html(self) -> str:
+        cid_urls: dict[str, str] = {}
+        for pending in self.attachments:
+            if pending.content_id:
+                url = self.options.attachment_base + quote(pending.filename)
+                cid_urls.setdefault(pending.content_id, url)
+                cid_urls.setdefault(pending.content_id.lower(), url)
+        used: set[str] = set()
+        pieces = []
+        for block in self.blocks:
+            if isinstance(block, _Html):
+                html, cids = sanitize.rewrite_images(block.html, cid_urls, self.options.load_remote_images)
+                used |= cids
+                block = f'<div class="html-part">{html}</div>'
+            pieces.append(block)
+        used = {cid.lower() for cid in used}
+        for pending in self.attachments:
+            if pending.content_id and pending.content_id.lower() in used:
+                pending.inline = True
+        if not pieces:
+            pieces.append('<div class="note empty">This message has no text.</div>')
+        return '<div class="msg-body">' + "".join(pieces) + "</div>"
+
+    def frozen_attachments(self) -> tuple[Attachment, ...]:
+        return tuple(
+            Attachment(p.filename, p.content_type, len(p.data), p.content_id, p.inline, p.data)
+            for p in self.attachments
+        )
+
+    def text(self) -> str:
+        return "\n\n".join(text for text in self.texts if text)
+
+    # -- the walk --------------------------------------------------------------------------------
+
+    def note(self, css: str, text: str) -> None:
+        self.blocks.append(f'<div class="note {css}">{escape(text, quote=False)}</div>')
+
+    def attach(self, part: Part, inline: bool = False, name: str | None = None) -> _Pending:
+        filename = unique_filename(part.filename or name, part.content_type, self.taken)
+        pending = _Pending(filename, part, inline)
+        self.attachments.append(pending)
+        return pending
+
+    def part(self, part: Part) -> None:
+        kind = part.content_type
+        if kind.startswith("multipart/"):
+            if not part.children:
+                self.text_part(part, "text/plain")
+            elif kind == "multipart/alternative":
+                self.alternative(part)
+            elif kind == "multipart/related":
+                self.related(part)
+            elif kind == "multipart/signed":
+                self.signed(part)
+            elif kind == "multipart/encrypted":
+                self.encrypted(part)
+            else:
+                for child in part.children:
+                    self.part(child)
+            if part.truncated:
+                self.note("truncated", "Some parts of this message are nested too deeply to show.")
+        elif kind in MESSAGES:
+            self.message(part)
+        elif kind in _SMIME:
+            smime_type = part.params.get("smime-type", "").lower()
+            if smime_type == "signed-data":
+                self.note("signed", "This message is signed (S/MIME); its content is inside the signature file.")
+            else:
+                self.note("encrypted", "This part is encrypted (S/MIME) and cannot be shown.")
+            self.attach(part, name="smime.p7m")
+        elif part.disposition != "attachment" and (kind in _SHOWN_TEXT or kind == "text/html"):
+            self.text_part(part, kind)
+        elif part.disposition != "attachment" and kind.startswith("message/") and part.payload:
+            self.text_part(part, "text/plain")
+        else:
+            self.attach(part)
+
+    def text_part(self, part: Part, kind: str) -> None:
+        payload = part.payload
+        if len(payload) > MAX_SHOWN_BYTES:
+            self.note("too-long", f"A text part of {len(payload):,} bytes is too long to show; it is attached.")
+            self.attach(part)
+            return
+        if part.filename:
+            self.attach(part, inline=True)
+        text = decode_bytes(payload, part.params.get("charset"))
+        obfuscate = self.options.obfuscate_addresses
+        if kind == "text/html":
+            html = sanitize.sanitize_html(text, drop_mailto=obfuscate)
+            if obfuscate:
+                html = _obfuscate_html(html)
+            self.blocks.append(_Html(html))
+            self.texts.append(sanitize.html_to_text(html))
+            return
+        text = clean_text(text)
+        if part.params.get("format", "").lower() == "flowed":
+            text = unflow(text, part.params.get("delsp", "").lower() == "yes")
+        html, plain = render_plain(text, obfuscate)
+        if html:
+            self.blocks.append(html)
+        self.texts.append(plain)
+
+    def alternative(self, part: Part) -> None:
+        children = part.children
+        chosen = next((c for c in children if c.content_type == "text/plain" and c.payload.strip()), None)
+        chosen = chosen or next((c for c in children if c.content_type == "text/html"), None)
+        chosen = chosen or next((c for c in reversed(children) if c.content_type.startswith("multipart/")), None)
+        chosen = chosen or children[-1]
+        self.part(chosen)
+        for child in children:
+            if child is not chosen:
+                self.leftover_files(child)
+
+    def leftover_files(self, part: Part) -> None:
+        """Files inside an alternative that is not shown (pictures of an HTML version) are listed."""
+        if part.children:
+            for child in part.children:
+                self.leftover_files(child)
+        elif not part.content_type.startswith(("text/", "multipart/", "message/")):
+            self.attach(part)
+
+    def related(self, part: Part) -> None:
+        start = part.params.get("start", "").strip().strip("<>")
+        root = next((c for c in part.children if start and c.content_id == start), part.children[0])
+        self.part(root)
+        for child in part.children:
+            if child is not root:
+                if child.children:
+                    self.part(child)
+                else:
+                    self.attach(child)
+
+    def signed(self, part: Part) -> None:
+        content, *rest = part.children
+        kinds = [_SIGNATURES.get(child.content_type) for child in rest]
+        label = next((kind[0] for kind in kinds if kind), "")
+        self.part(content)
+        self.note("signed", f"This message is signed ({label})." if label else "This message is signed.")
+        for child, kind in zip(rest, kinds, strict=True):
+            self.attach(child, name=kind[1] if kind else None)
+
+    def encrypted(self, part: Part) -> None:
+        self.note("encrypted", "This part is encrypted and cannot be shown; the encrypted data is attached.")
+        for child in part.children:
+            if child.content_type == "application/pgp-encrypted" and len(child.payload) < 64:
+                continue  # the "Version: 1" control part
+            self.attach(child, name="encrypted.asc")
+
+    def message(self, part: Part) -> None:
+        headers = part.headers or {}
+        obfuscate = self.options.obfuscate_addresses
+        rows = []
+        name, address, _shown = author_fields(headers, obfuscate)
+        if address and obfuscate:
+            address = obfuscate_address(address)
+        sender = f"{name} <{address}>" if name and address and name != address.split("@")[0] else address or name
+        if sender:
+            rows.append(("From", escape(sender, quote=False)))
+        when = date_of(headers)
+        if when is not None:
+            stamp = when.strftime("%Y-%m-%d %H:%M %z")
+            rows.append(("Date", f'<time datetime="{when.isoformat()}">{stamp}</time>'))
+        elif headers.get("date"):
+            rows.append(("Date", escape(clean_field(decode_header_value(headers["date"])), quote=False)))
+        subject = clean_field(decode_header_value(headers.get("subject", b"")))
+        if subject:
+            rows.append(("Subject", escape(obfuscate_addresses(subject) if obfuscate else subject, quote=False)))
+        header = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in rows)
+        self.blocks.append(f'<section class="attached-message"><dl class="attached-header">{header}</dl>')
+        if part.children:
+            self.part(part.children[0])
+        elif part.payload:
+            self.text_part(part, "text/plain")
+        if part.truncated:
+            self.note("truncated", "This attached message is nested too deeply to show.")
+        self.blocks.append("</section>")
+
+
+class _Html:
+    """A sanitized HTML fragment whose images are rewritten once all attachments are known."""
+
+    __slots__ = ("html",)
+
+    def __init__(self, html: str) -> None:
+        self.html = html
+
+
+def _obfuscate_html(html: str) -> str:
+    """Addresses in sanitized HTML obfuscated, ``cid:`` references (which look like addresses) kept."""
+    if "@" not in html:
+        return html
+    pieces = html.split('src="cid:')
+    out = [obfuscate_addresses(pieces[0])]
+    for piece in pieces[1:]:
+        reference, quote_mark, rest = piece.partition('"')
+        out.append(f'src="cid:{reference}{quote_mark}{obfuscate_addresses(rest)}')
+    return "".join(out)
