@@ -187,7 +187,10 @@ def _list_jobs(
             row = rows[call]
             month = _month(row)
             messages.append(
-                (call, parent, depth, month.year, month.month, row.path, row.raw_hash, row.no_archive, row.message_id)
+                (
+                    call, parent, depth, month.year, month.month, row.path, row.raw_hash, row.no_archive,
+                    row.message_id, row.refs,
+                )
             )
         yield jobs.make(
             "thread",

@@ -162,7 +162,7 @@ class Renderer:
         _title, _base, obfuscate, images = args["site"]
         shown: list[_Message] = []
         subjects: dict[str, str] = {}
-        for call, parent, depth, year, month, store_path, _hash, no_archive, message_id in args["messages"]:
+        for call, parent, depth, year, month, store_path, _hash, no_archive, message_id, refs in args["messages"]:
             folder = attachment_dir(slug, Month(year, month), call)
             options = DisplayOptions(
                 obfuscate_addresses=obfuscate,
@@ -189,7 +189,7 @@ class Renderer:
                     subject_changed=changed and not display.no_archive,
                     permalink=relative_url(page, permalink_path),
                     raw=relative_url(page, f"{slug}/{year:04d}/{month:02d}/{call}.eml"),
-                    reply=_reply_link(address, display, message_id) if address and not no_archive else "",
+                    reply=_reply_link(address, display, message_id, refs) if address and not no_archive else "",
                     attachments=tuple(attachments),
                     message_id=message_id,
                 )
@@ -427,14 +427,22 @@ def _display(raw: bytes, options: DisplayOptions, call: str, no_archive: bool) -
     return display
 
 
-def _reply_link(address: str, display: MessageDisplay, message_id: str | None) -> str:
-    """A mailto: link that answers in the thread (RFC 6068 headers)."""
+REPLY_REFERENCES = 10
+"""At most this many References in a reply link (the oldest one and the latest ones)."""
+
+
+def _reply_link(address: str, display: MessageDisplay, message_id: str | None, refs: str) -> str:
+    """A mailto: link that answers in the thread (RFC 6068 header fields)."""
     subject = display.subject
     if not subject.lower().startswith("re:"):
         subject = f"Re: {subject}"
     fields = {"subject": subject}
     if message_id:
         fields["In-Reply-To"] = f"<{message_id}>"
+        chain = [*refs.split(), message_id]
+        if len(chain) > REPLY_REFERENCES:
+            chain = chain[:1] + chain[-(REPLY_REFERENCES - 1) :]
+        fields["References"] = " ".join(f"<{ref}>" for ref in chain)
     return f"mailto:{urllib.parse.quote(address, safe='@')}?" + urllib.parse.urlencode(
         fields, quote_via=urllib.parse.quote
     )
