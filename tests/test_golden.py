@@ -67,7 +67,9 @@ def test_the_golden_site_builds_to_the_expected_pages(tmp_path: Path) -> None:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
     expected = {
-        path.relative_to(EXPECTED).as_posix(): path.read_bytes() for path in sorted(EXPECTED.rglob("*")) if path.is_file()
+        path.relative_to(EXPECTED).as_posix(): path.read_bytes()
+        for path in sorted(EXPECTED.rglob("*"))
+        if path.is_file()
     }
     assert sorted(got) == sorted(expected)
     for rel, data in got.items():

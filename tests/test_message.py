@@ -134,3 +134,16 @@ def test_received_date_is_the_newest_received_that_has_one() -> None:
         b"Received: from c by d; Mon, 8 Dec 2025 10:00:00 +0000\n",
     )
     assert parse_message(raw).received_date == 1765288991
+
+
+def test_requests_not_to_be_archived_are_recognised() -> None:
+    def facts(header: str) -> bool:
+        return parse_message(f"From: a@b.c\n{header}\nSubject: s\n\nbody\n".encode()).no_archive
+
+    assert facts("X-No-Archive: yes")
+    assert facts("x-no-archive: Yes, please")
+    assert facts("Archive: no")
+    assert facts("Archive: no; reason=private")
+    assert not facts("Archive: yes")
+    assert not facts("X-No-Archive: no")
+    assert not facts("X-Archive: no")

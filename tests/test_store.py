@@ -1,5 +1,6 @@
 import json
 import os
+import sqlite3
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -248,3 +249,18 @@ def test_a_source_that_breaks_off_keeps_what_was_read_before_the_break(site: Pat
     assert set(filed.values()) <= set(messages)
     with Store(site / "content").open() as store:
         assert check_store(store).ok
+
+
+def test_an_index_from_an_older_schema_is_rebuilt_with_the_new_columns(site: Path) -> None:
+    secret = make_message(message_id="<s@x>", extra={"X-No-Archive": "yes"})
+    do_import(site, write_mbox(site / "a.mbox", [make_message(message_id="<a@x>"), secret]))
+    index_file = site / "content" / ".index" / "index.sqlite"
+    db = sqlite3.connect(index_file)
+    db.executescript(
+        "ALTER TABLE messages DROP COLUMN no_archive; UPDATE meta SET value = '3' WHERE key = 'schema_version';"
+    )
+    db.close()
+    with Store(site / "content").open() as store:
+        rows = {row.message_id: row for row in store.index.iter_rows()}
+        assert store.index.schema_version() == 4
+    assert rows["s@x"].no_archive == 1 and rows["a@x"].no_archive == 0
