@@ -54,7 +54,7 @@ class SiteConfig:
     """Derived data that speeds up builds, such as the thread cache (default ``.cache``);
     safe to delete at any time."""
     obfuscate_addresses: bool = True
-    """Show email addresses in pages as ``user at example.org`` (harder to harvest)."""
+    """Show email addresses in pages as ``us…@example.org`` (harder to harvest)."""
     load_remote_images: bool = False
     """Let HTML mail load images from other sites (off: they could track readers)."""
 
