@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
+import re
 from urllib.parse import quote
 
 from .values import Month
@@ -112,4 +113,12 @@ def relative_url(from_path: str, to_path: str) -> str:
         while common < len(here) and common < len(there) - 1 and here[common] == there[common]:
             common += 1
         rel = "../" * (len(here) - common) + "/".join(there[common:])
-    return quote(rel) + (hash_mark + quote(fragment) if hash_mark else "")
+    return _quote(rel) + (hash_mark + _quote(fragment) if hash_mark else "")
+
+
+_SAFE_RE = re.compile(r"[A-Za-z0-9/._~-]*\Z")
+
+
+def _quote(text: str) -> str:
+    """``urllib.parse.quote``, skipped for the plain names almost every path is made of."""
+    return text if _SAFE_RE.match(text) else quote(text)
