@@ -138,8 +138,9 @@ def init(directory: Path, title: str, base_url: str) -> None:
 class _Progress:
     """A progress bar on a terminal, silence elsewhere."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, unit: str = "messages") -> None:
         self.enabled = enabled and sys.stderr.isatty()
+        self.unit = unit
         self.bar: Any = None
         self.last = 0
         self.messages = 0
@@ -155,7 +156,7 @@ class _Progress:
             file=sys.stderr,
             show_eta=True,
             show_percent=True,
-            item_show_func=lambda _: f"{self.messages} messages",
+            item_show_func=lambda _: f"{self.messages} {self.unit}",
         ) as bar:
             self.bar = bar
             yield self
@@ -269,7 +270,7 @@ def build(obj: _Context, plan_only: bool, clean: bool, workers: int | None, as_j
                 click.echo(f"render  {item['job']}" + (f" ({len(made)} files)" if made else " (new)"))
         click.echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
         return
-    progress = _Progress(enabled=not (as_json or obj.quiet))
+    progress = _Progress(enabled=not (as_json or obj.quiet), unit="work units")
     with progress.running("Building") as bar:
         report = build_site(
             config,
