@@ -168,16 +168,22 @@ def build_site(
     cache = config.site.cache_dir
     output = config.site.output_dir
     lock = _lock(cache)
+    pool = None
     try:
         theme = load_theme(config.theme.name, config.theme.dir, config.root)
+        workers = workers or os.cpu_count() or 1
+        # Workers are forked before the site's data is loaded, so they do not carry a copy of it.
+        pool = _start_pool(theme, config, workers) if workers > 1 else None
         jobs = _gather(config, theme)
         with BuildState(cache / "build.sqlite") as state:
             if clean:
                 state.clear()
                 if output.exists():
                     shutil.rmtree(output)
-            report = _build(config, theme, jobs, state, workers or os.cpu_count() or 1, progress, fault or _no_fault)
+            report = _build(config, theme, jobs, state, pool, progress, fault or _no_fault)
     finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
         release_lock(lock)
     report.seconds = time.monotonic() - started
     return report
@@ -192,7 +198,7 @@ def _build(
     theme: Theme,
     jobs: list[Job],
     state: BuildState,
-    workers: int,
+    pool: ProcessPoolExecutor | None,
     progress: Progress | None,
     fault: Callable[[str], None],
 ) -> BuildReport:
@@ -212,7 +218,7 @@ def _build(
     pending_records = 0
     state.begin()
     try:
-        for job, files, written, unchanged in _run_jobs(theme, config, plan.run, old, workers, total):
+        for job, files, written, unchanged in _run_jobs(theme, config, plan.run, old, pool, total):
             for path in files:
                 if path in produced:
                     raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
@@ -288,33 +294,45 @@ def _chunks(jobs: list[Job], old: dict[str, dict[str, str]]) -> Iterator[list[tu
         yield chunk
 
 
+def _start_pool(theme: Theme, config: Config, workers: int) -> ProcessPoolExecutor:
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context("fork"),
+        initializer=_init_worker,
+        initargs=(theme, config.site.content_dir, config.site.output_dir),
+    )
+    pool.submit(int)  # with fork, the first task starts every worker now
+    return pool
+
+
 def _run_jobs(
-    theme: Theme, config: Config, jobs: tuple[Job, ...], old: dict[str, dict[str, str]], workers: int, total: int
+    theme: Theme,
+    config: Config,
+    jobs: tuple[Job, ...],
+    old: dict[str, dict[str, str]],
+    pool: ProcessPoolExecutor | None,
+    total: int,
 ) -> Iterator[tuple[Job, dict[str, str], list[str], int]]:
     by_id = {job.id: job for job in jobs}
     content, output = config.site.content_dir, config.site.output_dir
-    if workers <= 1 or total < _PARALLEL_FROM:
+    if pool is None or total < _PARALLEL_FROM:
         renderer = Renderer(theme, content, output)
         for chunk in _chunks(list(jobs), old):
             for job_id, files, written, unchanged in _run_with(renderer, chunk):
                 yield by_id[job_id], files, written, unchanged
         return
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(theme, content, output)
-    ) as pool:
-        chunks = _chunks(list(jobs), old)
-        running: set[Future[list[tuple[str, dict[str, str], list[str], int]]]] = set()
-        for chunk in chunks:
-            running.add(pool.submit(_run_chunk, chunk))
-            if len(running) >= workers * 3:
-                break
-        while running:
-            finished, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                for job_id, files, written, unchanged in future.result():
-                    yield by_id[job_id], files, written, unchanged
-                chunk = next(chunks, None)
-                if chunk is not None:
-                    running.add(pool.submit(_run_chunk, chunk))
+    chunks = _chunks(list(jobs), old)
+    running: set[Future[list[tuple[str, dict[str, str], list[str], int]]]] = set()
+    for chunk in chunks:
+        running.add(pool.submit(_run_chunk, chunk))
+        if len(running) >= 6:
+            break
+    while running:
+        finished, running = wait(running, return_when=FIRST_COMPLETED)
+        for future in finished:
+            for job_id, files, written, unchanged in future.result():
+                yield by_id[job_id], files, written, unchanged
+            chunk = next(chunks, None)
+            if chunk is not None:
+                running.add(pool.submit(_run_chunk, chunk))
 
