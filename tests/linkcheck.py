@@ -1,5 +1,7 @@
 """A link checker for a built site: every internal link, image, stylesheet and redirect
-points at a file that exists, and every #fragment at an element id of its page."""
+points at a file that exists, and every #fragment at an element id of its page.
+Pages are parsed once; the parse also lists each page's message sections and any
+markup that could run, for tests that want those."""
 
 from __future__ import annotations
 
@@ -10,18 +12,34 @@ from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 _REFRESH_RE = re.compile(r"url=(.*)", re.IGNORECASE)
+_SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+_ACTIVE_URL_RE = re.compile(r"\s*(javascript|vbscript|data:text)", re.IGNORECASE)
+_ACTIVE_TAGS = ("script", "iframe", "object", "embed", "form", "base")
 
 
-class _Page(HTMLParser):
+class Page(HTMLParser):
+    """What one HTML file holds: links, element ids, message sections, active markup."""
+
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.links: list[str] = []
         self.ids: set[str] = set()
+        self.messages: list[str] = []
+        self.dangers: list[str] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
         if values.get("id"):
             self.ids.add(values["id"] or "")
+        if tag == "section" and "message" in (values.get("class") or "").split():
+            self.messages.append(values.get("id") or "")
+        if tag in _ACTIVE_TAGS:
+            self.dangers.append(f"<{tag}>")
+        for name, value in attrs:
+            if name.startswith("on") or name == "style":
+                self.dangers.append(f"{tag}[{name}]")
+            if name in ("href", "src", "action") and _ACTIVE_URL_RE.match(value or ""):
+                self.dangers.append(f"{tag}[{name}={(value or '')[:30]!r}]")
         for name in ("href", "src"):
             if values.get(name) and tag in ("a", "link", "img", "script", "source", "iframe"):
                 self.links.append(values[name] or "")
@@ -31,29 +49,28 @@ class _Page(HTMLParser):
                 self.links.append(found.group(1).strip())
 
 
-def _parse(path: Path) -> _Page:
-    page = _Page()
+def parse_page(path: Path) -> Page:
+    page = Page()
     page.feed(path.read_text(encoding="utf-8"))
     page.close()
     return page
 
 
-def check_links(root: Path) -> list[str]:
+def parse_site(root: Path) -> dict[Path, Page]:
+    """Every HTML page under ``root``, parsed."""
+    return {path: parse_page(path) for path in sorted(root.rglob("*.html"))}
+
+
+def check_links(root: Path, pages: dict[Path, Page] | None = None) -> list[str]:
     """Every broken internal link under ``root`` as 'page -> link (why)'."""
     problems: list[str] = []
-    parsed: dict[Path, _Page] = {}
-
-    def page(path: Path) -> _Page:
-        if path not in parsed:
-            parsed[path] = _parse(path)
-        return parsed[path]
-
-    for path in sorted(root.rglob("*.html")):
+    parsed = pages if pages is not None else parse_site(root)
+    for path, page in parsed.items():
         rel = path.relative_to(root).as_posix()
-        for link in page(path).links:
+        for link in page.links:
+            if _SCHEME_RE.match(link) or link.startswith("//"):
+                continue  # not a link inside the site (mail can hold malformed ones: http://[host]/)
             parts = urlsplit(link)
-            if parts.scheme or parts.netloc:
-                continue
             target = path
             if parts.path:
                 joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
@@ -67,6 +84,8 @@ def check_links(root: Path) -> list[str]:
                     problems.append(f"{rel} -> {link} (missing)")
                     continue
             fragment = unquote(parts.fragment)
-            if fragment and target.suffix == ".html" and fragment not in page(target).ids:
-                problems.append(f"{rel} -> {link} (no id {fragment!r})")
+            if fragment and target.suffix == ".html":
+                other = parsed.get(target) or parse_page(target)
+                if fragment not in other.ids:
+                    problems.append(f"{rel} -> {link} (no id {fragment!r})")
     return problems

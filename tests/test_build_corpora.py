@@ -9,12 +9,10 @@ both cores). It lives in /dev/shm when the machine has it.
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import tempfile
 from collections import Counter
 from collections.abc import Iterator
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -25,7 +23,7 @@ from listlib.filing import file_sources
 from listlib.store import Store
 
 from .conftest import CORPORA
-from .linkcheck import check_links
+from .linkcheck import Page, check_links, parse_site
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 
@@ -39,27 +37,6 @@ SOURCES = {
     "ham": ["eml/spamassassin-easy-ham-1"],
     "edge": ["edge"],
 }
-
-
-class _Sections(HTMLParser):
-    """Message sections of a thread page, and anything executable."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.messages: list[str] = []
-        self.dangers: list[str] = []
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        values = dict(attrs)
-        if tag == "section" and "message" in (values.get("class") or "").split():
-            self.messages.append(values.get("id") or "")
-        if tag in ("script", "iframe", "object", "embed", "form", "base"):
-            self.dangers.append(f"<{tag}>")
-        for name, value in attrs:
-            if name.startswith("on") or name == "style":
-                self.dangers.append(f"{tag}[{name}]")
-            if name in ("href", "src", "action") and re.match(r"\s*(javascript|vbscript|data:text)", value or "", re.I):
-                self.dangers.append(f"{tag}[{name}={value[:30]!r}]")
 
 
 @pytest.fixture(scope="module")
@@ -81,18 +58,21 @@ def corpus_site() -> Iterator[Path]:
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_every_filed_message_is_on_exactly_one_thread_page(corpus_site: Path) -> None:
+@pytest.fixture(scope="module")
+def pages(corpus_site: Path) -> dict[Path, Page]:
+    return parse_site(corpus_site / "output")
+
+
+def test_every_filed_message_is_on_exactly_one_thread_page(corpus_site: Path, pages: dict[Path, Page]) -> None:
     output = corpus_site / "output"
     seen: Counter[str] = Counter()
     dangers: list[str] = []
-    for page in output.rglob("*.html"):
-        parts = page.relative_to(output).parts
+    for path, page in pages.items():
+        parts = path.relative_to(output).parts
         if len(parts) != 4 or parts[0] not in SOURCES:
             continue
-        parser = _Sections()
-        parser.feed(page.read_text(encoding="utf-8"))
-        seen.update(f"{parts[0]}:{call}" for call in parser.messages)
-        dangers.extend(f"{page.relative_to(output)}: {d}" for d in parser.dangers)
+        seen.update(f"{parts[0]}:{call}" for call in page.messages)
+        dangers.extend(f"{path.relative_to(output)}: {d}" for d in page.dangers)
     with Store(corpus_site / "content").open() as store:
         filed = Counter(f"{row.list}:{row.call}" for row in store.index.iter_rows() if row.list in SOURCES)
     assert len(filed) > 19_000
@@ -101,8 +81,8 @@ def test_every_filed_message_is_on_exactly_one_thread_page(corpus_site: Path) ->
     assert dangers == []
 
 
-def test_no_internal_link_is_broken(corpus_site: Path) -> None:
-    assert check_links(corpus_site / "output") == []
+def test_no_internal_link_is_broken(corpus_site: Path, pages: dict[Path, Page]) -> None:
+    assert check_links(corpus_site / "output", pages) == []
 
 
 def test_nothing_is_written_outside_output(corpus_site: Path) -> None:
