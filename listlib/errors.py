@@ -7,6 +7,7 @@ module must never import anything from listlib.
     ListlibError
     ├── ConfigError        listlib.toml is missing, unreadable or invalid (carries every issue)
     ├── SourceError        an import source cannot be opened or read (names the path)
+    ├── FetchError         a POP3 account cannot be reached, logged into or read (names the account)
     ├── StoreError         the content/ store cannot be opened, locked or written
     │   └── LockTimeoutError   another listlib process holds the store lock too long
 """
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 __all__ = [
     "ConfigError",
     "ConfigIssue",
+    "FetchError",
     "ListlibError",
     "LockTimeoutError",
     "SourceError",
@@ -55,6 +57,10 @@ class ConfigError(ListlibError):
 
 class SourceError(ListlibError):
     """An import source cannot be opened or read."""
+
+
+class FetchError(ListlibError):
+    """A POP3 account cannot be used: DNS, connection, TLS, login or protocol failure."""
 
 
 class StoreError(ListlibError):
