@@ -11,12 +11,16 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 LAYERS = [
     {"errors", "values"},
     {"message", "dating", "config", "fsutil", "index", "threader", "threadcache"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview"},
+    {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls"},
     {"store", "threadset"},
-    {"filing", "verify", "skeleton"},
+    {"filing", "verify", "skeleton", "fetch"},
     {"cli", "__main__"},
 ]
-ONLY_IN = {"click": {"cli"}, "sqlite3": {"index", "store", "threadcache", "threadset"}}
+ONLY_IN = {
+    "click": {"cli"},
+    "sqlite3": {"index", "store", "threadcache", "threadset"},
+    "poplib": {"filers.pop3"},
+}
 
 
 def module_name(path: Path) -> str:
