@@ -429,18 +429,26 @@ def _select_threads(
 
 def _fault_from_env() -> Callable[[str], None] | None:
     """Crash tests set LISTLIB_CRASH_AT=POINT:N to SIGKILL this process the N-th time
-    the store reaches POINT (a real kill -9 at an exact moment; see tests/test_crash.py)."""
-    spec = os.environ.get("LISTLIB_CRASH_AT")
-    if not spec:
+    it reaches POINT (a real kill -9 at an exact moment; see tests/test_crash.py), or
+    LISTLIB_STOP_AT=POINT:N to SIGSTOP it there (the test then breaks something, such
+    as the POP3 server, and lets it continue with SIGCONT)."""
+    points: list[tuple[str, signal.Signals]] = []
+    remaining: list[int] = []
+    for variable, sig in (("LISTLIB_CRASH_AT", signal.SIGKILL), ("LISTLIB_STOP_AT", signal.SIGSTOP)):
+        spec = os.environ.get(variable)
+        if spec:
+            point, _, count = spec.partition(":")
+            points.append((point, sig))
+            remaining.append(int(count or 1))
+    if not points:
         return None
-    point, _, count = spec.partition(":")
-    remaining = [int(count or 1)]
 
     def fault(name: str) -> None:
-        if name == point:
-            remaining[0] -= 1
-            if remaining[0] <= 0:
-                os.kill(os.getpid(), signal.SIGKILL)
+        for number, (point, sig) in enumerate(points):
+            if name == point:
+                remaining[number] -= 1
+                if remaining[number] == 0:
+                    os.kill(os.getpid(), sig)
 
     return fault
 

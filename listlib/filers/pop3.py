@@ -40,6 +40,7 @@ _RETR_WINDOW = 16
 _DELE_WINDOW = 64
 _TERMINATOR = b"\r\n.\r\n"
 _MAX_STATUS_LINE = 8192
+_BROKEN_OFF = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError, BrokenPipeError, EOFError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +98,8 @@ class Pop3Session:
             return self._error(f"cannot resolve host {self.account.host!r}: {exc.strerror or exc}")
         if isinstance(exc, UnicodeError):  # the IDNA codec refused the host name
             return self._error(f"cannot resolve host {self.account.host!r}: not a valid host name")
+        if isinstance(exc, _BROKEN_OFF):
+            return self._error(f"the connection to {server} broke off while {doing}")
         if isinstance(exc, ssl.SSLCertVerificationError):
             hint = "" if self.account.ca_file else " (set ca_file to the certificate authority that signed it)"
             return self._error(f"the TLS certificate of {server} is not trusted: {exc.verify_message}{hint}")
@@ -111,9 +114,9 @@ class Pop3Session:
         if isinstance(exc, poplib.error_proto):
             text = _text(exc.args[0]) if exc.args else str(exc)
             if text == "-ERR EOF":
-                return self._error(f"{server} closed the connection while {doing}")
+                return self._error(f"the connection to {server} broke off while {doing}")
             return self._error(f"{server} refused {doing}: {text}")
-        if isinstance(exc, EOFError | ValueError):
+        if isinstance(exc, ValueError):
             return self._error(f"{server} sent something unexpected while {doing}: {exc}")
         raise exc
 
