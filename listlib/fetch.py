@@ -25,6 +25,9 @@ environment (the caller passes it to ``resolve_password``).
 
 from __future__ import annotations
 
+import contextlib
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
@@ -50,6 +53,9 @@ _BATCH_MESSAGES = 256
 _BATCH_BYTES = 16 << 20
 _PROGRESS_EVERY = 0.1
 STATE_FOLDER = ".pop3"
+
+_Arrival = tuple[list[MailboxEntry], list[RawMail], BaseException | None]
+"""A retrieved batch: the entries that arrived, their messages, and the error that cut it short."""
 
 
 @dataclass
@@ -213,6 +219,13 @@ class _Run:
         self.done_bytes = 0
         self.total_bytes = 0
         self.last_progress = 0.0
+        self.keep = False
+        """Whether messages stay on the server (their UIDLs are recorded instead)."""
+        self.durable: queue.SimpleQueue[list[MailboxEntry]] = queue.SimpleQueue()
+        """Batches filed durably, waiting for DELE (filing thread -> reader thread)."""
+        self.marked = 0
+        """Messages the server accepted DELE for."""
+        self.stop = threading.Event()
 
     def run(self) -> None:
         account, session, report = self.account, self.session, self.report
@@ -233,56 +246,125 @@ class _Run:
             report.postponed = len(todo) - account.max_messages
             todo = todo[: account.max_messages]
         self.total_bytes = sum(entry.size for entry in todo)
-        marked = 0
+        self.keep = keep
+        if self._retrieve_and_file(list(_batches(todo))):
+            return
         try:
-            for batch in _batches(todo):
-                filed = self._retrieve_and_file(batch)
-                if keep:
-                    self.log.add(entry.uidl for entry in filed if entry.uidl is not None)
-                    report.kept += len(filed)
-                    self.fault("recorded")
-                else:
-                    refused = session.delete(entry.number for entry in filed)
-                    report.not_deleted.extend({"number": n, "error": text} for n, text in refused)
-                    marked += len(filed) - len(refused)
-                    self.fault("deleted")
+            if not keep:
+                self._delete_durable()  # the connection is this thread's again
+            self.fault("quitting")
             session.quit()
         except FetchError as exc:
             report.error = str(exc)
             return
-        report.deleted = marked
+        report.deleted = self.marked
         if keep:
             self.log.forget_others({entry.uidl for entry in entries if entry.uidl is not None})
 
-    def _retrieve_and_file(self, batch: list[MailboxEntry]) -> list[MailboxEntry]:
-        """RETR a batch and file what arrived; return the entries now durable in the store.
+    def _retrieve_and_file(self, batches: list[list[MailboxEntry]]) -> bool:
+        """Retrieve batches in a reader thread while this thread files the previous one.
 
-        When the connection breaks off mid-batch, what was retrieved is still
-        filed before the error goes on (the next run recognises it as filed).
+        The reader owns the connection until it is done: it retrieves a batch,
+        hands it over, and before the next batch sends DELE for the batches this
+        thread has reported durable (``self.durable``). At most three batches are
+        in memory: one being filed, one handed over, one arriving. Return True
+        when the session broke off (``report.error`` says why); whatever arrived
+        before the break is filed all the same.
         """
-        got: list[MailboxEntry] = []
-        mails: list[RawMail] = []
+        arrived: queue.Queue[_Arrival | None] = queue.Queue(maxsize=1)
+        reader = threading.Thread(target=self._read, args=(batches, arrived), name="listlib-pop3-reader", daemon=True)
+        reader.start()
+        failure: BaseException | None = None
+        reader_done = False  # the reader has handed over its last item and returns
         try:
-            for entry, raw, error in self.session.retrieve(batch):
-                self.done_bytes += entry.size
-                if raw is None:
-                    self.report.not_retrieved.append({"number": entry.number, "uidl": entry.uidl, "error": error})
-                    continue
-                got.append(entry)
-                mails.append(RawMail(raw, self._origin(entry), None, self.done_bytes))
-                self.report.retrieved += 1
-                self._progress()
-        except FetchError:
-            self._file(mails)
-            raise
-        self._file(mails)
+            while (item := arrived.get()) is not None:
+                got, mails, failure = item
+                reader_done = failure is not None
+                if mails:
+                    self.filer.file(mails)  # every message is durable in the store when this returns
+                    self.fault("filed")
+                if self.keep:
+                    self.log.add(entry.uidl for entry in got if entry.uidl is not None)
+                    self.report.kept += len(got)
+                    self.fault("recorded")
+                else:
+                    self.durable.put(got)
+                if failure is not None:
+                    break
+            reader_done = True
+        finally:
+            if not reader_done:
+                # Filing failed (or was interrupted): unblock a reader waiting on the
+                # server (closing the connection) or on the queue, then let it end.
+                self.stop.set()
+                self.session.abort()
+                while reader.is_alive():
+                    with contextlib.suppress(queue.Empty):
+                        arrived.get(timeout=0.05)
+            reader.join()
+        if isinstance(failure, FetchError):
+            self.report.error = str(failure)
+            return True
+        if failure is not None:
+            raise failure
         self._progress(force=True)
-        return got
+        return False
 
-    def _file(self, mails: list[RawMail]) -> None:
-        if mails:
-            self.filer.file(mails)  # every message is durable in the store when this returns
-            self.fault("filed")
+    def _read(self, batches: list[list[MailboxEntry]], arrived: queue.Queue[_Arrival | None]) -> None:
+        """The reader thread: RETR batch after batch, DELE what is durable in between."""
+
+        def hand_over(item: _Arrival | None) -> bool:
+            while not self.stop.is_set():
+                try:
+                    arrived.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        try:
+            for batch in batches:
+                if not self.keep:
+                    self._delete_durable()
+                got: list[MailboxEntry] = []
+                mails: list[RawMail] = []
+                try:
+                    for entry, raw, error in self.session.retrieve(batch):
+                        self.done_bytes += entry.size
+                        if raw is None:
+                            self.report.not_retrieved.append(
+                                {"number": entry.number, "uidl": entry.uidl, "error": error}
+                            )
+                        else:
+                            got.append(entry)
+                            mails.append(RawMail(raw, self._origin(entry), None, self.done_bytes))
+                            self.report.retrieved += 1
+                        self._progress()
+                        if self.stop.is_set():
+                            return
+                except FetchError as exc:
+                    hand_over((got, mails, exc))  # what arrived before the break is filed
+                    return
+                if not hand_over((got, mails, None)):
+                    return
+            hand_over(None)
+        except BaseException as exc:  # handed to the filing thread, which raises it
+            hand_over(([], [], exc))
+
+    def _delete_durable(self) -> None:
+        """DELE every message of the batches reported durable so far."""
+        numbers = []
+        while True:
+            try:
+                numbers.extend(entry.number for entry in self.durable.get_nowait())
+            except queue.Empty:
+                break
+        if not numbers:
+            return
+        refused = self.session.delete(numbers)
+        self.report.not_deleted.extend({"number": n, "error": text} for n, text in refused)
+        self.marked += len(numbers) - len(refused)
+        self.fault("deleted")
 
     def _origin(self, entry: MailboxEntry) -> str:
         return f"pop3:{self.account.name}/{entry.uidl or entry.number}"

@@ -193,6 +193,8 @@ class DovecotServer:
             os.chown(path, self.mail_uid, self.mail_gid)
 
     def add_user(self, user: str, password: str = "secret") -> Mailbox:
+        """A new user with an empty maildir (lower case: Dovecot lower-cases user names)."""
+        assert user == user.lower(), user
         (self.base / "users" / user).write_text(f"{user}:{{PLAIN}}{password}\n")
         home = self.base / "mail" / user
         for sub in ("", "Maildir", "Maildir/tmp", "Maildir/new", "Maildir/cur"):

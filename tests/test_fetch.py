@@ -6,6 +6,7 @@ import json
 import socket
 import subprocess
 import sys
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -343,3 +344,26 @@ def test_progress_reaches_the_total_for_a_large_mailbox(site: Path, mailbox: Mai
     done, total, messages = calls[-1]
     assert done == total > 600 * 40_000 and messages == 600
     assert [c[0] for c in calls] == sorted(c[0] for c in calls)
+
+
+def test_a_filing_failure_stops_the_fetch_at_once_and_deletes_nothing(site: Path, mailbox: Mailbox) -> None:
+    add_pop3_account(site, mailbox)
+    messages = [make_message(message_id=f"<{i}@x>", body="x\n" * 3000) for i in range(900)]
+    mailbox.drop_many(messages)
+    config = load_config(site / "listlib.toml")
+    batches = [0]
+
+    def disk_full_at_the_second_batch(point: str) -> None:
+        if point == "temp-written":
+            batches[0] += 1
+            if batches[0] == 2:
+                raise OSError(28, "No space left on device")
+
+    started = time.monotonic()
+    store = Store(config.site.content_dir, fault=disk_full_at_the_second_batch).open()
+    with store, pytest.raises(OSError, match="No space left"):
+        fetch_account(store, config.lists, config.pop3[0], mailbox.password)
+    assert time.monotonic() - started < 20  # the reader thread was stopped, not waited out
+    assert mailbox.count() == 900 and len(stored_files(site / "content")) == 256
+    run_listlib("fetch", cwd=site, check=True)
+    assert mailbox.count() == 0 and stored_bytes(site) == Counter(messages)

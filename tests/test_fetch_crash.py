@@ -3,8 +3,9 @@
 ``LISTLIB_CRASH_AT=POINT:N`` makes ``listlib fetch`` SIGKILL itself the N-th time it
 reaches POINT: the fetch points (``receiving``: a partial chunk of a message read,
 ``retrieved``: a message read, not yet filed, ``filed``: a batch durable in the store,
-not yet deleted or recorded, ``deleted``: a batch marked DELE, not yet QUIT,
-``recorded``: a batch's UIDLs recorded) and the store's batch points. After every
+not yet deleted or recorded, ``deleted``: DELE sent for the batches filed so far,
+``recorded``: a batch's UIDLs recorded, ``quitting``: just before QUIT) and the
+store's batch points. After every
 kill, each message is either still on the server or in the store (never neither),
 and one more run leaves each message filed exactly once and ``listlib check`` clean.
 """
@@ -81,8 +82,8 @@ def crash_at(site: Path, point: str) -> None:
         "marked:2",
         "filed:1",  # after filing, before DELE
         "filed:3",
-        "deleted:1",  # after DELE, before the next batch
-        "deleted:3",  # after the last DELE, before QUIT
+        "deleted:1",  # after the first DELEs
+        "quitting:1",  # after the last DELE, before QUIT
     ],
 )
 def test_kill_at_a_point_then_rerun_files_each_message_once(point: str, site: Path, mailbox: Mailbox) -> None:
@@ -92,12 +93,12 @@ def test_kill_at_a_point_then_rerun_files_each_message_once(point: str, site: Pa
     assert_nothing_lost(site, mailbox, messages)
     if point.startswith(("retrieved:1", "receiving")):
         assert in_store(site) == Counter() and mailbox.count() == len(messages)
-    if point.startswith("deleted"):
+    if point.startswith(("deleted", "quitting")):
         assert mailbox.count() == len(messages), "deletions without QUIT must not happen"
     assert_complete(site, mailbox, messages)
 
 
-@pytest.mark.parametrize("point", ["retrieved:10", "filed:1", "recorded:1", "recorded:3", "marked:1"])
+@pytest.mark.parametrize("point", ["retrieved:10", "filed:1", "recorded:1", "recorded:3", "marked:1", "quitting:1"])
 def test_keep_on_server_kill_at_a_point_then_rerun_files_each_message_once(
     point: str, site: Path, mailbox: Mailbox
 ) -> None:
@@ -152,7 +153,7 @@ def wait_until_stopped(pid: int, timeout: float = 60) -> None:
         "receiving:40",  # mid-transfer of the 3 MB message
         "retrieved:300",  # mid-batch: what was retrieved is filed, the rest stays on the server
         "filed:1",  # filed, not yet deleted
-        "deleted:2",  # deleted, not yet QUIT: the server must forget the deletions
+        "quitting:1",  # all deleted, not yet QUIT: the server must forget the deletions
     ],
 )
 def test_server_killed_mid_session_then_restarted_loses_nothing(

@@ -301,10 +301,18 @@ class Pop3Session:
             self.abort()
 
     def abort(self) -> None:
-        """Close the connection without QUIT: nothing marked for deletion is deleted."""
+        """Close the connection without QUIT: nothing marked for deletion is deleted.
+
+        Safe while another thread is blocked reading from the connection: the
+        socket is shut down first, which wakes that read up with an error.
+        """
         conn, self._conn = self._conn, None
         if conn is None:
             return
+        sock = conn.sock  # None once poplib closed it (after QUIT)
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.shutdown(socket.SHUT_RDWR)
         with contextlib.suppress(OSError):
             conn.close()
 
