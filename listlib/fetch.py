@@ -8,12 +8,13 @@ For one account, under the account's fetch lock (``content/.pop3/<account>.lock`
 3. in batches: RETR each message (pipelined), file the batch through the same
    ``Filer`` as ``listlib import`` (one group commit), and only when that has
    returned, with every byte durable, DELE the batch's messages (or, when
-   keeping mail on the server, append their UIDLs to the record);
+   keeping mail on the server, append their UIDLs to the record). A reader
+   thread retrieves the next batch while this thread files the previous one;
 4. QUIT, which is when the server deletes them.
 
 A kill or a lost connection at any instant loses nothing: a message is
 deleted only after it is durable in the store, and deletions not followed by
-QUIT never happen. It files nothing twice: whatever was filed but not deleted
+QUIT never happen (RFC 1939: no QUIT, no UPDATE state). It files nothing twice: whatever was filed but not deleted
 (or not recorded) is retrieved again by the next run, and the store recognises
 the same bytes as a duplicate. When deleting, the UIDL record is not trusted
 to skip anything (a server that reused a UIDL would make us delete a message
