@@ -133,9 +133,33 @@ class Mailbox:
         for raw in messages:
             self.drop(raw)
 
-    def messages(self) -> list[Path]:
-        """The message files the server still holds."""
+    def _listing(self) -> list[Path]:
         return sorted(p for sub in ("new", "cur") for p in (self.maildir / sub).iterdir())
+
+    def messages(self) -> list[Path]:
+        """The message files the server still holds.
+
+        Dovecot moves files from new/ to cur/ (and renames them to add flags) while a
+        session runs, or finishes one after its client was killed: listings are taken
+        until two in a row agree.
+        """
+        listing = self._listing()
+        for _ in range(200):
+            time.sleep(0.01)
+            again = self._listing()
+            if again == listing:
+                return listing
+            listing = again
+        raise AssertionError(f"{self.maildir} keeps changing")
+
+    def contents(self) -> list[bytes]:
+        """The bytes of every message the server still holds."""
+        for _ in range(100):
+            try:
+                return [path.read_bytes() for path in self.messages()]
+            except FileNotFoundError:
+                continue  # renamed under us: list again
+        raise AssertionError(f"{self.maildir} keeps changing")
 
     def count(self) -> int:
         return len(self.messages())

@@ -38,7 +38,7 @@ def crash_mailbox(mailbox: Mailbox) -> list[bytes]:
 
 
 def on_server(mailbox: Mailbox) -> Counter[bytes]:
-    return Counter(path.read_bytes() for path in mailbox.messages())
+    return Counter(mailbox.contents())
 
 
 def in_store(site: Path) -> Counter[bytes]:
