@@ -204,7 +204,7 @@ def test_keep_on_server_forgets_uidls_of_messages_deleted_on_the_server(site: Pa
 
 def test_without_uidl_keep_on_server_deletes_instead_and_says_so(site: Path, mailbox: Mailbox) -> None:
     # Dovecot always offers UIDL; a proxy hides it (everything else is Dovecot's answer).
-    with pop3_proxy(mailbox.server.port, hide_uidl=True) as port:
+    with pop3_proxy(mailbox.server.port, hide=frozenset({"UIDL"})) as port:
         add_pop3_account(site, mailbox, security="none", ca_file=None, port=port, keep_on_server=True)
         mailbox.drop_many(three_messages())
         result = run_listlib("fetch", "--quiet", cwd=site, check=True)
@@ -215,6 +215,16 @@ def test_without_uidl_keep_on_server_deletes_instead_and_says_so(site: Path, mai
         again = run_listlib("fetch", cwd=site, check=True)
         assert "1 duplicates" in again.stdout
     assert stored_bytes(site) == Counter(three_messages())
+
+
+def test_a_server_without_pipelining_is_read_one_command_at_a_time(site: Path, mailbox: Mailbox) -> None:
+    messages = [make_message(message_id=f"<{i}@x>", body=f"{i}\n.\n") for i in range(300)]
+    with pop3_proxy(mailbox.server.port, hide=frozenset({"PIPELINING"})) as port:
+        add_pop3_account(site, mailbox, security="none", ca_file=None, port=port)
+        mailbox.drop_many(messages)
+        result = run_listlib("fetch", cwd=site, check=True)
+    assert "300 retrieved" in result.stdout and "300 deleted on the server" in result.stdout
+    assert mailbox.count() == 0 and stored_bytes(site) == Counter(messages)
 
 
 def test_a_message_the_server_cannot_send_stays_there_and_is_reported(site: Path, mailbox: Mailbox) -> None:
