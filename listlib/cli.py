@@ -25,7 +25,8 @@ import click
 from . import __version__
 from .build import build_site, plan_site
 from .config import CONFIG_NAME, Config, find_config, load_config
-from .errors import ListlibError
+from .errors import FetchError, ListlibError
+from .fetch import FetchReport, fetch_account, resolve_password
 from .filing import FilingReport, file_sources
 from .skeleton import write_skeleton
 from .store import Store
@@ -286,6 +287,92 @@ def build(obj: _Context, plan_only: bool, clean: bool, workers: int | None, as_j
 
 
 @main.command()
+@click.argument("accounts", nargs=-1, metavar="[ACCOUNT]...")
+@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless mail came or something failed.")
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for another 'listlib fetch' of the same account before skipping it.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON (for scripts).")
+@click.pass_obj
+@_handle_errors
+def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: float, as_json: bool) -> None:
+    """Fetch the mail of the POP3 ACCOUNTs (default: all) into the store.
+
+    Each message is filed like 'listlib import' files it, and deleted on the
+    server only once it is safely on disk (unless the account sets
+    keep_on_server; then its UIDL is remembered so it is fetched once). Made
+    for cron: runs never collide (a second run for the same account waits
+    --wait seconds, then skips it), and with --quiet it prints nothing unless
+    something happened. Exits 1 when an account cannot be reached, logged
+    into or read.
+    """
+    config = obj.load()
+    quiet = quiet_here or obj.quiet
+    if not config.pop3:
+        raise ListlibError(f"{config.path}: no POP3 accounts to fetch; add a [pop3.<name>] table (see the README)")
+    chosen = []
+    for name in accounts:
+        account = config.get_account(name)
+        if account is None:
+            known = ", ".join(a.name for a in config.pop3)
+            raise click.BadParameter(f"no POP3 account {name!r} (configured: {known})", param_hint="ACCOUNT")
+        chosen.append(account)
+    fault = _fault_from_env()
+    reports: list[FetchReport] = []
+    failed = False
+    with Store(config.site.content_dir, fault=fault).open() as store:
+        for account in chosen or config.pop3:
+            progress = _Progress(enabled=not (as_json or quiet))
+            try:
+                password = resolve_password(account, os.environ)
+                with progress.running(f"Fetching {account.name}") as bar:
+                    report = fetch_account(
+                        store, config.lists, account, password, lock_wait=wait, progress=bar, fault=fault
+                    )
+            except FetchError as exc:
+                _echo_error(str(exc))
+                failed = True
+                continue
+            reports.append(report)
+            failed = failed or report.error is not None
+            if not as_json:
+                _print_fetch_report(report, quiet)
+    if as_json:
+        click.echo(json.dumps([r.to_dict() for r in reports], indent=2, sort_keys=True))
+    if failed:
+        sys.exit(1)
+
+
+def _print_fetch_report(report: FetchReport, quiet: bool) -> None:
+    if quiet and not report.eventful:
+        return
+    for warning in report.warnings:
+        click.echo(f"warning: {report.account}: {warning}", err=True)
+    for item in report.filing.failures[:20]:
+        click.echo(f"failed: {item['origin']}: {item['reason']} (kept as _failed/{item['call']}.eml)", err=True)
+    for item in report.not_retrieved:
+        click.echo(
+            f"warning: {report.account}: message {item['number']} ({item['uidl']}) could not be retrieved and stays "
+            f"on the server: {item['error']}",
+            err=True,
+        )
+    for item in report.not_deleted:
+        click.echo(
+            f"warning: {report.account}: message {item['number']} is filed but the server refused to delete it: "
+            f"{item['error']}",
+            err=True,
+        )
+    click.echo(report.summary())
+    if report.error:
+        _echo_error(report.error)
+
+
+@main.command()
 @click.option("--repair", is_flag=True, help="Rebuild the index from the files and remove leftovers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
 @click.pass_obj
@@ -391,18 +478,26 @@ def _select_threads(
 
 def _fault_from_env() -> Callable[[str], None] | None:
     """Crash tests set LISTLIB_CRASH_AT=POINT:N to SIGKILL this process the N-th time
-    the store reaches POINT (a real kill -9 at an exact moment; see tests/test_crash.py)."""
-    spec = os.environ.get("LISTLIB_CRASH_AT")
-    if not spec:
+    it reaches POINT (a real kill -9 at an exact moment; see tests/test_crash.py), or
+    LISTLIB_STOP_AT=POINT:N to SIGSTOP it there (the test then breaks something, such
+    as the POP3 server, and lets it continue with SIGCONT)."""
+    points: list[tuple[str, signal.Signals]] = []
+    remaining: list[int] = []
+    for variable, sig in (("LISTLIB_CRASH_AT", signal.SIGKILL), ("LISTLIB_STOP_AT", signal.SIGSTOP)):
+        spec = os.environ.get(variable)
+        if spec:
+            point, _, count = spec.partition(":")
+            points.append((point, sig))
+            remaining.append(int(count or 1))
+    if not points:
         return None
-    point, _, count = spec.partition(":")
-    remaining = [int(count or 1)]
 
     def fault(name: str) -> None:
-        if name == point:
-            remaining[0] -= 1
-            if remaining[0] <= 0:
-                os.kill(os.getpid(), signal.SIGKILL)
+        for number, (point, sig) in enumerate(points):
+            if name == point:
+                remaining[number] -= 1
+                if remaining[number] == 0:
+                    os.kill(os.getpid(), sig)
 
     return fault
 

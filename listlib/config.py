@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Literal, cast
 
 from .errors import ConfigError, ConfigIssue
 from .urls import ROOT_NAMES
@@ -25,6 +25,8 @@ __all__ = [
     "CONFIG_NAME",
     "Config",
     "ListConfig",
+    "Pop3Account",
+    "Security",
     "SiteConfig",
     "ThemeConfig",
     "find_config",
@@ -36,6 +38,26 @@ CONFIG_NAME = "listlib.toml"
 _EMAIL_RE = re.compile(r"[^@\s<>()\[\],;:\"]+@[^@\s<>()\[\],;:\"]+\.[^@\s<>()\[\],;:\".]+\Z")
 _LIST_ID_RE = re.compile(r"[A-Za-z0-9_.+-]+(?:\.[A-Za-z0-9_-]+)+\Z")
 _URL_RE = re.compile(r"https?://[^\s/]+(/\S*)?\Z")
+_HOST_RE = re.compile(r"[^\s/@:]+\Z|\[[0-9A-Fa-f:.]+\]\Z")
+_ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+Security = Literal["ssl", "starttls", "none"]
+_SECURITIES: tuple[Security, ...] = ("ssl", "starttls", "none")
+_DEFAULT_PORTS: dict[Security, int] = {"ssl": 995, "starttls": 110, "none": 110}
+_POP3_KEYS = {
+    "host",
+    "port",
+    "security",
+    "user",
+    "password",
+    "password_file",
+    "password_env",
+    "ca_file",
+    "timeout",
+    "list",
+    "keep_on_server",
+    "max_messages",
+}
 
 
 @dataclass(frozen=True)
@@ -86,6 +108,39 @@ class ThemeConfig:
 
 
 @dataclass(frozen=True)
+class Pop3Account:
+    """One ``[pop3.<name>]`` table: a mailbox ``listlib fetch`` files mail from."""
+
+    name: str
+    """The account's name in listlib.toml and on the command line (``listlib fetch NAME``)."""
+    host: str
+    """The POP3 server's host name or IP address."""
+    port: int
+    """TCP port (default 995 for ``ssl``, 110 otherwise)."""
+    security: Security
+    """``ssl`` (POP3S, the default), ``starttls`` (STLS on the plain port) or ``none``
+    (plain text, password included; only when chosen explicitly)."""
+    user: str
+    """The login name."""
+    password: str | None = field(default=None, repr=False)
+    """The password written in listlib.toml (prefer ``password_file`` or ``password_env``)."""
+    password_file: Path | None = None
+    """A file whose first line is the password."""
+    password_env: str | None = None
+    """An environment variable holding the password."""
+    ca_file: Path | None = None
+    """PEM file of the certificate authorities to trust instead of the system's."""
+    timeout: float = 60.0
+    """Seconds to wait for the server before giving up (default 60)."""
+    list: str | None = None
+    """File everything under this list instead of routing each message (like ``import --list``)."""
+    keep_on_server: bool = False
+    """Leave messages on the server and remember their UIDLs (default: delete once filed)."""
+    max_messages: int | None = None
+    """Retrieve at most this many messages per run (default: all)."""
+
+
+@dataclass(frozen=True)
 class Config:
     """A whole listlib.toml, validated."""
 
@@ -94,8 +149,8 @@ class Config:
     site: SiteConfig
     lists: tuple[ListConfig, ...]
     theme: ThemeConfig
-    pop3: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    """Reserved for POP3 accounts (``listlib fetch``)."""
+    pop3: tuple[Pop3Account, ...] = ()
+    """POP3 accounts for ``listlib fetch``, in the order of the file."""
     delivery: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     """Reserved for delivery settings (``listlib deliver``)."""
     warnings: tuple[str, ...] = ()
@@ -105,6 +160,13 @@ class Config:
         for lst in self.lists:
             if lst.slug == slug:
                 return lst
+        return None
+
+    def get_account(self, name: str) -> Pop3Account | None:
+        """The POP3 account with this name, or None."""
+        for account in self.pop3:
+            if account.name == name:
+                return account
         return None
 
 
@@ -178,6 +240,30 @@ class _Reader:
                 continue
             out.append(item)
         return tuple(out)
+
+    def integer(self, data: Mapping[str, Any], key: str, path: str, low: int, high: int) -> int | None:
+        """An integer in [low, high], or None when absent or wrong (wrong is an issue)."""
+        if key not in data:
+            return None
+        value = data[key]
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.issues.append(ConfigIssue(f"{path}.{key}", f"expected an integer, got {_kind(value)}"))
+            return None
+        if not low <= value <= high:
+            self.issues.append(ConfigIssue(f"{path}.{key}", f"must be between {low} and {high}, got {value}"))
+            return None
+        return value
+
+    def number(self, data: Mapping[str, Any], key: str, path: str, default: float) -> float:
+        """A positive number of seconds and the like."""
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.issues.append(ConfigIssue(f"{path}.{key}", f"expected a number, got {_kind(value)}"))
+            return default
+        if not value > 0:
+            self.issues.append(ConfigIssue(f"{path}.{key}", f"must be more than 0, got {value}"))
+            return default
+        return float(value)
 
     def boolean(self, data: Mapping[str, Any], key: str, path: str, default: bool) -> bool:
         value = data.get(key, default)
@@ -266,6 +352,68 @@ def _read_lists(reader: _Reader, data: Mapping[str, Any]) -> tuple[ListConfig, .
     return tuple(out)
 
 
+def _check_host(value: str) -> str | None:
+    return None if _HOST_RE.match(value) else f"{value!r} is not a host name or IP address"
+
+
+def _check_env_name(value: str) -> str | None:
+    return None if _ENV_NAME_RE.match(value) else f"{value!r} is not an environment variable name"
+
+
+def _check_security(value: str) -> str | None:
+    return None if value in _SECURITIES else f"{value!r} is not one of 'ssl', 'starttls', 'none'"
+
+
+def _read_pop3(reader: _Reader, data: Mapping[str, Any], lists: tuple[ListConfig, ...]) -> tuple[Pop3Account, ...]:
+    accounts = reader.table(data, "pop3", "pop3")
+    slugs = {lst.slug for lst in lists}
+    out = []
+    for name, table in accounts.items():
+        where = f"pop3.{name}"
+        if not isinstance(table, Mapping):
+            reader.issues.append(ConfigIssue(where, f"expected a table [pop3.<account>], got {_kind(table)}"))
+            continue
+        if not is_slug(name):
+            reader.issues.append(
+                ConfigIssue(where, f"{name!r} is not an account name (lower-case letters, digits and dashes)")
+            )
+        reader.unknown(table, _POP3_KEYS, where)
+        security = reader.string(table, "security", where, default="ssl", check=_check_security)
+        security = cast(Security, security if security in _SECURITIES else "ssl")
+        sources = [key for key in ("password", "password_file", "password_env") if key in table]
+        if not sources:
+            reader.issues.append(ConfigIssue(where, "one of password_file, password_env or password is required"))
+        elif len(sources) > 1:
+            reader.issues.append(ConfigIssue(where, f"give only one of {', '.join(sources)}"))
+        password = reader.string(table, "password", where, default="") if "password" in table else None
+        password_env = reader.string(table, "password_env", where, default="", check=_check_env_name) or None
+        target = reader.string(table, "list", where, default="") or None
+        if target is not None and target not in slugs:
+            reader.issues.append(ConfigIssue(f"{where}.list", f"no list {target!r} in [lists]"))
+        ca_file = reader.path(table, "ca_file", where, None)
+        if ca_file is not None and security == "none":
+            reader.warnings.append(f"{where}.ca_file: unused with security = 'none'")
+        port = reader.integer(table, "port", where, 1, 65535)
+        out.append(
+            Pop3Account(
+                name=name,
+                host=reader.string(table, "host", where, check=_check_host),
+                port=port or _DEFAULT_PORTS[security],
+                security=security,
+                user=reader.string(table, "user", where, check=_check_nonempty),
+                password=password,
+                password_file=reader.path(table, "password_file", where, None),
+                password_env=password_env,
+                ca_file=ca_file,
+                timeout=reader.number(table, "timeout", where, 60.0),
+                list=target,
+                keep_on_server=reader.boolean(table, "keep_on_server", where, False),
+                max_messages=reader.integer(table, "max_messages", where, 1, 10**9),
+            )
+        )
+    return tuple(out)
+
+
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     """Validate parsed TOML into a Config; raise ConfigError listing every issue."""
     root = path.parent.resolve()
@@ -306,7 +454,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         dir=reader.path(theme_table, "dir", "theme", None),
     )
     lists = _read_lists(reader, data)
-    pop3 = data.get("pop3", {})
+    pop3 = _read_pop3(reader, data, lists)
     delivery = reader.table(data, "delivery", "delivery")
     if reader.issues:
         raise ConfigError(str(path), reader.issues)
@@ -316,7 +464,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         site=site,
         lists=lists,
         theme=theme,
-        pop3=MappingProxyType(dict(pop3) if isinstance(pop3, Mapping) else {"accounts": pop3}),
+        pop3=pop3,
         delivery=MappingProxyType(dict(delivery)),
         warnings=tuple(reader.warnings),
     )

@@ -7,6 +7,7 @@ module must never import anything from listlib.
     ListlibError
     ├── ConfigError        listlib.toml is missing, unreadable or invalid (carries every issue)
     ├── SourceError        an import source cannot be opened or read (names the path)
+    ├── FetchError         a POP3 account cannot be reached, logged into or read (names the account)
     ├── StoreError         the content/ store cannot be opened, locked or written
     │   └── LockTimeoutError   another listlib process holds the store lock too long
     └── BuildError         the site cannot be built (a theme or template problem, names the file)
@@ -20,6 +21,7 @@ __all__ = [
     "BuildError",
     "ConfigError",
     "ConfigIssue",
+    "FetchError",
     "ListlibError",
     "LockTimeoutError",
     "SourceError",
@@ -57,6 +59,10 @@ class ConfigError(ListlibError):
 
 class SourceError(ListlibError):
     """An import source cannot be opened or read."""
+
+
+class FetchError(ListlibError):
+    """A POP3 account cannot be used: DNS, connection, TLS, login or protocol failure."""
 
 
 class StoreError(ListlibError):

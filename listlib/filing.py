@@ -1,10 +1,12 @@
 """The filing loop: sources -> parse, route, date -> the store, with a report.
 
-One loop for every filer. Reading and splitting happen here; parsing runs in a
-small process pool for large imports (both cores); filing happens in store
-batches, each a group commit. Every message read is accounted for in the
-report: filed (including collisions and ``_no_list``), duplicate, or failed.
-Never prints: progress goes to a callback.
+One path into the store for every filer: ``Filer.file`` turns a batch of raw
+messages into one store batch (a group commit) and counts the outcomes;
+``file_sources`` (``listlib import``) and ``fetch`` (POP3) both use it. For
+imports, reading and splitting happen here and parsing runs in a small process
+pool for large imports (both cores). Every message read is accounted for in
+the report: filed (including collisions and ``_no_list``), duplicate, or
+failed. Never prints: progress goes to a callback.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ import multiprocessing
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import nullcontext
 from dataclasses import asdict, dataclass, field, replace
@@ -30,7 +32,7 @@ from .routing import Router
 from .store import Outcome, Prepared, Store
 from .values import FAILED, NO_LIST
 
-__all__ = ["FilingReport", "file_sources", "prepare_message"]
+__all__ = ["Filer", "FilingReport", "file_sources", "prepare_message"]
 
 ProgressCallback = Callable[[int, int, int], None]
 """Called with (bytes done, bytes total, messages read)."""
@@ -134,6 +136,48 @@ def prepare_message(
     return _Decision(facts, slug, when.when, when.source)
 
 
+class Filer:
+    """Files batches of raw messages into the store, counting every outcome in ``report``."""
+
+    def __init__(
+        self,
+        store: Store,
+        lists: Iterable[ListConfig],
+        *,
+        forced_list: str | None = None,
+        dry_run: bool = False,
+        report: FilingReport | None = None,
+        now: int | None = None,
+    ) -> None:
+        self.store = store
+        self.router = Router(tuple(lists))
+        self.forced_list = forced_list
+        self.dry_run = dry_run
+        self.report = report if report is not None else FilingReport(dry_run=dry_run)
+        self.now = int(store.clock()) if now is None else now
+
+    def decide(self, mail: RawMail) -> _Decision:
+        return prepare_message(mail.raw, mail.envelope_date, self.router, self.forced_list, self.now)
+
+    def file(self, mails: Sequence[RawMail], decisions: Sequence[_Decision] | None = None) -> list[Outcome]:
+        """File one batch as one group commit; return an outcome per message, in order.
+
+        When this returns, every message of the batch is accounted for durably:
+        filed (its bytes and index row are on disk), a duplicate of one that
+        is, or quarantined in ``_failed``.
+        """
+        if decisions is None:
+            decisions = [self.decide(mail) for mail in mails]
+        batch = [
+            Prepared(m.raw, d.facts, d.slug, d.date, d.date_source, m.origin, d.reason, d.detail)
+            for m, d in zip(mails, decisions, strict=True)
+        ]
+        outcomes = self.store.file_batch(batch, dry_run=self.dry_run)
+        for item, outcome in zip(batch, outcomes, strict=True):
+            self.report.add(outcome, item.reason)
+        return outcomes
+
+
 # Worker-process state, set once per worker by _init_worker (never in the main process).
 _worker_args: tuple[Router, str | None, int] | None = None
 
@@ -201,23 +245,24 @@ def file_sources(
                 yield replace(mail, done=done_before + mail.done) if done_before else mail
             done_before += source.total_bytes
 
-    batch: list[Prepared] = []
+    filer = Filer(store, lists, forced_list=forced_list, dry_run=dry_run, report=report, now=now)
+    batch: list[RawMail] = []
+    batch_decisions: list[_Decision] = []
     batch_bytes = 0
     last_done = 0
 
     def file_batch() -> None:
-        nonlocal batch, batch_bytes
-        for item, outcome in zip(batch, store.file_batch(batch, dry_run=dry_run), strict=True):
-            report.add(outcome, item.reason)
-        batch, batch_bytes = [], 0
+        nonlocal batch, batch_decisions, batch_bytes
+        filer.file(batch, batch_decisions)
+        batch, batch_decisions, batch_bytes = [], [], 0
         if progress is not None:
             progress(min(last_done, total), total, report.messages)
 
     def file_chunk(chunk: list[RawMail], decisions: list[_Decision]) -> None:
         nonlocal batch_bytes, last_done
-        for m, d in zip(chunk, decisions, strict=True):
-            batch.append(Prepared(m.raw, d.facts, d.slug, d.date, d.date_source, m.origin, d.reason, d.detail))
-            batch_bytes += len(m.raw)
+        batch.extend(chunk)
+        batch_decisions.extend(decisions)
+        batch_bytes += sum(len(m.raw) for m in chunk)
         last_done = chunk[-1].done
         if len(batch) >= _BATCH_MESSAGES or batch_bytes >= _BATCH_BYTES:
             file_batch()
@@ -227,11 +272,8 @@ def file_sources(
             if parallel:
                 _run_pool(all_mail(), file_chunk, lists, forced_list, now)
             else:
-                router = Router(lists)
                 for chunk in _chunks(all_mail()):
-                    file_chunk(
-                        chunk, [prepare_message(m.raw, m.envelope_date, router, forced_list, now) for m in chunk]
-                    )
+                    file_chunk(chunk, [filer.decide(m) for m in chunk])
             if batch:
                 file_batch()
         except SourceError:

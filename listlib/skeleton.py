@@ -40,9 +40,17 @@ list_ids = ["dev.example.org"]
 # [theme]
 # name = "default"
 # dir = "themes/site"     # your overrides, file by file
+
+# A POP3 mailbox subscribed to the lists, for 'listlib fetch' (from cron).
+# Messages are deleted on the server once filed, unless keep_on_server = true.
+# [pop3.archive]
+# host = "pop.example.org"
+# user = "archive@example.org"
+# password_file = "pop3-password"   # or password_env = "VARIABLE"
+# security = "ssl"                  # or "starttls"; "none" sends the password in clear
 """
 
-_GITIGNORE = "output/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\n"
+_GITIGNORE = "output/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\ncontent/.pop3/*.lock\npop3-password\n"
 
 
 def write_skeleton(directory: Path, *, title: str, base_url: str) -> list[Path]:

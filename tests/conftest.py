@@ -1,16 +1,21 @@
-"""Shared fixtures: message builders, a fresh site, the shared corpora, the CLI as a subprocess."""
+"""Shared fixtures: message builders, a fresh site, the shared corpora, the CLI as a subprocess,
+a real Dovecot POP3 server and its mailboxes."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import os
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+
+from .dovecot import DovecotServer, Mailbox, dovecot_binary
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LISTLIB_SHARED", REPO.parent / "shared"))
@@ -119,3 +124,59 @@ def stored_files(content: Path) -> dict[str, bytes]:
         for p in sorted(content.rglob("*.eml"))
         if not any(part.startswith(".") for part in p.relative_to(content).parts)
     }
+
+
+@pytest.fixture(scope="session")
+def dovecot() -> Iterator[DovecotServer]:
+    """A real Dovecot POP3 server (plain + STLS and POP3S with a test CA) shared by the session.
+
+    Tests that need it are skipped when Dovecot is not installed.
+    """
+    if dovecot_binary() is None:
+        pytest.skip("dovecot is not installed (apt-get install dovecot-core dovecot-pop3d)")
+    with DovecotServer() as server:
+        yield server
+
+
+@pytest.fixture
+def private_dovecot() -> Iterator[DovecotServer]:
+    """A Dovecot of the test's own, for tests that kill or restart the server."""
+    if dovecot_binary() is None:
+        pytest.skip("dovecot is not installed (apt-get install dovecot-core dovecot-pop3d)")
+    with DovecotServer() as server:
+        yield server
+
+
+_MAILBOX_NUMBERS = itertools.count(1)
+
+
+@pytest.fixture
+def mailbox(dovecot: DovecotServer) -> Mailbox:
+    """A fresh, empty mailbox (its own user) on the shared Dovecot."""
+    return dovecot.add_user(f"user{next(_MAILBOX_NUMBERS)}-{os.getpid()}")
+
+
+def pop3_account_toml(mailbox: Mailbox, name: str = "archive", *, security: str = "ssl", **options: object) -> str:
+    """A [pop3.<name>] table for ``mailbox``: POP3S with the test CA unless told otherwise."""
+    server = mailbox.server
+    values: dict[str, object] = {
+        "host": "127.0.0.1",
+        "port": server.ssl_port if security == "ssl" else server.port,
+        "security": security,
+        "user": mailbox.user,
+        "password": mailbox.password,
+        "ca_file": str(server.ca_file),
+    }
+    values.update(options)
+    lines = [f"\n[pop3.{name}]"]
+    for key, value in values.items():
+        if value is None:
+            continue
+        lines.append(f"{key} = {json.dumps(str(value) if isinstance(value, Path) else value)}")
+    return "\n".join(lines) + "\n"
+
+
+def add_pop3_account(site: Path, mailbox: Mailbox, name: str = "archive", **options: object) -> None:
+    """Append a POP3 account for ``mailbox`` to the site's listlib.toml."""
+    with (site / "listlib.toml").open("a") as f:
+        f.write(pop3_account_toml(mailbox, name, **options))

@@ -11,11 +11,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 LAYERS = [
     {"errors", "values", "charsets"},
     {"message", "dating", "config", "fsutil", "index", "threader", "threadcache", "urls", "theme", "plan"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "threadview", "site", "buildstate"}
-    | {"display", "display.model", "display.mime", "display.walk", "display.textbody", "display.sanitize"}
-    | {"display.attachments"},
+    {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
+    | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
+    | {"display.sanitize", "display.attachments"},
     {"store", "threadset", "render", "render.writer", "render.downloads", "render.pages"},
-    {"filing", "verify", "skeleton", "build"},
+    {"filing", "verify", "skeleton", "fetch", "build"},
     {"cli", "__main__"},
 ]
 ONLY_IN = {
@@ -24,6 +24,7 @@ ONLY_IN = {
     "jinja2": {"theme"},
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},
+    "poplib": {"filers.pop3"},
 }
 
 

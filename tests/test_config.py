@@ -127,3 +127,100 @@ def test_find_config_walks_up(tmp_path: Path) -> None:
     nested = tmp_path / "a" / "b"
     nested.mkdir(parents=True)
     assert find_config(nested) == path.resolve()
+
+
+SITE = '[site]\ntitle = "A"\nbase_url = "https://a.example/"\n[lists.dev]\naddresses = ["dev@example.org"]\n'
+
+
+def test_pop3_accounts_load_with_safe_defaults(tmp_path: Path) -> None:
+    config = load_config(
+        write(
+            tmp_path,
+            SITE
+            + """
+[pop3.archive]
+host = "pop.example.org"
+user = "archive"
+password_file = "secrets/pop3"
+
+[pop3.plain]
+host = "127.0.0.1"
+port = 1110
+security = "none"
+user = "u"
+password_env = "LISTLIB_PASSWORD"
+list = "dev"
+keep_on_server = true
+max_messages = 500
+timeout = 5
+""",
+        )
+    )
+    archive, plain = config.pop3
+    assert (archive.name, archive.port, archive.security, archive.keep_on_server) == ("archive", 995, "ssl", False)
+    assert archive.password_file == tmp_path.resolve() / "secrets" / "pop3"
+    assert archive.password is None and archive.max_messages is None and archive.timeout == 60.0
+    assert (plain.port, plain.security, plain.list, plain.max_messages, plain.timeout) == (1110, "none", "dev", 500, 5)
+    assert plain.keep_on_server and plain.password_env == "LISTLIB_PASSWORD"
+    assert config.get_account("plain") is plain and config.get_account("nope") is None
+    starttls = load_config(write(tmp_path, SITE + '[pop3.s]\nhost="h"\nuser="u"\npassword="p"\nsecurity="starttls"\n'))
+    assert starttls.pop3[0].port == 110
+
+
+def test_a_plain_text_password_is_never_shown_in_reprs(tmp_path: Path) -> None:
+    config = load_config(write(tmp_path, SITE + '[pop3.a]\nhost = "h"\nuser = "u"\npassword = "hunter2"\n'))
+    assert config.pop3[0].password == "hunter2"
+    assert "hunter2" not in repr(config)
+
+
+def test_every_pop3_problem_is_reported_with_its_key_path(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        SITE
+        + """
+[pop3]
+host = "flat.example.org"
+
+[pop3.bad]
+host = "pop example"
+port = 70000
+security = "tls"
+password = "x"
+password_env = "1BAD"
+list = "nolist"
+keep_on_server = "yes"
+max_messages = 0
+timeout = -1
+colour = "red"
+
+[pop3.Upper]
+host = "h"
+user = "u"
+""",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    messages = {str(issue) for issue in info.value.issues}
+    assert messages == {
+        "pop3.host: expected a table [pop3.<account>], got a string",
+        "pop3.bad.host: 'pop example' is not a host name or IP address",
+        "pop3.bad.port: must be between 1 and 65535, got 70000",
+        "pop3.bad.security: 'tls' is not one of 'ssl', 'starttls', 'none'",
+        "pop3.bad.user: is required",
+        "pop3.bad: give only one of password, password_env",
+        "pop3.bad.password_env: '1BAD' is not an environment variable name",
+        "pop3.bad.list: no list 'nolist' in [lists]",
+        "pop3.bad.keep_on_server: expected true or false, got a string",
+        "pop3.bad.max_messages: must be between 1 and 1000000000, got 0",
+        "pop3.bad.timeout: must be more than 0, got -1",
+        "pop3.Upper: 'Upper' is not an account name (lower-case letters, digits and dashes)",
+        "pop3.Upper: one of password_file, password_env or password is required",
+    }
+
+
+def test_security_none_must_be_chosen_and_an_unused_ca_file_warns(tmp_path: Path) -> None:
+    config = load_config(
+        write(tmp_path, SITE + '[pop3.a]\nhost="h"\nuser="u"\npassword_env="P"\nsecurity="none"\nca_file="ca.pem"\n')
+    )
+    assert config.pop3[0].security == "none"
+    assert config.warnings == ("pop3.a.ca_file: unused with security = 'none'",)

@@ -1,0 +1,379 @@
+"""``listlib fetch``: file the mail of a POP3 account into the store, then delete it there.
+
+For one account, under the account's fetch lock (``content/.pop3/<account>.lock``):
+
+1. log in, LIST and UIDL the mailbox;
+2. choose the messages to retrieve: all of them, or with ``keep_on_server``
+   those whose UIDL is not in the account's UIDL record (``uidls``);
+3. in batches: RETR each message (pipelined), file the batch through the same
+   ``Filer`` as ``listlib import`` (one group commit), and only when that has
+   returned, with every byte durable, DELE the batch's messages (or, when
+   keeping mail on the server, append their UIDLs to the record). A reader
+   thread retrieves the next batch while this thread files the previous one;
+4. QUIT, which is when the server deletes them.
+
+A kill or a lost connection at any instant loses nothing: a message is
+deleted only after it is durable in the store, and deletions not followed by
+QUIT never happen (RFC 1939: no QUIT, no UPDATE state). It files nothing twice: whatever was filed but not deleted
+(or not recorded) is retrieved again by the next run, and the store recognises
+the same bytes as a duplicate. When deleting, the UIDL record is not trusted
+to skip anything (a server that reused a UIDL would make us delete a message
+never filed); every message on the server is retrieved before it is deleted.
+
+Library code: never prints (progress goes to a callback), never reads the
+environment (the caller passes it to ``resolve_password``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+
+from .config import ListConfig, Pop3Account
+from .errors import FetchError, LockTimeoutError
+from .filers import RawMail
+from .filers.pop3 import MailboxEntry, Pop3Session
+from .filing import Filer, FilingReport
+from .fsutil import acquire_lock, make_dirs, release_lock
+from .store import Store
+from .uidls import UidlLog
+
+__all__ = ["FetchReport", "fetch_account", "resolve_password"]
+
+Fault = Callable[[str], None]
+ProgressCallback = Callable[[int, int, int], None]
+"""Called with (bytes retrieved, bytes to retrieve, messages retrieved)."""
+
+#: Messages per batch: one group commit (syncfs) per batch, and at most one
+#: batch is retrieved again after a crash.
+_BATCH_MESSAGES = 256
+_BATCH_BYTES = 16 << 20
+_PROGRESS_EVERY = 0.1
+STATE_FOLDER = ".pop3"
+
+_Arrival = tuple[list[MailboxEntry], list[RawMail], BaseException | None]
+"""A retrieved batch: the entries that arrived, their messages, and the error that cut it short."""
+
+
+@dataclass
+class FetchReport:
+    """What one ``listlib fetch`` did with one account."""
+
+    account: str
+    server: str
+    on_server: int = 0
+    """Messages in the mailbox when the run started."""
+    known: int = 0
+    """Messages left on the server by earlier runs (``keep_on_server``), not retrieved again."""
+    retrieved: int = 0
+    deleted: int = 0
+    """Messages the server removed at QUIT."""
+    kept: int = 0
+    """Messages filed by this run and left on the server (``keep_on_server``)."""
+    postponed: int = 0
+    """Messages left for the next run because of ``max_messages``."""
+    busy: bool = False
+    """Another ``listlib fetch`` held this account's lock; nothing was done."""
+    error: str | None = None
+    """Why the run stopped early (connection lost, ...); what was retrieved before was filed."""
+    warnings: list[str] = field(default_factory=list)
+    not_retrieved: list[dict[str, object]] = field(default_factory=list)
+    not_deleted: list[dict[str, object]] = field(default_factory=list)
+    filing: FilingReport = field(default_factory=FilingReport)
+    seconds: float = 0.0
+
+    @property
+    def eventful(self) -> bool:
+        """Whether anything happened that a quiet cron run should mention."""
+        return bool(
+            self.retrieved
+            or self.deleted
+            or self.busy
+            or self.error
+            or self.warnings
+            or self.not_retrieved
+            or self.not_deleted
+        )
+
+    def summary(self) -> str:
+        """The one-line summary printed for the account."""
+        head = f"{self.account} ({self.server})"
+        if self.busy:
+            return f"{head}: another 'listlib fetch' of this account is still running; skipped"
+        if not self.retrieved and not self.deleted:
+            kept = f" ({self.known} kept on the server)" if self.known else ""
+            return f"{head}: no new mail{kept}"
+        f = self.filing
+        parts = [
+            f"{head}: {self.retrieved} retrieved in {self.seconds:.1f} s: {f.filed} filed "
+            f"({f.collisions} Message-ID collisions, {f.no_list} to _no_list), {f.duplicates} duplicates, "
+            f"{f.failed} failed"
+        ]
+        if self.deleted:
+            parts.append(f"{self.deleted} deleted on the server")
+        if self.kept:
+            parts.append(f"{self.kept} kept on the server")
+        if self.postponed:
+            parts.append(f"{self.postponed} left for the next run")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict[str, object]:
+        data = asdict(self)
+        data["filing"] = self.filing.to_dict()
+        return data
+
+
+def resolve_password(account: Pop3Account, environ: Mapping[str, str]) -> str:
+    """The account's password from listlib.toml, its ``password_file`` or its ``password_env``."""
+    where = f"pop3 account {account.name!r}"
+    if account.password is not None:
+        return account.password
+    if account.password_env is not None:
+        value = environ.get(account.password_env)
+        if not value:
+            raise FetchError(f"{where}: the environment variable {account.password_env} (password_env) is not set")
+        return value
+    if account.password_file is not None:
+        try:
+            text = account.password_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise FetchError(f"{where}: password_file {account.password_file} cannot be read: {reason}") from None
+        password = text.split("\n", 1)[0].rstrip("\r")
+        if not password:
+            raise FetchError(f"{where}: password_file {account.password_file} is empty")
+        return password
+    raise FetchError(f"{where}: no password configured")
+
+
+def _batches(entries: Sequence[MailboxEntry]) -> Iterator[list[MailboxEntry]]:
+    batch: list[MailboxEntry] = []
+    size = 0
+    for entry in entries:
+        if batch and (len(batch) >= _BATCH_MESSAGES or size + entry.size > _BATCH_BYTES):
+            yield batch
+            batch, size = [], 0
+        batch.append(entry)
+        size += entry.size
+    if batch:
+        yield batch
+
+
+def fetch_account(
+    store: Store,
+    lists: Iterable[ListConfig],
+    account: Pop3Account,
+    password: str,
+    *,
+    lock_wait: float = 10.0,
+    progress: ProgressCallback | None = None,
+    fault: Fault | None = None,
+) -> FetchReport:
+    """Fetch one account (see the module docstring for the order of things).
+
+    Raises FetchError when the session cannot start (DNS, connection, TLS,
+    login); a failure after that is reported in ``FetchReport.error``, after
+    filing whatever was retrieved before it.
+    """
+    started = time.monotonic()
+    report = FetchReport(account=account.name, server=f"{account.host}:{account.port}")
+    state = store.root / STATE_FOLDER
+    make_dirs(state)
+    try:
+        lock = acquire_lock(state / f"{account.name}.lock", lock_wait, f"account {account.name} is busy")
+    except LockTimeoutError:
+        report.busy = True
+        return report
+    try:
+        with Pop3Session(account, password, fault=fault) as session:
+            _Run(store, lists, account, session, report, progress, fault).run()
+    finally:
+        release_lock(lock)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+class _Run:
+    """One session's work for one account."""
+
+    def __init__(
+        self,
+        store: Store,
+        lists: Iterable[ListConfig],
+        account: Pop3Account,
+        session: Pop3Session,
+        report: FetchReport,
+        progress: ProgressCallback | None,
+        fault: Fault | None,
+    ) -> None:
+        self.account = account
+        self.session = session
+        self.report = report
+        self.filer = Filer(store, lists, forced_list=account.list, report=report.filing)
+        self.progress = progress
+        self.fault = fault or (lambda point: None)
+        self.log = UidlLog(store.root / STATE_FOLDER / f"{account.name}.uidls", f"{account.user}@{account.host}")
+        self.done_bytes = 0
+        self.total_bytes = 0
+        self.last_progress = 0.0
+        self.keep = False
+        """Whether messages stay on the server (their UIDLs are recorded instead)."""
+        self.durable: queue.SimpleQueue[list[MailboxEntry]] = queue.SimpleQueue()
+        """Batches filed durably, waiting for DELE (filing thread -> reader thread)."""
+        self.marked = 0
+        """Messages the server accepted DELE for."""
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        account, session, report = self.account, self.session, self.report
+        entries = session.entries()
+        report.on_server = len(entries)
+        keep = account.keep_on_server and session.has_uidl
+        if account.keep_on_server and not session.has_uidl:
+            report.warnings.append(
+                f"{session.server} does not support UIDL, so messages cannot be recognised on the next run: "
+                "they are deleted once filed, despite keep_on_server"
+            )
+        todo = entries
+        if keep:
+            known = self.log.load()
+            todo = [entry for entry in entries if entry.uidl not in known]
+            report.known = len(entries) - len(todo)
+        if account.max_messages is not None and len(todo) > account.max_messages:
+            report.postponed = len(todo) - account.max_messages
+            todo = todo[: account.max_messages]
+        self.total_bytes = sum(entry.size for entry in todo)
+        self.keep = keep
+        if self._retrieve_and_file(list(_batches(todo))):
+            return
+        try:
+            if not keep:
+                self._delete_durable()  # the connection is this thread's again
+            self.fault("quitting")
+            session.quit()
+        except FetchError as exc:
+            report.error = str(exc)
+            return
+        report.deleted = self.marked
+        if keep:
+            self.log.forget_others({entry.uidl for entry in entries if entry.uidl is not None})
+
+    def _retrieve_and_file(self, batches: list[list[MailboxEntry]]) -> bool:
+        """Retrieve batches in a reader thread while this thread files the previous one.
+
+        The reader owns the connection until it is done: it retrieves a batch,
+        hands it over, and before the next batch sends DELE for the batches this
+        thread has reported durable (``self.durable``). At most three batches are
+        in memory: one being filed, one handed over, one arriving. Return True
+        when the session broke off (``report.error`` says why); whatever arrived
+        before the break is filed all the same.
+        """
+        arrived: queue.Queue[_Arrival | None] = queue.Queue(maxsize=1)
+        reader = threading.Thread(target=self._read, args=(batches, arrived), name="listlib-pop3-reader", daemon=True)
+        reader.start()
+        failure: BaseException | None = None
+        reader_done = False  # the reader has handed over its last item and returns
+        try:
+            while (item := arrived.get()) is not None:
+                got, mails, failure = item
+                reader_done = failure is not None
+                if mails:
+                    self.filer.file(mails)  # every message is durable in the store when this returns
+                    self.fault("filed")
+                if self.keep:
+                    self.log.add(entry.uidl for entry in got if entry.uidl is not None)
+                    self.report.kept += len(got)
+                    self.fault("recorded")
+                else:
+                    self.durable.put(got)
+                if failure is not None:
+                    break
+            reader_done = True
+        finally:
+            if not reader_done:
+                # Filing failed (or was interrupted): unblock a reader waiting on the
+                # server (closing the connection) or on the queue, then let it end.
+                self.stop.set()
+                self.session.abort()
+                while reader.is_alive():
+                    with contextlib.suppress(queue.Empty):
+                        arrived.get(timeout=0.05)
+            reader.join()
+        if isinstance(failure, FetchError):
+            self.report.error = str(failure)
+            return True
+        if failure is not None:
+            raise failure
+        self._progress(force=True)
+        return False
+
+    def _read(self, batches: list[list[MailboxEntry]], arrived: queue.Queue[_Arrival | None]) -> None:
+        """The reader thread: RETR batch after batch, DELE what is durable in between."""
+
+        def hand_over(item: _Arrival | None) -> bool:
+            while not self.stop.is_set():
+                try:
+                    arrived.put(item, timeout=0.05)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        try:
+            for batch in batches:
+                if not self.keep:
+                    self._delete_durable()
+                got: list[MailboxEntry] = []
+                mails: list[RawMail] = []
+                try:
+                    for entry, raw, error in self.session.retrieve(batch):
+                        self.done_bytes += entry.size
+                        if raw is None:
+                            self.report.not_retrieved.append(
+                                {"number": entry.number, "uidl": entry.uidl, "error": error}
+                            )
+                        else:
+                            got.append(entry)
+                            mails.append(RawMail(raw, self._origin(entry), None, self.done_bytes))
+                            self.report.retrieved += 1
+                        self._progress()
+                        if self.stop.is_set():
+                            return
+                except FetchError as exc:
+                    hand_over((got, mails, exc))  # what arrived before the break is filed
+                    return
+                if not hand_over((got, mails, None)):
+                    return
+            hand_over(None)
+        except BaseException as exc:  # handed to the filing thread, which raises it
+            hand_over(([], [], exc))
+
+    def _delete_durable(self) -> None:
+        """DELE every message of the batches reported durable so far."""
+        numbers = []
+        while True:
+            try:
+                numbers.extend(entry.number for entry in self.durable.get_nowait())
+            except queue.Empty:
+                break
+        if not numbers:
+            return
+        refused = self.session.delete(numbers)
+        self.report.not_deleted.extend({"number": n, "error": text} for n, text in refused)
+        self.marked += len(numbers) - len(refused)
+        self.fault("deleted")
+
+    def _origin(self, entry: MailboxEntry) -> str:
+        return f"pop3:{self.account.name}/{entry.uidl or entry.number}"
+
+    def _progress(self, *, force: bool = False) -> None:
+        if self.progress is None:
+            return
+        now = time.monotonic()
+        if force or now - self.last_progress >= _PROGRESS_EVERY:
+            self.last_progress = now
+            self.progress(self.done_bytes, self.total_bytes, self.report.retrieved)

@@ -1,0 +1,302 @@
+"""A real Dovecot POP3 server on 127.0.0.1 for tests and benchmarks.
+
+``DovecotServer`` writes its own configuration (nothing from /etc), a test CA
+and a server certificate made with openssl, starts ``dovecot -F`` on free ports
+(plain POP3 with STLS, and POP3S) and stops it. Each ``add_user`` gives a fresh
+mailbox; messages are dropped into it the maildir way (tmp/ then rename to
+new/). Facts about running Dovecot as root: ../shared/notes/test-servers.md.
+
+After a failed login, Dovecot's anvil delays every login from the same IP for
+seconds (its auth penalty, which no setting turns off): tests of wrong
+passwords use a server of their own.
+
+Not a fixture module: ``conftest`` and ``bench/fetch_bench.py`` both use it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pwd
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["DovecotServer", "Mailbox", "dovecot_binary", "free_port"]
+
+
+def dovecot_binary() -> str | None:
+    """The dovecot binary, when Dovecot and its POP3 server are installed."""
+    for candidate in (shutil.which("dovecot"), "/usr/sbin/dovecot"):
+        if candidate and Path(candidate).exists() and Path("/usr/lib/dovecot/pop3").exists():
+            return candidate
+    return None
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+_CONFIG = """\
+instance_name = {instance}
+protocols = pop3
+listen = 127.0.0.1
+base_dir = {base}/run
+state_dir = {base}/state
+log_path = {base}/dovecot.log
+info_log_path = {base}/dovecot.log
+default_login_user = {login_user}
+default_internal_user = {internal_user}
+first_valid_uid = 0
+first_valid_gid = 0
+disable_plaintext_auth = no
+auth_failure_delay = 0
+ssl = yes
+ssl_cert = <{base}/tls/server.crt
+ssl_key = <{base}/tls/server.key
+ssl_dh =
+mail_location = maildir:~/Maildir
+pop3_uidl_format = %08Xu%08Xv
+passdb {{
+  driver = passwd-file
+  args = scheme=PLAIN username_format=%u {base}/users/%u
+}}
+userdb {{
+  driver = static
+  args = uid={mail_uid} gid={mail_gid} home={base}/mail/%u
+}}
+service pop3-login {{
+  chroot =
+  inet_listener pop3 {{
+    address = 127.0.0.1
+    port = {port}
+  }}
+  inet_listener pop3s {{
+    address = 127.0.0.1
+    port = {ssl_port}
+    ssl = yes
+  }}
+}}
+service imap-login {{
+  chroot =
+}}
+service anvil {{
+  chroot =
+}}
+"""
+
+
+def _openssl(*args: str, cwd: Path) -> None:
+    subprocess.run(["openssl", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def make_test_ca(folder: Path) -> None:
+    """ca.crt (a self-signed test CA) and server.crt/server.key signed by it, for 127.0.0.1."""
+    folder.mkdir(parents=True, exist_ok=True)
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    _openssl("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+             "-subj", "/CN=listlib test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+             "-addext", "keyUsage=critical,keyCertSign,cRLSign", cwd=folder)  # fmt: skip
+    _openssl("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1", cwd=folder)
+    (folder / "ext.cnf").write_text("subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n")
+    _openssl("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key", "-CAcreateserial",
+             "-out", "server.crt", "-days", "2", "-extfile", "ext.cnf", cwd=folder)  # fmt: skip
+
+
+class Mailbox:
+    """One user's maildir on the server."""
+
+    def __init__(self, server: DovecotServer, user: str, password: str) -> None:
+        self.server = server
+        self.user = user
+        self.password = password
+        self.maildir = server.base / "mail" / user / "Maildir"
+        self._count = 0
+
+    def drop(self, raw: bytes) -> str:
+        """Deliver one message the maildir way; return its file name."""
+        self._count += 1
+        name = f"{time.time_ns()}.P{os.getpid()}Q{self._count}.listlib-test"
+        tmp = self.maildir / "tmp" / name
+        tmp.write_bytes(raw)
+        self.server.give(tmp)
+        os.rename(tmp, self.maildir / "new" / name)
+        return name
+
+    def drop_many(self, messages: list[bytes]) -> None:
+        for raw in messages:
+            self.drop(raw)
+
+    def _listing(self) -> list[Path]:
+        return sorted(p for sub in ("new", "cur") for p in (self.maildir / sub).iterdir())
+
+    def messages(self) -> list[Path]:
+        """The message files the server still holds.
+
+        Dovecot moves files from new/ to cur/ (and renames them to add flags) while a
+        session runs, or finishes one after its client was killed: listings are taken
+        until two in a row agree.
+        """
+        listing = self._listing()
+        for _ in range(200):
+            time.sleep(0.01)
+            again = self._listing()
+            if again == listing:
+                return listing
+            listing = again
+        raise AssertionError(f"{self.maildir} keeps changing")
+
+    def contents(self) -> list[bytes]:
+        """The bytes of every message the server still holds."""
+        for _ in range(100):
+            try:
+                return [path.read_bytes() for path in self.messages()]
+            except FileNotFoundError:
+                continue  # renamed under us: list again
+        raise AssertionError(f"{self.maildir} keeps changing")
+
+    def count(self) -> int:
+        return len(self.messages())
+
+
+class DovecotServer:
+    """A Dovecot instance of our own: start(), add_user(), kill(), restart(), stop()."""
+
+    def __init__(self, base: Path | None = None) -> None:
+        binary = dovecot_binary()
+        if binary is None:
+            raise RuntimeError("dovecot is not installed (apt-get install dovecot-core dovecot-pop3d)")
+        self.binary = binary
+        # Dovecot's unprivileged processes must traverse every parent of the base
+        # folder, which pytest's 0700 temporary folders do not allow.
+        self.base = Path(base or tempfile.mkdtemp(prefix="listlib-dovecot-"))
+        self.base.mkdir(parents=True, exist_ok=True)
+        os.chmod(self.base, 0o711)
+        self.port = free_port()
+        self.ssl_port = free_port()
+        self.as_root = os.geteuid() == 0
+        if self.as_root:
+            nobody = pwd.getpwnam("nobody")
+            self.mail_uid, self.mail_gid = nobody.pw_uid, nobody.pw_gid
+            login_user, internal_user = "dovenull", "dovecot"
+        else:
+            self.mail_uid, self.mail_gid = os.getuid(), os.getgid()
+            login_user = internal_user = pwd.getpwuid(os.getuid()).pw_name
+        for sub in ("run", "state", "mail"):
+            (self.base / sub).mkdir(exist_ok=True)
+        self.give(self.base / "mail")
+        make_test_ca(self.base / "tls")
+        self.ca_file = self.base / "tls" / "ca.crt"
+        # One passwd file per user: Dovecot notices a new file at once, while it
+        # re-reads a changed file only about once a second.
+        (self.base / "users").mkdir()
+        (self.base / "dovecot.conf").write_text(
+            _CONFIG.format(
+                instance=f"listlib-test-{self.port}",
+                base=self.base,
+                login_user=login_user,
+                internal_user=internal_user,
+                mail_uid=self.mail_uid,
+                mail_gid=self.mail_gid,
+                port=self.port,
+                ssl_port=self.ssl_port,
+            )
+        )
+        self.process: subprocess.Popen[bytes] | None = None
+        self._users: list[Mailbox] = []
+
+    def give(self, path: Path) -> None:
+        """Hand a file or folder to the user the server reads mail as."""
+        if self.as_root:
+            os.chown(path, self.mail_uid, self.mail_gid)
+
+    def add_user(self, user: str, password: str = "secret") -> Mailbox:
+        """A new user with an empty maildir (lower case: Dovecot lower-cases user names)."""
+        assert user == user.lower(), user
+        (self.base / "users" / user).write_text(f"{user}:{{PLAIN}}{password}\n")
+        home = self.base / "mail" / user
+        for sub in ("", "Maildir", "Maildir/tmp", "Maildir/new", "Maildir/cur"):
+            (home / sub).mkdir(exist_ok=True)
+            self.give(home / sub)
+        mailbox = Mailbox(self, user, password)
+        self._users.append(mailbox)
+        return mailbox
+
+    def start(self) -> DovecotServer:
+        with (self.base / "stderr.log").open("ab") as stderr:
+            self.process = subprocess.Popen(
+                [self.binary, "-F", "-c", str(self.base / "dovecot.conf")],
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                start_new_session=True,
+            )
+        self.wait_ready()
+        return self
+
+    def wait_ready(self, timeout: float = 15.0) -> None:
+        """Wait for the +OK greeting (an accepting socket is not enough)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.process is not None and self.process.poll() is not None:
+                raise RuntimeError(f"dovecot exited: {self.log()}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                    if sock.recv(100).startswith(b"+OK"):
+                        return
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"dovecot did not greet within {timeout} s: {self.log()}")
+            time.sleep(0.02)
+
+    def log(self) -> str:
+        parts = []
+        for name in ("dovecot.log", "stderr.log"):
+            path = self.base / name
+            if path.exists():
+                parts.append(path.read_text(errors="replace")[-3000:])
+        return "\n".join(parts)
+
+    def kill(self) -> None:
+        """SIGKILL the whole server (master, login and pop3 processes) at once."""
+        if self.process is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+        self.process = None
+        # Children that were mid-exit may linger for a moment; wait for the ports.
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not self._ports_free():
+            time.sleep(0.05)
+
+    def _ports_free(self) -> bool:
+        for port in (self.port, self.ssl_port):
+            with socket.socket() as sock:
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                try:
+                    sock.bind(("127.0.0.1", port))
+                except OSError:
+                    return False
+        return True
+
+    def restart(self) -> None:
+        self.kill()
+        self.start()
+
+    def stop(self) -> None:
+        """Stop the server and remove its folder."""
+        self.kill()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+    def __enter__(self) -> DovecotServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
