@@ -27,7 +27,7 @@ from .fsutil import acquire_lock, release_lock
 from .plan import Job, Plan, plan_build
 from .render.pages import Renderer
 from .render.writer import remove_files, sweep
-from .site import TEMPLATES, ListData, SiteInputs, site_jobs
+from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
 from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
@@ -110,14 +110,9 @@ def _gather(config: Config, theme: Theme) -> list[Job]:
             rows = {row.call: row for row in store.index.filed_rows(slug)}
             entries = threadset.threads(slug, threadset.thread_ids(slug)) if rows else {}
             lists.append(
-                ListData(
-                    config=list_config,
-                    rows=rows,
-                    threads=list(entries.values()),
-                    description_markdown=_read_markdown(content / slug / "about.md"),
-                )
+                LoadedList(list_config, rows, entries.values(), _read_markdown(content / slug / "about.md"))
             )
-    return list(site_jobs(site, lists, fingerprints, static))
+    return list(SiteJobs(site, fingerprints, lists, static).all())
 
 
 def _owned_folders(config: Config) -> set[str]:
