@@ -249,6 +249,23 @@ class ThreadCache:
     def thread_ids(self, slug: str) -> list[str]:
         return [t for (t,) in self.db.execute("SELECT id FROM threads WHERE list = ? ORDER BY id", (slug,))]
 
+    def thread_summaries(self, slug: str) -> list[tuple[int, str, int, int, int, int]]:
+        """(first, id, last, count, root year, root month) of every thread of a list,
+        without decoding any thread's messages."""
+        cursor = self.db.execute(
+            "SELECT t.first, t.id, t.last, t.count, m.year, m.month FROM threads t"
+            " JOIN messages m ON m.call = t.id WHERE t.list = ?",
+            (slug,),
+        )
+        return cursor.fetchall()
+
+    def month_thread_counts(self, slug: str) -> dict[tuple[int, int], int]:
+        """(year, month) -> how many threads have messages in it."""
+        cursor = self.db.execute(
+            "SELECT year, month, count(*) FROM thread_months WHERE list = ? GROUP BY year, month", (slug,)
+        )
+        return {(y, m): n for y, m, n in cursor}
+
     def months(self, slug: str) -> list[MonthEntry]:
         """Every month of a list that has messages, oldest first, with its threads."""
         cursor = self.db.execute(
