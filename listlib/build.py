@@ -20,19 +20,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .buildstate import BuildState
+from . import site as site_module
+from .buildstate import STATE_VERSION, BuildState
 from .config import Config
+from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
 from .plan import Job, Plan, plan_build
 from .render.pages import Renderer
 from .render.writer import remove_files, sweep
 from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
+from .sitedata import StoredList
 from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
 
-__all__ = ["BuildReport", "build_site", "plan_site"]
+__all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
 
 Progress = Callable[[int, int], None]
 """Called with (work done, total work) as jobs finish."""
@@ -92,7 +95,35 @@ def _read_markdown(path: Path) -> str | None:
         raise BuildError(f"{path}: cannot read ({exc})") from None
 
 
-def _gather(config: Config, theme: Theme) -> list[Job]:
+def _site_fingerprint(
+    site: SiteInputs,
+    fingerprints: dict[str, str],
+    static: list[tuple[str, str, str]],
+    config: Config,
+    markdowns: dict[str, str | None],
+) -> str:
+    """A digest of everything every job may depend on besides rows and threads: when
+    it changes, an incremental plan cannot be trusted and the build enumerates all."""
+    code = Path(site_module.__file__ or "").read_bytes()
+    inputs = (
+        STATE_VERSION, hashlib.sha256(code).hexdigest(), site.as_tuple(), sorted(fingerprints.items()), static,
+        config.lists, sorted(markdowns.items()),
+    )
+    return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass
+class _Planned:
+    plan: Plan
+    memory: Memory
+    kept: int
+    """How many jobs stay as they are."""
+    incremental: bool
+
+
+def _plan(config: Config, theme: Theme, state: BuildState, *, full: bool = False) -> _Planned:
+    """Bring the threads up to date and plan the build: from the changes since the last
+    complete build when that is possible (and ``full`` is not asked), else from every job."""
     fingerprints = {name: theme.fingerprint(name) for names in TEMPLATES.values() for name in names}
     static = [(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
     site = SiteInputs(
@@ -102,17 +133,49 @@ def _gather(config: Config, theme: Theme) -> list[Job]:
         load_remote_images=config.site.load_remote_images,
     )
     content = config.site.content_dir
+    markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in config.lists}
+    fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns)
     with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
         threadset.update(store.index)
-        lists = []
+        last = None if full else load_memory(state)
+        changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
+        if last is not None and last[2] == fingerprint and not changes.everything:
+            with store.index.snapshot(), threadset.cache.snapshot():
+                sources = [
+                    StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists
+                ]
+                jobs = SiteJobs(site, fingerprints, sources, static)
+                built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint)
+            previous = state.keys_of(considered)
+            plan = plan_build(previous, built)
+            kept = state.job_count() - sum(1 for job in plan.run if job.id in previous) - len(plan.dropped)
+            return _Planned(plan, memory, kept, incremental=True)
+        loaded = []
         for list_config in config.lists:
             slug = list_config.slug
             rows = {row.call: row for row in store.index.filed_rows(slug)}
             entries = threadset.threads(slug, threadset.thread_ids(slug)) if rows else {}
-            lists.append(
-                LoadedList(list_config, rows, entries.values(), _read_markdown(content / slug / "about.md"))
-            )
-    return list(SiteJobs(site, fingerprints, lists, static).all())
+            loaded.append(LoadedList(list_config, rows, entries.values(), markdowns[slug]))
+    jobs = SiteJobs(site, fingerprints, loaded, static)
+    plan = plan_build(state.job_keys(), jobs.all())
+    memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint)
+    return _Planned(plan, memory, len(plan.kept), incremental=False)
+
+
+def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
+    """The plan an incremental build would follow now (None when it would enumerate
+    every job) and the plan of a full enumeration; nothing is written to output/.
+    Tests use it to check that the incremental plan misses nothing."""
+    cache = config.site.cache_dir
+    lock = _lock(cache)
+    try:
+        theme = load_theme(config.theme.name, config.theme.dir, config.root)
+        with BuildState(cache / "build.sqlite") as state:
+            planned = _plan(config, theme, state)
+            full = _plan(config, theme, state, full=True)
+    finally:
+        release_lock(lock)
+    return (planned.plan if planned.incremental else None), full.plan
 
 
 def _owned_folders(config: Config) -> set[str]:
@@ -138,11 +201,11 @@ def plan_site(config: Config) -> BuildReport:
     cache = config.site.cache_dir
     lock = _lock(cache)
     try:
-        jobs = _gather(config, load_theme(config.theme.name, config.theme.dir, config.root))
+        theme = load_theme(config.theme.name, config.theme.dir, config.root)
         with BuildState(cache / "build.sqlite") as state:
-            plan = plan_build(state.job_keys(), jobs)
-            report = BuildReport(jobs_run=len(plan.run), jobs_kept=len(plan.kept))
-            report.planned = _plan_details(plan, state)
+            planned = _plan(config, theme, state)
+            report = BuildReport(jobs_run=len(planned.plan.run), jobs_kept=planned.kept)
+            report.planned = _plan_details(planned.plan, state)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
@@ -165,13 +228,13 @@ def build_site(
     lock = _lock(cache)
     try:
         theme = load_theme(config.theme.name, config.theme.dir, config.root)
-        jobs = _gather(config, theme)
         with BuildState(cache / "build.sqlite") as state:
             if clean:
                 state.clear()
                 if output.exists():
                     shutil.rmtree(output)
-            report = _build(config, theme, jobs, state, workers or os.cpu_count() or 1, progress, fault or _no_fault)
+            planned = _plan(config, theme, state, full=clean)
+            report = _build(config, theme, planned, state, workers or os.cpu_count() or 1, progress, fault or _no_fault)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
@@ -185,7 +248,7 @@ def _no_fault(_point: str) -> None:
 def _build(
     config: Config,
     theme: Theme,
-    jobs: list[Job],
+    planned: _Planned,
     state: BuildState,
     workers: int,
     progress: Progress | None,
@@ -193,14 +256,15 @@ def _build(
 ) -> BuildReport:
     output = config.site.output_dir
     output.mkdir(parents=True, exist_ok=True)
-    plan = plan_build(state.job_keys(), jobs)
-    report = BuildReport(jobs_run=len(plan.run), jobs_kept=len(plan.kept))
+    plan = planned.plan
+    report = BuildReport(jobs_run=len(plan.run), jobs_kept=planned.kept)
     if state.get("running") is not None:
         sweep(output, state.all_files(), _owned_folders(config))
     state.set("running", "1")
     touched = [job.id for job in plan.run] + list(plan.dropped)
     old = state.files_of(touched)
-    kept_ids = set(plan.kept)
+    # Every other job recorded last time is kept (an incremental plan never lists them).
+    not_kept = {job.id for job in plan.run} | set(plan.dropped)
     produced: dict[str, str] = {}
     total = sum(job.weight for job in plan.run)
     done = 0
@@ -214,7 +278,7 @@ def _build(
                 produced[path] = job.id
             newcomers = [path for path in files if path not in old.get(job.id, {})]
             for path, owner in state.owner_of(newcomers).items():
-                if owner in kept_ids:
+                if owner not in not_kept:
                     raise BuildError(f"{path}: made by two jobs ({owner} and {job.id})")
             state.record(job.id, job.key, files)
             fault("job-done")
@@ -237,7 +301,10 @@ def _build(
     fault("removing")
     remove_files(output, stale)
     report.removed = stale
+    state.begin()
+    planned.memory.save(state)
     state.set("running", None)
+    state.commit()
     return report
 
 
