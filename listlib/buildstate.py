@@ -120,16 +120,15 @@ class BuildState:
     def job_count(self) -> int:
         return int(self.db.execute("SELECT count(*) FROM jobs").fetchone()[0])
 
-    def mids_of_threads(self, slug: str, threads: Iterable[str]) -> list[tuple[str, str]]:
-        """(call, bucket) of the messages these threads held at the last build."""
-        found: list[tuple[str, str]] = []
+    def mids_of_threads(self, slug: str, threads: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(call, thread, bucket) of the messages these threads held at the last build."""
+        found: list[tuple[str, str, str]] = []
         ids = list(threads)
         for start in range(0, len(ids), _IN_CHUNK):
             chunk = ids[start : start + _IN_CHUNK]
             marks = ",".join("?" * len(chunk))
-            found.extend(
-                self.db.execute(f"SELECT call, prefix FROM mids WHERE slug = ? AND thread IN ({marks})", (slug, *chunk))
-            )
+            select = f"SELECT call, thread, prefix FROM mids WHERE slug = ? AND thread IN ({marks})"
+            found.extend(self.db.execute(select, (slug, *chunk)))
         return found
 
     def mids_in(self, prefix: str) -> list[tuple[str, str]]:

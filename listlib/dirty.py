@@ -10,7 +10,8 @@ the jobs a change can reach are:
   thread order is diffed): their thread and tmbox jobs;
 - changed months and months whose prev/next month changed: messages, month, mmbox;
 - list, feed and sitemaps of every list with a change, and the site index;
-- the Message-ID buckets of every message of a changed thread, now and before.
+- the Message-ID buckets, then and now, of the messages that joined, left or changed
+  thread (a message's lookup entry depends on nothing else that can change).
 
 Each is built with the same builders as a full build (``site.SiteJobs``); a job
 whose builder says it no longer exists is dropped. Nothing outside this scope is
@@ -157,22 +158,32 @@ def _bucket_changes(
     source: ListSource,
     state: BuildState,
     changed: set[str],
-    threads: Iterable[str],
+    altered: Iterable[str],
     forget: set[str],
     fresh: list[tuple[str, str, str, str]],
     prefixes: set[str],
 ) -> None:
-    """Collect the buckets of messages of changed threads, as they were and as they are."""
-    for call, prefix in state.mids_of_threads(source.slug, threads):
-        forget.add(call)
-        prefixes.add(prefix)
+    """Collect the messages whose lookup entry changed, and their buckets then and now.
+
+    An entry is a pure function of the message (immutable under its call number) and
+    its thread (its link): only messages that were or are in a changed or vanished
+    thread can have a new entry, and only those whose thread or presence differs do."""
+    before = {call: (thread, prefix) for call, thread, prefix in state.mids_of_threads(source.slug, altered)}
     entries = source.threads(changed)
     rows = source.rows(call for entry in entries.values() for call, _p, _d in entry.messages)
+    now: dict[str, tuple[str, str]] = {}
     for entry in entries.values():
         for call, _p, _d in entry.messages:
             row = rows.get(call)
-            forget.add(call)
             if row is not None and row.message_id:
-                prefix = mid_prefix(row.message_id)
-                prefixes.add(prefix)
-                fresh.append((call, source.slug, entry.id, prefix))
+                now[call] = (entry.id, mid_prefix(row.message_id))
+    for call in before.keys() | now.keys():
+        was, is_now = before.get(call), now.get(call)
+        if was == is_now:
+            continue
+        forget.add(call)
+        if was is not None:
+            prefixes.add(was[1])
+        if is_now is not None:
+            prefixes.add(is_now[1])
+            fresh.append((call, source.slug, *is_now))

@@ -213,7 +213,9 @@ class ThreadCache:
         return {str(c) for (c,) in self._in("SELECT cluster FROM keys WHERE list = ? AND key IN ({})", slug, keys)}
 
     def messages_of_calls(self, slug: str, calls: Iterable[str]) -> list[MessageEntry]:
-        select = "SELECT call, year, month, cluster, thread FROM messages WHERE list = ? AND call IN ({})"
+        # "+list": with many calls SQLite would otherwise pick the (list, ...) month index
+        # and scan the whole list instead of looking each call up by primary key.
+        select = "SELECT call, year, month, cluster, thread FROM messages WHERE +list = ? AND call IN ({})"
         return [MessageEntry(*row) for row in self._in(select, slug, calls)]  # type: ignore[arg-type]
 
     def messages_of_clusters(self, slug: str, clusters: Iterable[str]) -> list[MessageEntry]:
