@@ -10,6 +10,7 @@ runs at a time per site (a lock in the cache folder).
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
 import os
 import shutil
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import site as site_module
 from .buildstate import STATE_VERSION, BuildState
@@ -27,13 +28,15 @@ from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
 from .plan import Job, Plan, plan_build
-from .render.pages import Renderer
 from .render.writer import remove_files, sweep
 from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
 from .sitedata import StoredList
 from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
+
+if TYPE_CHECKING:
+    from .render.pages import Renderer
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
 
@@ -95,6 +98,21 @@ def _read_markdown(path: Path) -> str | None:
         raise BuildError(f"{path}: cannot read ({exc})") from None
 
 
+def _template_fingerprints(theme: Theme, state: BuildState) -> dict[str, str]:
+    """Every template's fingerprint, remembered by the digest of the theme's sources
+    (parsing every template to find what it references takes a tenth of a second)."""
+    digest = theme.sources_digest()
+    try:
+        remembered = json.loads(state.get("templates") or "{}")
+    except ValueError:
+        remembered = {}
+    if remembered.get("digest") == digest:
+        return dict(remembered["fingerprints"])
+    fingerprints = {name: theme.fingerprint(name) for names in TEMPLATES.values() for name in names}
+    state.set("templates", json.dumps({"digest": digest, "fingerprints": fingerprints}))
+    return fingerprints
+
+
 def _site_fingerprint(
     site: SiteInputs,
     fingerprints: dict[str, str],
@@ -124,7 +142,7 @@ class _Planned:
 def _plan(config: Config, theme: Theme, state: BuildState, *, full: bool = False) -> _Planned:
     """Bring the threads up to date and plan the build: from the changes since the last
     complete build when that is possible (and ``full`` is not asked), else from every job."""
-    fingerprints = {name: theme.fingerprint(name) for names in TEMPLATES.values() for name in names}
+    fingerprints = _template_fingerprints(theme, state)
     static = [(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
     site = SiteInputs(
         title=config.site.title,
@@ -313,6 +331,8 @@ _renderer: Renderer | None = None
 
 
 def _init_worker(theme: Theme, content: Path, output: Path) -> None:
+    from .render.pages import Renderer
+
     global _renderer
     _renderer = Renderer(theme, content, output)
 
@@ -353,9 +373,14 @@ def _chunks(jobs: list[Job], old: dict[str, dict[str, str]]) -> Iterator[list[tu
 def _run_jobs(
     theme: Theme, config: Config, jobs: tuple[Job, ...], old: dict[str, dict[str, str]], workers: int, total: int
 ) -> Iterator[tuple[Job, dict[str, str], list[str], int]]:
+    if not jobs:
+        return
     by_id = {job.id: job for job in jobs}
     content, output = config.site.content_dir, config.site.output_dir
     if workers <= 1 or total < _PARALLEL_FROM:
+        # Imported here: a build with nothing to render need not load the renderer.
+        from .render.pages import Renderer
+
         renderer = Renderer(theme, content, output)
         for chunk in _chunks(list(jobs), old):
             for job_id, files, written, unchanged in _run_with(renderer, chunk):

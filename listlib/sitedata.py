@@ -35,6 +35,7 @@ class StoredList(ListSource):
         self._month_counts: dict[Month, int] | None = None
         self._month_thread_counts: dict[Month, int] | None = None
         self._recent: list[Row] = []
+        self._month_rows: dict[Month, list[Row]] = {}
 
     def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
         wanted = set(calls)
@@ -47,9 +48,11 @@ class StoredList(ListSource):
         return {call: row for call in wanted if (row := self._rows[call]) is not None}
 
     def month_rows(self, month: Month) -> list[Row]:
-        rows = self._index.month_rows(self.slug, month.year, month.month)
-        self._rows.update((row.call, row) for row in rows)
-        return rows
+        rows = self._month_rows.get(month)
+        if rows is None:
+            rows = self._month_rows[month] = self._index.month_rows(self.slug, month.year, month.month)
+            self._rows.update((row.call, row) for row in rows)
+        return list(rows)
 
     def month_counts(self) -> Mapping[Month, int]:
         if self._month_counts is None:

@@ -113,6 +113,20 @@ class Theme:
         except jinja2.TemplateError as exc:
             raise BuildError(f"{_template_location(exc, template)}: template error: {exc}") from None
 
+    def sources_digest(self) -> str:
+        """A digest of every template file of every layer, with its path: fingerprints
+        are a function of it, so they can be remembered by it."""
+        digest = hashlib.sha256()
+        for layer in self.layers:
+            root = layer.folder / "templates"
+            for dirpath, dirs, files in os.walk(root):
+                dirs.sort()
+                for name in sorted(files):
+                    path = os.path.join(dirpath, name)
+                    digest.update(f"{layer.name}\0{path}\0".encode("utf-8", "surrogateescape"))
+                    digest.update(hashlib.sha256(Path(path).read_bytes()).digest())
+        return digest.hexdigest()[:32]
+
     def describe(self) -> str:
         return " -> ".join(str(layer.folder) for layer in self.layers)
 
