@@ -187,13 +187,17 @@ def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
     cache = config.site.cache_dir
     lock = _lock(cache)
     try:
-        theme = load_theme(config.theme.name, config.theme.dir, config.root)
+        theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
             planned = _plan(config, theme, state)
             full = _plan(config, theme, state, full=True)
     finally:
         release_lock(lock)
     return (planned.plan if planned.incremental else None), full.plan
+
+
+def _load_theme(config: Config) -> Theme:
+    return load_theme(config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates")
 
 
 def _owned_folders(config: Config) -> set[str]:
@@ -219,7 +223,7 @@ def plan_site(config: Config) -> BuildReport:
     cache = config.site.cache_dir
     lock = _lock(cache)
     try:
-        theme = load_theme(config.theme.name, config.theme.dir, config.root)
+        theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
             planned = _plan(config, theme, state)
             report = BuildReport(jobs_run=len(planned.plan.run), jobs_kept=planned.kept)
@@ -245,7 +249,7 @@ def build_site(
     output = config.site.output_dir
     lock = _lock(cache)
     try:
-        theme = load_theme(config.theme.name, config.theme.dir, config.root)
+        theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
             if clean:
                 state.clear()
