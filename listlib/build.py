@@ -1,10 +1,13 @@
 """``listlib build``: store -> threads -> jobs -> plan -> render -> output/.
 
-Gathers everything first (index rows, the thread cache brought up to date, the theme's
-fingerprints), describes the site as jobs (``site``), compares them with the last
-build (``plan``, ``buildstate``), runs the jobs that changed on every core
-(``render``), and finally removes the files that no longer belong. Only one build
-runs at a time per site (a lock in the cache folder).
+Brings the thread cache up to date, then plans: from what changed since the last
+complete build (``dirty``, reading rows and threads on demand through ``sitedata``)
+when it can, else by describing every job of the site (``site``) from everything
+loaded in memory; either way the jobs come from the same builders and are compared
+with the keys the last builds recorded (``plan``, ``buildstate``). It then runs the
+jobs that changed on every core (``render``), removes the files that no longer
+belong, and records what the next build plans from. Only one build runs at a time
+per site (a lock in the cache folder).
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import site as site_module
 from .buildstate import STATE_VERSION, BuildState
-from .config import Config
+from .config import Config, ListConfig
 from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
@@ -159,25 +162,25 @@ def _plan(config: Config, theme: Theme, state: BuildState, *, full: bool = False
         changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
         if last is not None and last[2] == fingerprint and not changes.everything:
             with store.index.snapshot(), threadset.cache.snapshot():
-                sources = [
-                    StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists
-                ]
+                sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists]
                 jobs = SiteJobs(site, fingerprints, sources, static)
                 built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint)
             previous = state.keys_of(considered)
             plan = plan_build(previous, built)
             kept = state.job_count() - sum(1 for job in plan.run if job.id in previous) - len(plan.dropped)
             return _Planned(plan, memory, kept, incremental=True)
-        loaded = []
-        for list_config in config.lists:
-            slug = list_config.slug
-            rows = {row.call: row for row in store.index.filed_rows(slug)}
-            entries = threadset.threads(slug, threadset.thread_ids(slug)) if rows else {}
-            loaded.append(LoadedList(list_config, rows, entries.values(), markdowns[slug]))
+        loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in config.lists]
     jobs = SiteJobs(site, fingerprints, loaded, static)
     plan = plan_build(state.job_keys(), jobs.all())
     memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint)
     return _Planned(plan, memory, len(plan.kept), incremental=False)
+
+
+def _load_list(config: ListConfig, markdown: str | None, store: Store, threadset: ThreadSet) -> LoadedList:
+    """Every row and thread of a list, for a full enumeration."""
+    rows = {row.call: row for row in store.index.filed_rows(config.slug)}
+    entries = threadset.threads(config.slug, threadset.thread_ids(config.slug)) if rows else {}
+    return LoadedList(config, rows, entries.values(), markdown)
 
 
 def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
