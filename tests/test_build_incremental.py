@@ -4,6 +4,7 @@ the same keys; and what cannot be planned incrementally falls back to a full pla
 
 from __future__ import annotations
 
+import random
 import shutil
 from datetime import timedelta
 from pathlib import Path
@@ -107,3 +108,37 @@ def test_a_changed_description_or_an_interrupted_build_plans_everything(site: Pa
     with BuildState(site / ".cache" / "build.sqlite") as state:
         state.set("running", "1")
     assert compare_plans(load_config(site / "listlib.toml"))[0] is None
+
+
+def test_random_imports_and_removals_plan_the_same_jobs_as_a_full_enumeration(site: Path) -> None:
+    rng = random.Random(20240328)
+    posted: list[int] = []
+    removed: set[int] = set()
+    add(site, post(1, "Seed"))
+    posted.append(1)
+    build(site)
+    number = 1
+    for _step in range(12):
+        batch = []
+        for _ in range(rng.randint(1, 6)):
+            number += 1
+            at = timedelta(days=rng.randint(-90, 120), minutes=number)
+            extra = {"X-No-Archive": "yes"} if rng.random() < 0.1 else None
+            if rng.random() < 0.6:
+                # A reply, sometimes to a message that only arrives later (a late root).
+                parent = rng.choice(posted) if rng.random() < 0.8 else number + rng.randint(1, 5)
+                batch.append(post(number, f"Re: Topic {parent}", reply_to=parent, refs=(parent,), at=at, extra=extra))
+            else:
+                batch.append(post(number, f"Topic {number}", at=at, extra=extra))
+            posted.append(number)
+        add(site, *batch)
+        if rng.random() < 0.3:
+            victim = rng.choice([n for n in posted if n not in removed])
+            remove_message(site, victim)
+            removed.add(victim)
+        assert_same_plan(site)
+        build(site)
+    incremental = tree(site / "output")
+    shutil.rmtree(site / ".cache")
+    build(site, clean=True)
+    assert tree(site / "output") == incremental
