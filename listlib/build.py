@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import site as site_module
+from . import __version__
 from .buildstate import STATE_VERSION, BuildState
 from .config import Config, ListConfig
 from .dirty import Memory, dirty_jobs, full_memory, load_memory
@@ -116,6 +116,10 @@ def _template_fingerprints(theme: Theme, state: BuildState) -> dict[str, str]:
     return fingerprints
 
 
+_KEY_CODE = ("site.py", "urls.py", "plan.py")
+"""Modules whose code decides job arguments and keys."""
+
+
 def _site_fingerprint(
     site: SiteInputs,
     fingerprints: dict[str, str],
@@ -125,9 +129,11 @@ def _site_fingerprint(
 ) -> str:
     """A digest of everything every job may depend on besides rows and threads: when
     it changes, an incremental plan cannot be trusted and the build enumerates all."""
-    code = Path(site_module.__file__ or "").read_bytes()
+    # The code that turns rows into job arguments: a new version may change any key.
+    package = Path(__file__).parent
+    code = hashlib.sha256(b"".join((package / name).read_bytes() for name in _KEY_CODE)).hexdigest()
     inputs = (
-        STATE_VERSION, hashlib.sha256(code).hexdigest(), site.as_tuple(), sorted(fingerprints.items()), static,
+        STATE_VERSION, __version__, code, site.as_tuple(), sorted(fingerprints.items()), static,
         config.lists, sorted(markdowns.items()),
     )
     return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
