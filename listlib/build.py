@@ -1,15 +1,19 @@
 """``listlib build``: store -> threads -> jobs -> plan -> render -> output/.
 
-Gathers everything first (index rows, the thread cache brought up to date, the theme's
-fingerprints), describes the site as jobs (``site``), compares them with the last
-build (``plan``, ``buildstate``), runs the jobs that changed on every core
-(``render``), and finally removes the files that no longer belong. Only one build
-runs at a time per site (a lock in the cache folder).
+Brings the thread cache up to date, then plans: from what changed since the last
+complete build (``dirty``, reading rows and threads on demand through ``sitedata``)
+when it can, else by describing every job of the site (``site``) from everything
+loaded in memory; either way the jobs come from the same builders and are compared
+with the keys the last builds recorded (``plan``, ``buildstate``). It then runs the
+jobs that changed on every core (``render``), removes the files that no longer
+belong, and records what the next build plans from. Only one build runs at a time
+per site (a lock in the cache folder).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import multiprocessing
 import os
 import shutil
@@ -18,21 +22,26 @@ from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .buildstate import BuildState
-from .config import Config
+from . import __version__
+from .buildstate import STATE_VERSION, BuildState
+from .config import Config, ListConfig
+from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
 from .plan import Job, Plan, plan_build
-from .render.pages import Renderer
 from .render.writer import remove_files, sweep
-from .site import TEMPLATES, ListData, SiteInputs, site_jobs
+from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
+from .sitedata import StoredList
 from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
 
-__all__ = ["BuildReport", "build_site", "plan_site"]
+if TYPE_CHECKING:
+    from .render.pages import Renderer
+
+__all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
 
 Progress = Callable[[int, int], None]
 """Called with (work done, total work) as jobs finish."""
@@ -92,8 +101,57 @@ def _read_markdown(path: Path) -> str | None:
         raise BuildError(f"{path}: cannot read ({exc})") from None
 
 
-def _gather(config: Config, theme: Theme) -> list[Job]:
+def _template_fingerprints(theme: Theme, state: BuildState) -> dict[str, str]:
+    """Every template's fingerprint, remembered by the digest of the theme's sources
+    (parsing every template to find what it references takes a tenth of a second)."""
+    digest = theme.sources_digest()
+    try:
+        remembered = json.loads(state.get("templates") or "{}")
+    except ValueError:
+        remembered = {}
+    if remembered.get("digest") == digest:
+        return dict(remembered["fingerprints"])
     fingerprints = {name: theme.fingerprint(name) for names in TEMPLATES.values() for name in names}
+    state.set("templates", json.dumps({"digest": digest, "fingerprints": fingerprints}))
+    return fingerprints
+
+
+_KEY_CODE = ("site.py", "urls.py", "plan.py")
+"""Modules whose code decides job arguments and keys."""
+
+
+def _site_fingerprint(
+    site: SiteInputs,
+    fingerprints: dict[str, str],
+    static: list[tuple[str, str, str]],
+    config: Config,
+    markdowns: dict[str, str | None],
+) -> str:
+    """A digest of everything every job may depend on besides rows and threads: when
+    it changes, an incremental plan cannot be trusted and the build enumerates all."""
+    # The code that turns rows into job arguments: a new version may change any key.
+    package = Path(__file__).parent
+    code = hashlib.sha256(b"".join((package / name).read_bytes() for name in _KEY_CODE)).hexdigest()
+    inputs = (
+        STATE_VERSION, __version__, code, site.as_tuple(), sorted(fingerprints.items()), static,
+        config.lists, sorted(markdowns.items()),
+    )
+    return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+
+
+@dataclass
+class _Planned:
+    plan: Plan
+    memory: Memory
+    kept: int
+    """How many jobs stay as they are."""
+    incremental: bool
+
+
+def _plan(config: Config, theme: Theme, state: BuildState, *, full: bool = False) -> _Planned:
+    """Bring the threads up to date and plan the build: from the changes since the last
+    complete build when that is possible (and ``full`` is not asked), else from every job."""
+    fingerprints = _template_fingerprints(theme, state)
     static = [(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
     site = SiteInputs(
         title=config.site.title,
@@ -102,22 +160,53 @@ def _gather(config: Config, theme: Theme) -> list[Job]:
         load_remote_images=config.site.load_remote_images,
     )
     content = config.site.content_dir
+    markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in config.lists}
+    fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns)
     with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
         threadset.update(store.index)
-        lists = []
-        for list_config in config.lists:
-            slug = list_config.slug
-            rows = {row.call: row for row in store.index.filed_rows(slug)}
-            entries = threadset.threads(slug, threadset.thread_ids(slug)) if rows else {}
-            lists.append(
-                ListData(
-                    config=list_config,
-                    rows=rows,
-                    threads=list(entries.values()),
-                    description_markdown=_read_markdown(content / slug / "about.md"),
-                )
-            )
-    return list(site_jobs(site, lists, fingerprints, static))
+        last = None if full else load_memory(state)
+        changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
+        if last is not None and last[2] == fingerprint and not changes.everything:
+            with store.index.snapshot(), threadset.cache.snapshot():
+                sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists]
+                jobs = SiteJobs(site, fingerprints, sources, static)
+                built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint)
+            previous = state.keys_of(considered)
+            plan = plan_build(previous, built)
+            kept = state.job_count() - sum(1 for job in plan.run if job.id in previous) - len(plan.dropped)
+            return _Planned(plan, memory, kept, incremental=True)
+        loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in config.lists]
+    jobs = SiteJobs(site, fingerprints, loaded, static)
+    plan = plan_build(state.job_keys(), jobs.all())
+    memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint)
+    return _Planned(plan, memory, len(plan.kept), incremental=False)
+
+
+def _load_list(config: ListConfig, markdown: str | None, store: Store, threadset: ThreadSet) -> LoadedList:
+    """Every row and thread of a list, for a full enumeration."""
+    rows = {row.call: row for row in store.index.filed_rows(config.slug)}
+    entries = threadset.threads(config.slug, threadset.thread_ids(config.slug)) if rows else {}
+    return LoadedList(config, rows, entries.values(), markdown)
+
+
+def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
+    """The plan an incremental build would follow now (None when it would enumerate
+    every job) and the plan of a full enumeration; nothing is written to output/.
+    Tests use it to check that the incremental plan misses nothing."""
+    cache = config.site.cache_dir
+    lock = _lock(cache)
+    try:
+        theme = _load_theme(config)
+        with BuildState(cache / "build.sqlite") as state:
+            planned = _plan(config, theme, state)
+            full = _plan(config, theme, state, full=True)
+    finally:
+        release_lock(lock)
+    return (planned.plan if planned.incremental else None), full.plan
+
+
+def _load_theme(config: Config) -> Theme:
+    return load_theme(config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates")
 
 
 def _owned_folders(config: Config) -> set[str]:
@@ -143,11 +232,11 @@ def plan_site(config: Config) -> BuildReport:
     cache = config.site.cache_dir
     lock = _lock(cache)
     try:
-        jobs = _gather(config, load_theme(config.theme.name, config.theme.dir, config.root))
+        theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
-            plan = plan_build(state.job_keys(), jobs)
-            report = BuildReport(jobs_run=len(plan.run), jobs_kept=len(plan.kept))
-            report.planned = _plan_details(plan, state)
+            planned = _plan(config, theme, state)
+            report = BuildReport(jobs_run=len(planned.plan.run), jobs_kept=planned.kept)
+            report.planned = _plan_details(planned.plan, state)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
@@ -168,22 +257,16 @@ def build_site(
     cache = config.site.cache_dir
     output = config.site.output_dir
     lock = _lock(cache)
-    pool = None
     try:
-        theme = load_theme(config.theme.name, config.theme.dir, config.root)
-        workers = workers or os.cpu_count() or 1
-        # Workers are forked before the site's data is loaded, so they do not carry a copy of it.
-        pool = _start_pool(theme, config, workers) if workers > 1 else None
-        jobs = _gather(config, theme)
+        theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
             if clean:
                 state.clear()
                 if output.exists():
                     shutil.rmtree(output)
-            report = _build(config, theme, jobs, state, pool, progress, fault or _no_fault)
+            planned = _plan(config, theme, state, full=clean)
+            report = _build(config, theme, planned, state, workers or os.cpu_count() or 1, progress, fault or _no_fault)
     finally:
-        if pool is not None:
-            pool.shutdown(cancel_futures=True)
         release_lock(lock)
     report.seconds = time.monotonic() - started
     return report
@@ -196,36 +279,37 @@ def _no_fault(_point: str) -> None:
 def _build(
     config: Config,
     theme: Theme,
-    jobs: list[Job],
+    planned: _Planned,
     state: BuildState,
-    pool: ProcessPoolExecutor | None,
+    workers: int,
     progress: Progress | None,
     fault: Callable[[str], None],
 ) -> BuildReport:
     output = config.site.output_dir
     output.mkdir(parents=True, exist_ok=True)
-    plan = plan_build(state.job_keys(), jobs)
-    report = BuildReport(jobs_run=len(plan.run), jobs_kept=len(plan.kept))
+    plan = planned.plan
+    report = BuildReport(jobs_run=len(plan.run), jobs_kept=planned.kept)
     if state.get("running") is not None:
         sweep(output, state.all_files(), _owned_folders(config))
     state.set("running", "1")
     touched = [job.id for job in plan.run] + list(plan.dropped)
     old = state.files_of(touched)
-    kept_ids = set(plan.kept)
+    # Every other job recorded last time is kept (an incremental plan never lists them).
+    not_kept = {job.id for job in plan.run} | set(plan.dropped)
     produced: dict[str, str] = {}
     total = sum(job.weight for job in plan.run)
     done = 0
     pending_records = 0
     state.begin()
     try:
-        for job, files, written, unchanged in _run_jobs(theme, config, plan.run, old, pool, total):
+        for job, files, written, unchanged in _run_jobs(theme, config, plan.run, old, workers, total):
             for path in files:
                 if path in produced:
                     raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
                 produced[path] = job.id
             newcomers = [path for path in files if path not in old.get(job.id, {})]
             for path, owner in state.owner_of(newcomers).items():
-                if owner in kept_ids:
+                if owner not in not_kept:
                     raise BuildError(f"{path}: made by two jobs ({owner} and {job.id})")
             state.record(job.id, job.key, files)
             fault("job-done")
@@ -248,7 +332,10 @@ def _build(
     fault("removing")
     remove_files(output, stale)
     report.removed = stale
+    state.begin()
+    planned.memory.save(state)
     state.set("running", None)
+    state.commit()
     return report
 
 
@@ -257,6 +344,8 @@ _renderer: Renderer | None = None
 
 
 def _init_worker(theme: Theme, content: Path, output: Path) -> None:
+    from .render.pages import Renderer
+
     global _renderer
     _renderer = Renderer(theme, content, output)
 
@@ -294,45 +383,38 @@ def _chunks(jobs: list[Job], old: dict[str, dict[str, str]]) -> Iterator[list[tu
         yield chunk
 
 
-def _start_pool(theme: Theme, config: Config, workers: int) -> ProcessPoolExecutor:
-    pool = ProcessPoolExecutor(
-        max_workers=workers,
-        mp_context=multiprocessing.get_context("fork"),
-        initializer=_init_worker,
-        initargs=(theme, config.site.content_dir, config.site.output_dir),
-    )
-    pool.submit(int)  # with fork, the first task starts every worker now
-    return pool
-
-
 def _run_jobs(
-    theme: Theme,
-    config: Config,
-    jobs: tuple[Job, ...],
-    old: dict[str, dict[str, str]],
-    pool: ProcessPoolExecutor | None,
-    total: int,
+    theme: Theme, config: Config, jobs: tuple[Job, ...], old: dict[str, dict[str, str]], workers: int, total: int
 ) -> Iterator[tuple[Job, dict[str, str], list[str], int]]:
+    if not jobs:
+        return
     by_id = {job.id: job for job in jobs}
     content, output = config.site.content_dir, config.site.output_dir
-    if pool is None or total < _PARALLEL_FROM:
+    if workers <= 1 or total < _PARALLEL_FROM:
+        # Imported here: a build with nothing to render need not load the renderer.
+        from .render.pages import Renderer
+
         renderer = Renderer(theme, content, output)
         for chunk in _chunks(list(jobs), old):
             for job_id, files, written, unchanged in _run_with(renderer, chunk):
                 yield by_id[job_id], files, written, unchanged
         return
-    chunks = _chunks(list(jobs), old)
-    running: set[Future[list[tuple[str, dict[str, str], list[str], int]]]] = set()
-    for chunk in chunks:
-        running.add(pool.submit(_run_chunk, chunk))
-        if len(running) >= 6:
-            break
-    while running:
-        finished, running = wait(running, return_when=FIRST_COMPLETED)
-        for future in finished:
-            for job_id, files, written, unchanged in future.result():
-                yield by_id[job_id], files, written, unchanged
-            chunk = next(chunks, None)
-            if chunk is not None:
-                running.add(pool.submit(_run_chunk, chunk))
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(
+        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(theme, content, output)
+    ) as pool:
+        chunks = _chunks(list(jobs), old)
+        running: set[Future[list[tuple[str, dict[str, str], list[str], int]]]] = set()
+        for chunk in chunks:
+            running.add(pool.submit(_run_chunk, chunk))
+            if len(running) >= workers * 3:
+                break
+        while running:
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                for job_id, files, written, unchanged in future.result():
+                    yield by_id[job_id], files, written, unchanged
+                chunk = next(chunks, None)
+                if chunk is not None:
+                    running.add(pool.submit(_run_chunk, chunk))
 

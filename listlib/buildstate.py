@@ -5,6 +5,11 @@ or from another version, the next build starts from nothing and rewrites only fi
 whose bytes differ (the writer compares with the disk). A build marks itself running
 at the start and done at the end; a build that finds the mark of an interrupted one
 sweeps the output for files nobody owns (``render.writer.sweep``).
+
+A complete build also leaves what the next one needs to plan incrementally (see
+``dirty``): the thread cache's epoch and generation it saw, a fingerprint of
+everything site-wide, each list's thread and month order, and the Message-ID
+lookup bucket and thread of every message (``mids``).
 """
 
 from __future__ import annotations
@@ -15,14 +20,21 @@ from pathlib import Path
 
 __all__ = ["STATE_VERSION", "BuildState"]
 
-STATE_VERSION = "1"
+STATE_VERSION = "2"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, job TEXT NOT NULL, digest TEXT NOT NULL) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS files_by_job ON files (job);
+CREATE TABLE IF NOT EXISTS mids (
+    call TEXT PRIMARY KEY, slug TEXT NOT NULL, thread TEXT NOT NULL, prefix TEXT NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS mids_by_prefix ON mids (prefix);
+CREATE INDEX IF NOT EXISTS mids_by_thread ON mids (slug, thread);
 """
+
+_IN_CHUNK = 500
 
 
 class BuildState:
@@ -49,7 +61,7 @@ class BuildState:
             db.executescript(_SCHEMA)
             version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             if version is None or version[0] != STATE_VERSION:
-                db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM meta;")
+                db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM meta; DELETE FROM mids;")
                 db.execute("INSERT INTO meta VALUES ('version', ?)", (STATE_VERSION,))
         except sqlite3.DatabaseError:
             db.close()
@@ -89,6 +101,47 @@ class BuildState:
 
     def job_keys(self) -> dict[str, str]:
         return dict(self.db.execute("SELECT id, key FROM jobs"))
+
+    def keys_of(self, job_ids: Iterable[str]) -> dict[str, str]:
+        """The recorded keys of these jobs (those never recorded are left out)."""
+        found: dict[str, str] = {}
+        ids = list(job_ids)
+        for start in range(0, len(ids), _IN_CHUNK):
+            chunk = ids[start : start + _IN_CHUNK]
+            found.update(self.db.execute(f"SELECT id, key FROM jobs WHERE id IN ({','.join('?' * len(chunk))})", chunk))
+        return found
+
+    def job_ids_from(self, prefix: str) -> list[str]:
+        """Recorded job ids that start with ``prefix``."""
+        # The range keeps the primary key usable (LIKE would scan); prefixes end in ':'.
+        cursor = self.db.execute("SELECT id FROM jobs WHERE id >= ? AND id < ?", (prefix, prefix + "\U0010ffff"))
+        return [job_id for (job_id,) in cursor]
+
+    def job_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM jobs").fetchone()[0])
+
+    def mids_of_threads(self, slug: str, threads: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(call, thread, bucket) of the messages these threads held at the last build."""
+        found: list[tuple[str, str, str]] = []
+        ids = list(threads)
+        for start in range(0, len(ids), _IN_CHUNK):
+            chunk = ids[start : start + _IN_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            select = f"SELECT call, thread, prefix FROM mids WHERE slug = ? AND thread IN ({marks})"
+            found.extend(self.db.execute(select, (slug, *chunk)))
+        return found
+
+    def mids_in(self, prefix: str) -> list[tuple[str, str]]:
+        """(slug, call) of the messages in one bucket at the last build."""
+        return self.db.execute("SELECT slug, call FROM mids WHERE prefix = ?", (prefix,)).fetchall()
+
+    def update_mids(self, forget: Iterable[str], add: Iterable[tuple[str, str, str, str]], *, replace: bool) -> None:
+        """Forget these calls (or, with ``replace``, all) and add (call, slug, thread, bucket) rows."""
+        if replace:
+            self.db.execute("DELETE FROM mids")
+        else:
+            self.db.executemany("DELETE FROM mids WHERE call = ?", ((c,) for c in forget))
+        self.db.executemany("INSERT OR REPLACE INTO mids VALUES (?, ?, ?, ?)", add)
 
     def files_of(self, job_ids: Iterable[str]) -> dict[str, dict[str, str]]:
         """For each job: its files and their digests."""
@@ -136,4 +189,5 @@ class BuildState:
         self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
 
     def clear(self) -> None:
-        self.db.executescript("DELETE FROM jobs; DELETE FROM files;")
+        self.db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM mids;")
+        self.db.execute("DELETE FROM meta WHERE key != 'version'")

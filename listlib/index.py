@@ -53,6 +53,8 @@ CREATE INDEX IF NOT EXISTS messages_by_vitals ON messages (list, vitals);
 CREATE INDEX IF NOT EXISTS messages_by_raw ON messages (list, raw_hash);
 DROP INDEX IF EXISTS messages_by_month;
 CREATE INDEX IF NOT EXISTS messages_by_state_month ON messages (list, state, year, month, call);
+-- The newest messages of a list (feeds) without scanning them all.
+CREATE INDEX IF NOT EXISTS messages_by_date ON messages (list, state, date, call);
 CREATE INDEX IF NOT EXISTS messages_pending ON messages (state) WHERE state = 0;
 -- Bumped whenever a month of a list gains or loses a filed message, so that readers
 -- (the threader) find changed months without scanning the messages.
@@ -278,6 +280,24 @@ class Index:
     def filed_rows(self, slug: str) -> list[Row]:
         """Every filed message of a list."""
         return self._rows(f"list = ? AND state = {FILED}", (slug,))
+
+    def month_rows(self, slug: str, year: int, month: int) -> list[Row]:
+        """Every filed message of one month of a list."""
+        return self._rows(f"list = ? AND state = {FILED} AND year = ? AND month = ?", (slug, year, month))
+
+    def month_counts(self, slug: str) -> dict[tuple[int, int], int]:
+        """(year, month) -> filed messages, for every month of a list that has some."""
+        cursor = self.db.execute(
+            f"SELECT year, month, count(*) FROM messages WHERE list = ? AND state = {FILED} GROUP BY year, month",
+            (slug,),
+        )
+        return {(y, m): n for y, m, n in cursor}
+
+    def newest_rows(self, slug: str, count: int) -> list[Row]:
+        """The ``count`` newest filed messages of a list by (date, call), newest first."""
+        return self._rows(
+            f"list = ? AND state = {FILED} ORDER BY date DESC, call DESC LIMIT ?", (slug, count)
+        )
 
     def rows_by_message_id(self, slug: str, message_id: str) -> list[Row]:
         return self._rows(f"list = ? AND message_id = ? AND state = {FILED}", (slug, message_id))

@@ -1,6 +1,14 @@
 """The pages of a site, described as jobs: a pure function of the configuration, the
 index rows of the filed messages and the cached threads.
 
+There is one builder per kind of job (``SiteJobs.thread``, ``SiteJobs.month`` ...).
+Each reads what it needs through a ``ListSource``, a small per-list view of the rows
+and threads: a full build walks every job with a source that holds everything in
+memory; an incremental build calls the builders only for the jobs a change can reach,
+with a source that asks the databases. The same builders give the same arguments and
+so the same keys either way, which keeps incremental output byte-identical to a build
+from scratch. This module never touches the disk.
+
 Each job carries exactly the inputs its files depend on (see ``plan``), so its key
 changes when, and only when, one of its files may change:
 
@@ -25,9 +33,11 @@ static    the theme's static files                    their digests
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .config import ListConfig
 from .index import Row
@@ -44,7 +54,18 @@ from .urls import (
 )
 from .values import Month
 
-__all__ = ["FEED_SIZE", "LATEST_THREADS", "TEMPLATES", "ListData", "SiteInputs", "site_jobs"]
+__all__ = [
+    "FEED_SIZE",
+    "LATEST_THREADS",
+    "TEMPLATES",
+    "ListSource",
+    "LoadedList",
+    "SiteInputs",
+    "SiteJobs",
+    "ThreadSummary",
+    "mid_prefix",
+    "sitemap_count",
+]
 
 FEED_SIZE = 30
 """Messages in a list's Atom feed."""
@@ -85,15 +106,178 @@ class SiteInputs:
         return (self.title, self.base_url, self.obfuscate_addresses, self.load_remote_images)
 
 
-@dataclass(frozen=True)
-class ListData:
-    """One list as the renderer sees it."""
+class ThreadSummary(NamedTuple):
+    """What list-wide pages need of a thread, without its messages."""
 
-    config: ListConfig
-    rows: Mapping[str, Row]
-    """Filed messages by call number."""
-    threads: Sequence[ThreadEntry]
-    description_markdown: str | None = None
+    first: int
+    id: str
+    last: int
+    count: int
+    year: int
+    """The month of its root message (where its page lives)."""
+    month: int
+
+
+def mid_prefix(message_id: str) -> str:
+    """The Message-ID lookup bucket (``mid`` job id) a Message-ID belongs to."""
+    return message_id_hash(message_id)[:2]
+
+
+def sitemap_count(threads: int) -> int:
+    """How many sitemap files a list with this many threads has."""
+    return max(1, -(-threads // SITEMAP_SIZE))
+
+
+class ListSource(ABC):
+    """One list's rows and threads, as the builders read them. Implementations answer
+    the few primitive questions; the derived ones are answered here, once."""
+
+    def __init__(self, config: ListConfig, description_markdown: str | None) -> None:
+        self.config = config
+        self.description_markdown = description_markdown
+        self._order: list[ThreadSummary] | None = None
+        self._position: dict[str, int] | None = None
+        self._months: list[Month] | None = None
+
+    # -- primitives -------------------------------------------------------------------
+
+    @abstractmethod
+    def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
+        """Filed rows of these call numbers (unknown ones are left out)."""
+
+    @abstractmethod
+    def month_rows(self, month: Month) -> list[Row]:
+        """Every filed row of a month, in any order."""
+
+    @abstractmethod
+    def month_counts(self) -> Mapping[Month, int]:
+        """Messages per month, for every month with messages."""
+
+    @abstractmethod
+    def month_thread_counts(self) -> Mapping[Month, int]:
+        """Threads with messages in each month."""
+
+    @abstractmethod
+    def month_threads(self, month: Month) -> Mapping[str, int]:
+        """Thread id -> its messages in this month, for the threads active in it."""
+
+    @abstractmethod
+    def threads(self, ids: Iterable[str]) -> Mapping[str, ThreadEntry]:
+        """Thread entries by id (unknown ids are left out)."""
+
+    @abstractmethod
+    def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
+        """Call number -> the id of the thread that holds it."""
+
+    @abstractmethod
+    def summaries(self) -> list[ThreadSummary]:
+        """Every thread, in any order."""
+
+    @abstractmethod
+    def recent(self, count: int) -> list[Row]:
+        """The ``count`` newest rows by (date, call), newest first."""
+
+    # -- derived ----------------------------------------------------------------------
+
+    @property
+    def slug(self) -> str:
+        return self.config.slug
+
+    def order(self) -> list[ThreadSummary]:
+        """Every thread by (first date, id): the order of prev/next links."""
+        if self._order is None:
+            self._order = sorted(self.summaries())
+        return self._order
+
+    def neighbours(self, thread_id: str) -> tuple[str | None, str | None]:
+        order = self.order()
+        if self._position is None:
+            self._position = {summary.id: position for position, summary in enumerate(order)}
+        position = self._position[thread_id]
+        before = order[position - 1].id if position > 0 else None
+        after = order[position + 1].id if position + 1 < len(order) else None
+        return before, after
+
+    def months(self) -> list[Month]:
+        if self._months is None:
+            self._months = sorted(self.month_counts())
+        return self._months
+
+    def month_neighbours(self, month: Month) -> tuple[Month | None, Month | None]:
+        months = self.months()
+        position = months.index(month)
+        return (
+            months[position - 1] if position > 0 else None,
+            months[position + 1] if position + 1 < len(months) else None,
+        )
+
+    def page(self, thread_id: str, root: Row) -> str:
+        return message_path(self.slug, _month(root), thread_id)
+
+    def links(self, calls: Iterable[str]) -> tuple[dict[str, str], Mapping[str, str]]:
+        """(call -> the message's anchor on its thread page, call -> its thread id)."""
+        wanted = list(calls)
+        thread_of = self.thread_of(wanted)
+        roots = self.rows(set(thread_of.values()))
+        pages = {tid: self.page(tid, root) for tid, root in roots.items()}
+        return {call: f"{pages[thread_of[call]]}#{call}" for call in wanted}, thread_of
+
+
+class LoadedList(ListSource):
+    """A list held in memory: the rows and every thread (what a full build reads)."""
+
+    def __init__(
+        self,
+        config: ListConfig,
+        rows: Mapping[str, Row],
+        threads: Iterable[ThreadEntry],
+        description_markdown: str | None = None,
+    ) -> None:
+        super().__init__(config, description_markdown)
+        self._rows = rows
+        self._threads = {entry.id: entry for entry in threads}
+        self._thread_of = {call: entry.id for entry in self._threads.values() for call, _p, _d in entry.messages}
+        self._by_month: dict[Month, list[Row]] = defaultdict(list)
+        for row in rows.values():
+            self._by_month[_month(row)].append(row)
+        self._month_threads: dict[Month, dict[str, int]] = defaultdict(dict)
+        for entry in self._threads.values():
+            for year, month, count in entry.months:
+                self._month_threads[Month(year, month)][entry.id] = count
+
+    def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
+        return {call: self._rows[call] for call in calls if call in self._rows}
+
+    def all_rows(self) -> Iterable[Row]:
+        return self._rows.values()
+
+    def month_rows(self, month: Month) -> list[Row]:
+        return list(self._by_month.get(month, ()))
+
+    def month_counts(self) -> Mapping[Month, int]:
+        return {month: len(rows) for month, rows in self._by_month.items()}
+
+    def month_thread_counts(self) -> Mapping[Month, int]:
+        return {month: len(threads) for month, threads in self._month_threads.items()}
+
+    def month_threads(self, month: Month) -> Mapping[str, int]:
+        return self._month_threads.get(month, {})
+
+    def threads(self, ids: Iterable[str]) -> Mapping[str, ThreadEntry]:
+        return {tid: self._threads[tid] for tid in ids if tid in self._threads}
+
+    def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
+        return {call: self._thread_of[call] for call in calls if call in self._thread_of}
+
+    def summaries(self) -> list[ThreadSummary]:
+        found = []
+        for entry in self._threads.values():
+            root = _month(self._rows[entry.id])
+            found.append(ThreadSummary(entry.first, entry.id, entry.last, entry.count, root.year, root.month))
+        return found
+
+    def recent(self, count: int) -> list[Row]:
+        return sorted(self._rows.values(), key=lambda r: (r.date, r.call), reverse=True)[:count]
 
 
 def _month(row: Row) -> Month:
@@ -116,72 +300,73 @@ def _list_info(config: ListConfig) -> tuple[str, str, str]:
     return (config.slug, config.name, config.addresses[0] if config.addresses else "")
 
 
-class _Jobs:
-    def __init__(self, site: SiteInputs, fingerprints: Mapping[str, str]) -> None:
+class SiteJobs:
+    """The builders of every kind of job. Each returns the job, or None when it does
+    not exist (any more): a thread that is gone, a month left empty, an empty bucket."""
+
+    def __init__(
+        self,
+        site: SiteInputs,
+        fingerprints: Mapping[str, str],
+        sources: Sequence[ListSource],
+        static_files: Sequence[tuple[str, str, str]],
+    ) -> None:
+        """``fingerprints``: template name -> fingerprint, for every template in
+        ``TEMPLATES``; ``static_files``: (path under static/, source, digest)."""
         self.site = site.as_tuple()
         self.fingerprints = {
             kind: ",".join(fingerprints[name] for name in names) for kind, names in TEMPLATES.items()
         }
+        self.sources = {source.slug: source for source in sources}
+        self.static_files = tuple(static_files)
 
     def make(self, kind: str, job_id: str, args: dict[str, object], weight: int = 1) -> Job:
         args["site"] = self.site
         return Job(f"{kind}:{job_id}", kind, job_key(kind, self.fingerprints[kind], args), args, weight)
 
+    # -- the whole site -----------------------------------------------------------------
 
-def site_jobs(
-    site: SiteInputs,
-    lists: Sequence[ListData],
-    fingerprints: Mapping[str, str],
-    static_files: Sequence[tuple[str, str, str]],
-) -> Iterator[Job]:
-    """Every job of the site. ``fingerprints``: template name -> fingerprint, for every
-    template in ``TEMPLATES``; ``static_files``: (path under static/, source, digest)."""
-    jobs = _Jobs(site, fingerprints)
-    summaries = []
-    mid_entries: dict[str, list[tuple[str, ...]]] = defaultdict(list)
-    for data in lists:
-        yield from _list_jobs(jobs, data, summaries, mid_entries)
-    yield jobs.make("site", "site", {"lists": tuple(summaries)})
-    buckets: dict[str, list[tuple[str, tuple[tuple[str, ...], ...]]]] = defaultdict(list)
-    for digest in sorted(mid_entries):
-        buckets[digest[:2]].append((digest, tuple(sorted(mid_entries[digest]))))
-    for prefix, entries in sorted(buckets.items()):
-        yield jobs.make("mid", prefix, {"entries": tuple(entries)}, weight=max(1, len(entries) // 20))
-    yield jobs.make("static", "static", {"files": tuple(static_files)}, weight=len(static_files))
+    def all(self) -> Iterator[Job]:
+        """Every job of the site (the sources should hold everything in memory)."""
+        for source in self.sources.values():
+            slug = source.slug
+            for summary in source.order():
+                yield from _present(self.thread(slug, summary.id), self.tmbox(slug, summary.id))
+            for month in source.months():
+                yield from _present(self.messages(slug, month), self.month(slug, month), self.mmbox(slug, month))
+            yield self.list(slug)
+            yield self.feed(slug)
+            yield from self.sitemaps(slug)
+        yield self.site_index()
+        for prefix, members in sorted(self.all_mid_members().items()):
+            yield from _present(self.mid(prefix, members))
+        yield self.static()
 
+    def all_mid_members(self) -> dict[str, list[tuple[str, str]]]:
+        """Bucket -> (slug, call) of every message with a Message-ID (needs ``LoadedList``s)."""
+        members: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        for source in self.sources.values():
+            if not isinstance(source, LoadedList):
+                raise TypeError("enumerating every Message-ID needs the lists loaded in memory")
+            for row in source.all_rows():
+                if row.message_id:
+                    members[mid_prefix(row.message_id)].append((source.slug, row.call))
+        return members
 
-def _list_jobs(
-    jobs: _Jobs,
-    data: ListData,
-    summaries: list[tuple[object, ...]],
-    mid_entries: dict[str, list[tuple[str, ...]]],
-) -> Iterator[Job]:
-    config = data.config
-    slug = config.slug
-    rows = data.rows
-    info = _list_info(config)
-    threads = sorted(data.threads, key=lambda t: (t.first, t.id))
-    thread_of: dict[str, str] = {}
-    page_of: dict[str, str] = {}
-    for entry in threads:
-        page = message_path(slug, _month(rows[entry.id]), entry.id)
-        page_of[entry.id] = page
-        for call, _parent, _depth in entry.messages:
-            thread_of[call] = entry.id
+    # -- threads ------------------------------------------------------------------------
 
-    def link(call: str) -> str:
-        return f"{page_of[thread_of[call]]}#{call}"
-
-    # Thread pages, thread downloads.
-    for position, entry in enumerate(threads):
-        root = rows[entry.id]
-        neighbours = []
-        for other in (position - 1, position + 1):
-            if 0 <= other < len(threads):
-                neighbour = threads[other]
-                neighbours.append((page_of[neighbour.id], _subject(rows[neighbour.id])))
-            else:
-                neighbours.append(None)
+    def thread(self, slug: str, thread_id: str) -> Job | None:
+        source = self.sources[slug]
+        entry = source.threads([thread_id]).get(thread_id)
+        if entry is None:
+            return None
+        before, after = source.neighbours(thread_id)
+        rows = source.rows([*(c for c, _p, _d in entry.messages), thread_id, *(n for n in (before, after) if n)])
+        root = rows[thread_id]
+        neighbours = [
+            None if other is None else (source.page(other, rows[other]), _subject(rows[other]))
+            for other in (before, after)
+        ]
         messages = []
         for call, parent, depth in entry.messages:
             row = rows[call]
@@ -192,13 +377,13 @@ def _list_jobs(
                     row.message_id, row.refs,
                 )
             )
-        yield jobs.make(
+        return self.make(
             "thread",
-            f"{slug}:{entry.id}",
+            f"{slug}:{thread_id}",
             {
-                "list": info,
-                "id": entry.id,
-                "page": page_of[entry.id],
+                "list": _list_info(source.config),
+                "id": thread_id,
+                "page": source.page(thread_id, root),
                 "subject": _subject(root),
                 "missing_root": entry.missing_root,
                 "messages": tuple(messages),
@@ -207,31 +392,36 @@ def _list_jobs(
             },
             weight=2 + entry.count,
         )
+
+    def tmbox(self, slug: str, thread_id: str) -> Job | None:
+        source = self.sources[slug]
+        entry = source.threads([thread_id]).get(thread_id)
+        if entry is None:
+            return None
+        rows = source.rows([thread_id, *(c for c, _p, _d in entry.messages)])
         by_date = sorted(entry.messages, key=lambda m: (rows[m[0]].date, m[0]))
-        yield jobs.make(
+        return self.make(
             "tmbox",
-            f"{slug}:{entry.id}",
+            f"{slug}:{thread_id}",
             {
-                "path": thread_mbox_path(slug, _month(root), entry.id),
+                "path": thread_mbox_path(slug, _month(rows[thread_id]), thread_id),
                 "messages": tuple(_mbox_item(rows[c]) for c, _p, _d in by_date if not rows[c].no_archive),
             },
             weight=1 + entry.count // 4,
         )
 
-    # Months.
-    by_month: dict[Month, list[Row]] = defaultdict(list)
-    for row in rows.values():
-        by_month[_month(row)].append(row)
-    months = sorted(by_month)
-    threads_by_id = {entry.id: entry for entry in threads}
-    thread_months: dict[Month, dict[str, int]] = defaultdict(dict)
-    for entry in threads:
-        for year, month, count in entry.months:
-            thread_months[Month(year, month)][entry.id] = count
-    month_table = []
-    for position, month in enumerate(months):
-        month_rows = sorted(by_month[month], key=lambda r: (r.date, r.call))
-        yield jobs.make(
+    # -- months -------------------------------------------------------------------------
+
+    def _month_rows(self, source: ListSource, month: Month) -> list[Row]:
+        return sorted(source.month_rows(month), key=lambda r: (r.date, r.call))
+
+    def messages(self, slug: str, month: Month) -> Job | None:
+        source = self.sources[slug]
+        month_rows = self._month_rows(source, month)
+        if not month_rows:
+            return None
+        links, thread_of = source.links(r.call for r in month_rows)
+        return self.make(
             "messages",
             f"{slug}:{month}",
             {
@@ -242,7 +432,7 @@ def _list_jobs(
                         r.raw_hash,
                         None if r.no_archive else raw_path(slug, month, r.call),
                         message_path(slug, month, r.call),
-                        None if thread_of[r.call] == r.call else link(r.call),
+                        None if thread_of[r.call] == r.call else links[r.call],
                         _subject(r),
                     )
                     for r in month_rows
@@ -250,18 +440,25 @@ def _list_jobs(
             },
             weight=1 + len(month_rows) // 20,
         )
-        active = sorted(
-            thread_months[month].items(), key=lambda item: (threads_by_id[item[0]].first, item[0])
-        )
+
+    def month(self, slug: str, month: Month) -> Job | None:
+        source = self.sources[slug]
+        month_rows = self._month_rows(source, month)
+        if not month_rows:
+            return None
+        links, _thread_of = source.links(r.call for r in month_rows)
+        here = source.month_threads(month)
+        entries = source.threads(here)
+        rows = source.rows({call for entry in entries.values() for call, _p, _d in entry.messages} | set(here))
         thread_lines = []
-        for thread_id, here in active:
-            entry = threads_by_id[thread_id]
+        for thread_id, count in sorted(here.items(), key=lambda item: (entries[item[0]].first, item[0])):
+            entry = entries[thread_id]
             thread_lines.append(
                 (
-                    page_of[thread_id],
+                    source.page(thread_id, rows[thread_id]),
                     _subject(rows[thread_id]),
                     _participants(entry, rows),
-                    here,
+                    count,
                     entry.count,
                     entry.first,
                     entry.last,
@@ -269,23 +466,27 @@ def _list_jobs(
                     (entry.months[-1][0], entry.months[-1][1]) > month,
                 )
             )
-        prev_month = months[position - 1] if position > 0 else None
-        next_month = months[position + 1] if position + 1 < len(months) else None
-        yield jobs.make(
+        prev_month, next_month = source.month_neighbours(month)
+        return self.make(
             "month",
             f"{slug}:{month}",
             {
-                "list": info,
+                "list": _list_info(source.config),
                 "month": tuple(month),
                 "threads": tuple(thread_lines),
-                "messages": tuple((link(r.call), _subject(r), _author(r), r.date) for r in month_rows),
+                "messages": tuple((links[r.call], _subject(r), _author(r), r.date) for r in month_rows),
                 "prev": tuple(prev_month) if prev_month else None,
                 "next": tuple(next_month) if next_month else None,
                 "mbox": month_mbox_path(slug, month),
             },
             weight=1 + len(month_rows) // 10,
         )
-        yield jobs.make(
+
+    def mmbox(self, slug: str, month: Month) -> Job | None:
+        month_rows = self._month_rows(self.sources[slug], month)
+        if not month_rows:
+            return None
+        return self.make(
             "mmbox",
             f"{slug}:{month}",
             {
@@ -294,63 +495,122 @@ def _list_jobs(
             },
             weight=1 + len(month_rows) // 4,
         )
-        month_table.append((month.year, month.month, len(month_rows), len(thread_months[month])))
-        for r in month_rows:
-            if r.message_id:
-                mid_entries[message_id_hash(r.message_id)].append(
-                    (r.message_id, slug, config.name, link(r.call), _subject(r), str(r.date))
-                )
 
-    latest = sorted(threads, key=lambda t: (t.last, t.id), reverse=True)[:LATEST_THREADS]
-    last_date = max((row.date for row in rows.values()), default=0)
-    yield jobs.make(
-        "list",
-        slug,
-        {
-            "list": info,
-            "description": config.description,
-            "markdown": data.description_markdown,
-            "months": tuple(month_table),
-            "latest": tuple((page_of[t.id], _subject(rows[t.id]), t.last, t.count) for t in latest),
-            "messages": len(rows),
-            "threads": len(threads),
-        },
-    )
-    recent = sorted(rows.values(), key=lambda r: (r.date, r.call), reverse=True)[:FEED_SIZE]
-    yield jobs.make(
-        "feed",
-        slug,
-        {
-            "list": info,
-            "path": feed_path(slug),
-            "entries": tuple(
+    # -- a list's own pages ---------------------------------------------------------------
+
+    def list(self, slug: str) -> Job:
+        source = self.sources[slug]
+        counts = source.month_counts()
+        thread_counts = source.month_thread_counts()
+        order = source.order()
+        latest = sorted(order, key=lambda t: (t.last, t.id), reverse=True)[:LATEST_THREADS]
+        roots = source.rows(t.id for t in latest)
+        return self.make(
+            "list",
+            slug,
+            {
+                "list": _list_info(source.config),
+                "description": source.config.description,
+                "markdown": source.description_markdown,
+                "months": tuple((m.year, m.month, counts[m], thread_counts.get(m, 0)) for m in source.months()),
+                "latest": tuple(
+                    (source.page(t.id, roots[t.id]), _subject(roots[t.id]), t.last, t.count) for t in latest
+                ),
+                "messages": sum(counts.values()),
+                "threads": len(order),
+            },
+        )
+
+    def feed(self, slug: str) -> Job:
+        source = self.sources[slug]
+        recent = source.recent(FEED_SIZE)
+        links, thread_of = source.links(r.call for r in recent)
+        return self.make(
+            "feed",
+            slug,
+            {
+                "list": _list_info(source.config),
+                "path": feed_path(slug),
+                "entries": tuple(
+                    (
+                        r.call,
+                        r.path,
+                        r.raw_hash,
+                        links[r.call],
+                        message_path(slug, _month(r), r.call),
+                        _subject(r),
+                        _author(r),
+                        r.date,
+                        r.no_archive,
+                        thread_of[r.call] == r.call,
+                    )
+                    for r in recent
+                ),
+            },
+            weight=3,
+        )
+
+    def sitemaps(self, slug: str) -> list[Job]:
+        source = self.sources[slug]
+        pages = tuple((message_path(slug, Month(t.year, t.month), t.id), t.last) for t in source.order())
+        jobs = []
+        for number, name in enumerate(_sitemap_files(slug, len(pages)), start=1):
+            start = (number - 1) * SITEMAP_SIZE
+            jobs.append(
+                self.make("sitemap", f"{slug}:{number}", {"path": name, "pages": pages[start : start + SITEMAP_SIZE]})
+            )
+        return jobs
+
+    # -- site-wide pages -----------------------------------------------------------------
+
+    def site_index(self) -> Job:
+        summaries = []
+        for source in self.sources.values():
+            config, slug = source.config, source.slug
+            recent = source.recent(1)
+            threads = len(source.order())
+            summaries.append(
                 (
-                    r.call,
-                    r.path,
-                    r.raw_hash,
-                    link(r.call),
-                    message_path(slug, _month(r), r.call),
-                    _subject(r),
-                    _author(r),
-                    r.date,
-                    r.no_archive,
-                    thread_of[r.call] == r.call,
+                    slug, config.name, config.description, sum(source.month_counts().values()), threads,
+                    recent[0].date if recent else 0, list_index_path(slug), tuple(_sitemap_files(slug, threads)),
+                    feed_path(slug),
                 )
-                for r in recent
-            ),
-        },
-        weight=3,
-    )
-    pages = tuple((page_of[t.id], t.last) for t in threads)
-    sitemap_files = []
-    for number, start in enumerate(range(0, max(len(pages), 1), SITEMAP_SIZE), start=1):
-        name = f"{slug}/sitemap.xml" if number == 1 else f"{slug}/sitemap-{number}.xml"
-        sitemap_files.append(name)
-        yield jobs.make("sitemap", f"{slug}:{number}", {"path": name, "pages": pages[start : start + SITEMAP_SIZE]})
-    summaries.append(
-        (slug, config.name, config.description, len(rows), len(threads), last_date, list_index_path(slug),
-         tuple(sitemap_files), feed_path(slug))
-    )
+            )
+        return self.make("site", "site", {"lists": tuple(summaries)})
+
+    def mid(self, prefix: str, members: Iterable[tuple[str, str]]) -> Job | None:
+        """The lookup pages of one bucket; ``members``: (slug, call) of its messages."""
+        calls_of: dict[str, list[str]] = defaultdict(list)
+        for slug, call in members:
+            calls_of[slug].append(call)
+        entries: dict[str, list[tuple[str, ...]]] = defaultdict(list)
+        for slug, calls in calls_of.items():
+            source = self.sources[slug]
+            rows = source.rows(calls)
+            links, _thread_of = source.links(rows)
+            for row in rows.values():
+                if row.message_id:
+                    entries[message_id_hash(row.message_id)].append(
+                        (row.message_id, slug, source.config.name, links[row.call], _subject(row), str(row.date))
+                    )
+        if not entries:
+            return None
+        bucket = tuple((digest, tuple(sorted(entries[digest]))) for digest in sorted(entries))
+        return self.make("mid", prefix, {"entries": bucket}, weight=max(1, len(bucket) // 20))
+
+    def static(self) -> Job:
+        return self.make("static", "static", {"files": self.static_files}, weight=len(self.static_files))
+
+
+def _present(*jobs: Job | None) -> Iterator[Job]:
+    return (job for job in jobs if job is not None)
+
+
+def _sitemap_files(slug: str, threads: int) -> list[str]:
+    return [
+        f"{slug}/sitemap.xml" if number == 1 else f"{slug}/sitemap-{number}.xml"
+        for number in range(1, sitemap_count(threads) + 1)
+    ]
 
 
 def _mbox_item(row: Row) -> tuple[str, str, str, int]:

@@ -213,7 +213,9 @@ class ThreadCache:
         return {str(c) for (c,) in self._in("SELECT cluster FROM keys WHERE list = ? AND key IN ({})", slug, keys)}
 
     def messages_of_calls(self, slug: str, calls: Iterable[str]) -> list[MessageEntry]:
-        select = "SELECT call, year, month, cluster, thread FROM messages WHERE list = ? AND call IN ({})"
+        # "+list": with many calls SQLite would otherwise pick the (list, ...) month index
+        # and scan the whole list instead of looking each call up by primary key.
+        select = "SELECT call, year, month, cluster, thread FROM messages WHERE +list = ? AND call IN ({})"
         return [MessageEntry(*row) for row in self._in(select, slug, calls)]  # type: ignore[arg-type]
 
     def messages_of_clusters(self, slug: str, clusters: Iterable[str]) -> list[MessageEntry]:
@@ -248,6 +250,23 @@ class ThreadCache:
 
     def thread_ids(self, slug: str) -> list[str]:
         return [t for (t,) in self.db.execute("SELECT id FROM threads WHERE list = ? ORDER BY id", (slug,))]
+
+    def thread_summaries(self, slug: str) -> list[tuple[int, str, int, int, int, int]]:
+        """(first, id, last, count, root year, root month) of every thread of a list,
+        without decoding any thread's messages."""
+        cursor = self.db.execute(
+            "SELECT t.first, t.id, t.last, t.count, m.year, m.month FROM threads t"
+            " JOIN messages m ON m.call = t.id WHERE t.list = ?",
+            (slug,),
+        )
+        return cursor.fetchall()
+
+    def month_thread_counts(self, slug: str) -> dict[tuple[int, int], int]:
+        """(year, month) -> how many threads have messages in it."""
+        cursor = self.db.execute(
+            "SELECT year, month, count(*) FROM thread_months WHERE list = ? GROUP BY year, month", (slug,)
+        )
+        return {(y, m): n for y, m, n in cursor}
 
     def months(self, slug: str) -> list[MonthEntry]:
         """Every month of a list that has messages, oldest first, with its threads."""

@@ -1,0 +1,189 @@
+"""Which jobs an incremental build must look at, from what changed since the last
+complete build: O(changes), never O(archive).
+
+The thread cache says which threads and months changed (``ThreadSet.changes_since``);
+the build state remembers, from the last complete build, each list's thread order
+and month order and the Message-ID bucket and thread of every message. From these
+the jobs a change can reach are:
+
+- changed and vanished threads, and threads whose prev/next neighbour changed (the
+  thread order is diffed): their thread and tmbox jobs;
+- changed months and months whose prev/next month changed: messages, month, mmbox;
+- list, feed and sitemaps of every list with a change, and the site index;
+- the Message-ID buckets, then and now, of the messages that joined, left or changed
+  thread (a message's lookup entry depends on nothing else that can change).
+
+Each is built with the same builders as a full build (``site.SiteJobs``); a job
+whose builder says it no longer exists is dropped. Nothing outside this scope is
+ever dropped. ``Memory`` is what a build leaves for the next one.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from .buildstate import BuildState
+from .plan import Job
+from .site import ListSource, SiteJobs, mid_prefix
+from .threadset import ThreadChanges
+from .values import Month
+
+__all__ = ["Memory", "dirty_jobs", "full_memory", "load_memory"]
+
+T = TypeVar("T", bound=Hashable)
+
+
+@dataclass
+class Memory:
+    """What a complete build records for the next one to plan from."""
+
+    epoch: str
+    generation: int
+    fingerprint: str
+    orders: dict[str, list[str]] = field(default_factory=dict)
+    """List slug -> thread ids by (first date, id)."""
+    months: dict[str, list[Month]] = field(default_factory=dict)
+    forget_mids: set[str] = field(default_factory=set)
+    add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
+    replace_mids: bool = False
+
+    def save(self, state: BuildState) -> None:
+        """Record it (inside the caller's transaction)."""
+        state.set("epoch", self.epoch)
+        state.set("generation", str(self.generation))
+        state.set("fingerprint", self.fingerprint)
+        for slug, order in self.orders.items():
+            state.set(f"order:{slug}", json.dumps(order))
+        for slug, months in self.months.items():
+            state.set(f"months:{slug}", json.dumps([list(m) for m in months]))
+        state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
+
+
+def load_memory(state: BuildState) -> tuple[str, int, str] | None:
+    """(epoch, generation, fingerprint) of the last complete build, or None when there
+    was none or the last one was interrupted."""
+    epoch, generation, fingerprint = state.get("epoch"), state.get("generation"), state.get("fingerprint")
+    if state.get("running") is not None or epoch is None or generation is None or fingerprint is None:
+        return None
+    return epoch, int(generation), fingerprint
+
+
+def full_memory(jobs: SiteJobs, epoch: str, generation: int, fingerprint: str) -> Memory:
+    """What a full build (over ``LoadedList`` sources) leaves behind."""
+    memory = Memory(epoch, generation, fingerprint, replace_mids=True)
+    for slug, source in jobs.sources.items():
+        memory.orders[slug] = [t.id for t in source.order()]
+        memory.months[slug] = source.months()
+    for prefix, members in jobs.all_mid_members().items():
+        for slug, call in members:
+            memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call])[call], prefix))
+    return memory
+
+
+def _moved(before: Sequence[T], now: Sequence[T]) -> set[T]:
+    """Items of ``now`` whose neighbours differ from those they had in ``before``."""
+
+    def neighbours(items: Sequence[T]) -> dict[T, tuple[T | None, T | None]]:
+        last = len(items) - 1
+        return {
+            item: (items[i - 1] if i > 0 else None, items[i + 1] if i < last else None) for i, item in enumerate(items)
+        }
+
+    if before == now:
+        return set()
+    old = neighbours(before)
+    return {item for item, pair in neighbours(now).items() if old.get(item) != pair}
+
+
+def dirty_jobs(
+    jobs: SiteJobs, changes: ThreadChanges, state: BuildState, fingerprint: str
+) -> tuple[list[Job], set[str], Memory]:
+    """The jobs a change reaches (built), every job id considered (a considered id
+    without a job is dropped), and the memory to record after the build."""
+    memory = Memory(changes.epoch, changes.generation, fingerprint)
+    built: list[Job] = []
+    considered: set[str] = set()
+
+    def consider(job_id: str, *found: Job | None) -> None:
+        considered.add(job_id)
+        built.extend(job for job in found if job is not None)
+
+    slugs = {s for s, _ in changes.threads} | {s for s, _ in changes.gone} | {s for s, _ in changes.months}
+    slugs &= jobs.sources.keys()
+    forget: set[str] = set()
+    """Calls whose bucket entry may have changed."""
+    fresh: list[tuple[str, str, str, str]] = []
+    prefixes: set[str] = set()
+    for slug in sorted(slugs):
+        source = jobs.sources[slug]
+        order = [t.id for t in source.order()]
+        changed = {t for s, t in changes.threads if s == slug}
+        altered = changed | {t for s, t in changes.gone if s == slug}
+        before_order: list[str] = json.loads(state.get(f"order:{slug}") or "[]")
+        threads = altered | _moved(before_order, order)
+        for thread_id in sorted(threads):
+            consider(f"thread:{slug}:{thread_id}", jobs.thread(slug, thread_id))
+            consider(f"tmbox:{slug}:{thread_id}", jobs.tmbox(slug, thread_id))
+        months = source.months()
+        before = [Month(*m) for m in json.loads(state.get(f"months:{slug}") or "[]")]
+        dirty_months = {m for s, m in changes.months if s == slug} | _moved(before, months)
+        for month in sorted(dirty_months):
+            consider(f"messages:{slug}:{month}", jobs.messages(slug, month))
+            consider(f"month:{slug}:{month}", jobs.month(slug, month))
+            consider(f"mmbox:{slug}:{month}", jobs.mmbox(slug, month))
+        consider(f"list:{slug}", jobs.list(slug))
+        consider(f"feed:{slug}", jobs.feed(slug))
+        sitemaps = jobs.sitemaps(slug)
+        built.extend(sitemaps)
+        considered.update(job.id for job in sitemaps)
+        considered.update(state.job_ids_from(f"sitemap:{slug}:"))
+        memory.orders[slug] = order
+        memory.months[slug] = months
+        _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)
+    if slugs:
+        consider("site:site", jobs.site_index())
+    for prefix in sorted(prefixes):
+        members = [(s, c) for s, c in state.mids_in(prefix) if c not in forget]
+        members.extend((slug, call) for call, slug, _thread, p in fresh if p == prefix)
+        consider(f"mid:{prefix}", jobs.mid(prefix, members))
+    memory.forget_mids = forget
+    memory.add_mids = fresh
+    return built, considered, memory
+
+
+def _bucket_changes(
+    source: ListSource,
+    state: BuildState,
+    changed: set[str],
+    altered: Iterable[str],
+    forget: set[str],
+    fresh: list[tuple[str, str, str, str]],
+    prefixes: set[str],
+) -> None:
+    """Collect the messages whose lookup entry changed, and their buckets then and now.
+
+    An entry is a pure function of the message (immutable under its call number) and
+    its thread (its link): only messages that were or are in a changed or vanished
+    thread can have a new entry, and only those whose thread or presence differs do."""
+    before = {call: (thread, prefix) for call, thread, prefix in state.mids_of_threads(source.slug, altered)}
+    entries = source.threads(changed)
+    rows = source.rows(call for entry in entries.values() for call, _p, _d in entry.messages)
+    now: dict[str, tuple[str, str]] = {}
+    for entry in entries.values():
+        for call, _p, _d in entry.messages:
+            row = rows.get(call)
+            if row is not None and row.message_id:
+                now[call] = (entry.id, mid_prefix(row.message_id))
+    for call in before.keys() | now.keys():
+        was, is_now = before.get(call), now.get(call)
+        if was == is_now:
+            continue
+        forget.add(call)
+        if was is not None:
+            prefixes.add(was[1])
+        if is_now is not None:
+            prefixes.add(is_now[1])
+            fresh.append((call, source.slug, *is_now))

@@ -1,0 +1,95 @@
+"""A list as an incremental build reads it: a ``site.ListSource`` that asks the
+index and the thread cache for just what the builders of the jobs it runs need.
+
+Answers are remembered for the life of the object (one build, inside read
+snapshots), so builders that share rows or threads fetch them once. This module
+only reads; it never writes to the store or the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+from .config import ListConfig
+from .index import Index, Row
+from .site import ListSource, ThreadSummary
+from .threadcache import ThreadEntry
+from .threadset import ThreadSet
+from .values import Month
+
+__all__ = ["StoredList"]
+
+
+class StoredList(ListSource):
+    """One list, read on demand from the index and the thread cache."""
+
+    def __init__(
+        self, config: ListConfig, description_markdown: str | None, index: Index, threadset: ThreadSet
+    ) -> None:
+        super().__init__(config, description_markdown)
+        self._index = index
+        self._threadset = threadset
+        self._rows: dict[str, Row | None] = {}
+        self._threads: dict[str, ThreadEntry | None] = {}
+        self._thread_of: dict[str, str | None] = {}
+        self._month_counts: dict[Month, int] | None = None
+        self._month_thread_counts: dict[Month, int] | None = None
+        self._recent: list[Row] = []
+        self._month_rows: dict[Month, list[Row]] = {}
+
+    def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
+        wanted = set(calls)
+        missing = wanted - self._rows.keys()
+        if missing:
+            found = {row.call: row for row in self._index.rows_by_call(missing)}
+            for call in missing:
+                row = found.get(call)
+                self._rows[call] = row if row is not None and row.list == self.slug and row.state == 1 else None
+        return {call: row for call in wanted if (row := self._rows[call]) is not None}
+
+    def month_rows(self, month: Month) -> list[Row]:
+        rows = self._month_rows.get(month)
+        if rows is None:
+            rows = self._month_rows[month] = self._index.month_rows(self.slug, month.year, month.month)
+            self._rows.update((row.call, row) for row in rows)
+        return list(rows)
+
+    def month_counts(self) -> Mapping[Month, int]:
+        if self._month_counts is None:
+            self._month_counts = {Month(*m): n for m, n in self._index.month_counts(self.slug).items()}
+        return self._month_counts
+
+    def month_thread_counts(self) -> Mapping[Month, int]:
+        if self._month_thread_counts is None:
+            counts = self._threadset.cache.month_thread_counts(self.slug)
+            self._month_thread_counts = {Month(*m): n for m, n in counts.items()}
+        return self._month_thread_counts
+
+    def month_threads(self, month: Month) -> Mapping[str, int]:
+        return dict(self._threadset.month(self.slug, month).threads)
+
+    def threads(self, ids: Iterable[str]) -> Mapping[str, ThreadEntry]:
+        wanted = set(ids)
+        missing = wanted - self._threads.keys()
+        if missing:
+            found = self._threadset.threads(self.slug, missing)
+            for thread_id in missing:
+                self._threads[thread_id] = found.get(thread_id)
+        return {tid: entry for tid in wanted if (entry := self._threads[tid]) is not None}
+
+    def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
+        wanted = set(calls)
+        missing = wanted - self._thread_of.keys()
+        if missing:
+            found = {entry.call: entry.thread for entry in self._threadset.cache.messages_of_calls(self.slug, missing)}
+            for call in missing:
+                self._thread_of[call] = found.get(call)
+        return {call: tid for call in wanted if (tid := self._thread_of[call]) is not None}
+
+    def summaries(self) -> list[ThreadSummary]:
+        return [ThreadSummary(*values) for values in self._threadset.cache.thread_summaries(self.slug)]
+
+    def recent(self, count: int) -> list[Row]:
+        if len(self._recent) < count:
+            self._recent = self._index.newest_rows(self.slug, count)
+        return self._recent[:count]
