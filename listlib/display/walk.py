@@ -89,15 +89,10 @@ def author_fields(headers: Headers, obfuscate: bool) -> tuple[str, str, str]:
     address = clean_field(address)
     if obfuscate:
         name = obfuscate_addresses(name)
-    if not name and address:
-        name = address.split("@", 1)[0]
     if name:
-        shown = name
-    elif address:
-        shown = obfuscate_address(address) if obfuscate and "@" in address else address
-    else:
-        shown = ""
-    return name, address, shown
+        return name, address, name
+    shown = obfuscate_address(address) if obfuscate and "@" in address else address
+    return address.split("@", 1)[0], address, shown
 
 
 class _Pending:
