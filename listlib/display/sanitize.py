@@ -77,7 +77,7 @@ def _attribute_filter(drop_mailto: bool) -> Callable[[str, str, str], str | None
         if scheme is None:
             return None  # a relative URL would point into the archive itself
         name = scheme.group(1).lower()
-        if name == "cid" and (element, attribute) != ("img", "src"):
+        if name not in _SCHEMES or (name == "cid" and (element, attribute) != ("img", "src")):
             return None
         if name == "mailto" and drop_mailto:
             return None
