@@ -39,8 +39,9 @@ def test_hostile_html_mail_keeps_text_and_loses_everything_executable() -> None:
     shown = display_message((DATA / "html-only-hostile.eml").read_bytes())
     html = shown.body_html
     assert_nothing_executable(html)
-    for gone in ("alert", "javascript", "vbscript", "data:", "expression(", "evil.example", "<img", "msg-body\"", "<!--"):
-        assert gone not in html.replace('<div class="msg-body">', ""), gone
+    inner = html.removeprefix('<div class="msg-body">')
+    for gone in ("alert", "javascript", "vbscript", "data:", "expression(", "evil.example", "<img", "msg-body", "<!--"):
+        assert gone not in inner, gone
     assert "<p>Hello <b>world</b></p>" in html
     assert '<a href="https://example.org/ok" rel="nofollow noopener noreferrer">fine link</a>' in html
     assert '<span class="remote-image" title="https://tracker.example/pixel.gif">[image: logo]</span>' in html
@@ -73,8 +74,8 @@ def test_hostile_html_mail_keeps_text_and_loses_everything_executable() -> None:
         '<meta http-equiv="refresh" content="0;url=https://evil.example/">',
         '<base href="https://evil.example/">',
         '<link rel="stylesheet" href="https://evil.example/x.css">',
-        '<form action="https://evil.example/"><input name="p"><button formaction="javascript:alert(1)">x</button></form>',
-        '<math><mtext><table><mglyph><style><img src=x onerror=alert(1)></style></mglyph></table></mtext></math>',
+        '<form action="https://evil.example/"><input name="p"><button formaction="javascript:alert(1)">x</button>',
+        "<math><mtext><table><mglyph><style><img src=x onerror=alert(1)></style></mglyph></table></mtext></math>",
         '<details open ontoggle="alert(1)"><summary>x</summary></details>',
         '<body onload="alert(1)">x</body>',
         '<video poster="https://evil.example/p.png"><source src="x.mp4"></video>',
@@ -84,7 +85,7 @@ def test_hostile_html_mail_keeps_text_and_loses_everything_executable() -> None:
         "</div></div></section></details><p>escaped?</p>",
         "<!--<script>alert(1)</script>--><![CDATA[<script>alert(1)</script>]]>",
         '<noscript><p title="</noscript><img src=x onerror=alert(1)>"></noscript>',
-        '<template><script>alert(1)</script></template>',
+        "<template><script>alert(1)</script></template>",
         '<a href="vbscript:msgbox(1)">x</a><a href="file:///etc/passwd">x</a>',
         '<a href="//evil.example/">protocol-relative</a><a href="../../etc">relative</a>',
         '<blockquote cite="mid:x@example.org">q</blockquote><q cite="javascript:alert(1)">z</q>',
@@ -117,7 +118,7 @@ def test_headers_are_plain_text_that_escaping_makes_inert() -> None:
     raw = make_message(
         subject="<script>alert('s')</script>",
         sender='"<img src=x onerror=alert(1)>" <a@example.org>',
-        message_id="<\"><script>alert(1)</script>@example.org>",
+        message_id='<"><script>alert(1)</script>@example.org>',
     )
     shown = display_message(raw, DisplayOptions(obfuscate_addresses=False))
     assert shown.subject == "<script>alert('s')</script>"
@@ -151,7 +152,7 @@ def test_encoded_words_cannot_inject_lines_or_markup_into_fields() -> None:
         ("  .hidden  ", "hidden"),
         ("trailing. . .", "trailing"),
         ("a..b...c", "a.b.c"),
-        ("what?<>|*:\".txt", "what_______.txt"),
+        ('what?<>|*:".txt', "what_______.txt"),
         ("\u202egpj.exe", "_gpj.exe"),
         ("index.html", "index.html.txt"),
         ("image.SVG", "image.SVG.txt"),
@@ -218,9 +219,7 @@ _names = st.one_of(
     st.none(),
     st.text(max_size=300),
     st.text(alphabet=st.sampled_from("./\\:\x00 \t.aA-_\u00e9\u202e"), max_size=40),
-    st.lists(st.sampled_from(["..", ".", "/", "\\", "con", "nul", "x", "html", "php", " "]), max_size=12).map(
-        "".join
-    ),
+    st.lists(st.sampled_from(["..", ".", "/", "\\", "con", "nul", "x", "html", "php", " "]), max_size=12).map("".join),
 )
 
 
