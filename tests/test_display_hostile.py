@@ -300,5 +300,5 @@ def test_any_plain_text_renders_to_balanced_inert_html(text: str, hide: bool) ->
     from listlib.display.textbody import clean_text
 
     html, _ = render_plain(clean_text(text), hide)
-    assert_nothing_executable(f"<div>{html}</div>")
-    assert_nothing_executable(f"<pre>{markup_text(text, hide)}</pre>")
+    assert_nothing_executable(f'<div class="msg-body">{html}</div>')
+    assert_nothing_executable(f'<pre class="text">{markup_text(text, hide)}</pre>')
