@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from html import escape
 
+from ..charsets import decode_bytes
 from ..message import decode_header_value, split_message
 from .attachments import safe_filename
 from .mime import parse_parts, read_headers
@@ -55,7 +56,7 @@ NO_ARCHIVE_HTML = (
 
 
 def _message_id(headers: dict[str, bytes]) -> str | None:
-    value = clean_field(decode_header_value(headers.get("message-id", b"")))
+    value = clean_field(decode_bytes(headers.get("message-id", b""), None))
     start = value.find("<")
     if start >= 0:
         end = value.find(">", start)
