@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 import unicodedata
 from html import escape
 from pathlib import Path
@@ -302,3 +303,38 @@ def test_any_plain_text_renders_to_balanced_inert_html(text: str, hide: bool) ->
     html, _ = render_plain(clean_text(text), hide)
     assert_nothing_executable(f'<div class="msg-body">{html}</div>')
     assert_nothing_executable(f'<pre class="text">{markup_text(text, hide)}</pre>')
+
+
+# -- Complexity guards (not speed targets: each input takes minutes when a step is quadratic) -------------
+
+_HEADER = b"From: a@example.org\nSubject: x\nContent-Type: text/plain\n\n"
+_SLOW_INPUTS = {
+    "quotes and text alternating": _HEADER + b"text\n> a\n> b\n> c\n> d\n" * 40_000,
+    "attributions": _HEADER + (b"On x wrote:\n" * 3 + b"> a\n> b\n> c\n> d\n") * 20_000,
+    "signature separators": _HEADER + b"-- \nx\n" * 150_000,
+    "closing parentheses after a URL": _HEADER + b"http://x.example/" + b")" * 300_000,
+    "a long From without an address": b"From: " + b"x" * 300_000 + b"\n\nbody",
+    "nested divs": b"Subject: x\nContent-Type: text/html\n\n" + b"<div>" * 100_000,
+    "nested lists": b"Subject: x\nContent-Type: text/html\n\n" + b"<ul><li>" * 60_000,
+    "blank HTML": b"Subject: x\nContent-Type: text/html\n\n" + b"&nbsp; " * 100_000 + b"<p>x</p>",
+    "parts with one name": b"Subject: x\nContent-Type: multipart/mixed; boundary=b\n\n"
+    + b"--b\nContent-Type: application/octet-stream; name=a.txt\n\nx\n" * 2_000
+    + b"--b--\n",
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", list(_SLOW_INPUTS))
+def test_hostile_sizes_take_linear_time(name: str) -> None:
+    started = time.process_time()
+    shown = display_message(_SLOW_INPUTS[name])
+    assert time.process_time() - started < 20, name
+    assert 'class="note unreadable"' not in shown.body_html
+
+
+def test_deeply_nested_html_is_shown_as_text() -> None:
+    shown = display_message(b"Subject: x\nContent-Type: text/html\n\n" + b"<div>" * 600 + b"<b>deep</b><script>x")
+    assert '<div class="note too-deep">' in shown.body_html and "deep" in shown.body_html
+    assert_nothing_executable(shown.body_html)
+    shallow = display_message(b"Subject: x\nContent-Type: text/html\n\n" + b"<p>para" * 2_000)
+    assert '<div class="html-part">' in shallow.body_html
