@@ -171,6 +171,13 @@ def test_attribution_over_two_lines_moves_into_the_summary() -> None:
     assert shown.text == "Thanks."
 
 
+def test_attribution_with_a_full_width_colon_is_recognised() -> None:
+    text = "Song Liu <song@example.org> \u4e8e2021\u5e742\u670811\u65e5\u5199\u9053\uff1a\n> a\n> b\n> c\n> d\nright.\n"
+    shown = body_of(text)
+    assert '<span class="attribution">Song Liu &lt;song@example.org&gt; \u4e8e2021' in shown.body_html
+    assert shown.text == "right."
+
+
 def test_quotes_separated_by_blank_lines_fold_together() -> None:
     html = body_of("> a\n> b\n\n> c\n> d\n\nreply\n").body_html
     assert html.count("<details") == 1 and "&gt; b\n\n&gt; c" in html

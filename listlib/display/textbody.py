@@ -7,10 +7,10 @@ raises on odd text.
 Rules (decided here, documented for the theme and for readers of the code):
 
 - *Quotes*: a run of lines starting with ``>`` (blank lines between two such
-  lines join the runs) is folded in ``<details class="quote">`` when it has at
-  least ``FOLD_QUOTE_LINES`` (4) non-blank lines; shorter quotes stay in the
-  text (in ``<span class="quote">``), since a line or three of context is what
-  interleaved replies are made of. The attribution just above a folded quote
+  lines join the runs) is folded in ``<details class="quote">`` when at least
+  ``FOLD_QUOTE_LINES`` (4) of its lines have text (a bare ``>`` does not
+  count); shorter quotes stay in the text (in ``<span class="quote">``), since a
+  line or three of context is what interleaved replies are made of. The attribution just above a folded quote
   (a line ending in ``:`` such as "On Mon, Ann wrote:", possibly preceded by
   one or two lines of the same paragraph starting with "On") moves into the
   ``<summary>``. Outlook's "-----Original Message-----" starts a quote that
