@@ -253,8 +253,12 @@ def _first_message_id(value: str) -> str | None:
     return stripped if stripped and " " not in stripped else None
 
 
-_ADDR_RE = re.compile(r"[^\s<>()\[\],;:\"']+@[^\s<>()\[\],;:\"']+")
-_OBFUSCATED_RE = re.compile(r"([^\s<>()\[\],;:\"']+) at ([^\s<>()\[\],;:\"']+\.[^\s<>()\[\],;:\"']+)")
+# The lookbehinds make matches start only at the start of a word: without them a
+# long header without "@" costs time quadratic in its length.
+_ADDR_RE = re.compile(r"(?<![^\s<>()\[\],;:\"'])[^\s<>()\[\],;:\"']+@[^\s<>()\[\],;:\"']+")
+_OBFUSCATED_RE = re.compile(
+    r"(?<![^\s<>()\[\],;:\"'])([^\s<>()\[\],;:\"']+) at ([^\s<>()\[\],;:\"']+\.[^\s<>()\[\],;:\"']+)"
+)
 _ANGLE_RE = re.compile(r"<([^<>]*)>")
 
 

@@ -22,8 +22,10 @@ module's own, with these CSS classes for the theme:
     title="URL">[image: alt]</span>`` stands for a blocked remote image and
     ``<span class="missing-image">`` for an image that cannot be shown.
 ``<div class="note …">``
-    a remark about the message: ``signed``, ``encrypted``, ``too-long``,
-    ``truncated``, ``empty``, ``no-archive``, ``unreadable``.
+    a remark about the message: ``signed``, ``encrypted``, ``too-long`` (a text
+    part over 1 MiB, attached instead), ``too-deep`` (HTML nested too deeply,
+    shown as text), ``truncated`` (MIME nested too deeply), ``empty``,
+    ``no-archive``, ``unreadable`` (the last-resort raw view; never expected).
 ``<section class="attached-message">``
     an attached (forwarded, DMARC-wrapped, digested) message: a
     ``<dl class="attached-header">`` with From, Date (``<time>``) and Subject,
@@ -38,14 +40,23 @@ from __future__ import annotations
 
 from html import escape
 
+from ..charsets import decode_bytes
 from ..message import decode_header_value, split_message
 from .attachments import safe_filename
 from .mime import parse_parts, read_headers
 from .model import Attachment, DisplayOptions, MessageDisplay
-from .textbody import clean_text, obfuscate_addresses
+from .textbody import clean_text, obfuscate_address, obfuscate_addresses
 from .walk import Walk, author_fields, clean_field, date_of, is_no_archive
 
-__all__ = ["Attachment", "DisplayOptions", "MessageDisplay", "display_message", "safe_filename"]
+__all__ = [
+    "Attachment",
+    "DisplayOptions",
+    "MessageDisplay",
+    "display_message",
+    "obfuscate_address",
+    "obfuscate_addresses",
+    "safe_filename",
+]
 
 _DEFAULT = DisplayOptions()
 NO_ARCHIVE_HTML = (
@@ -55,7 +66,7 @@ NO_ARCHIVE_HTML = (
 
 
 def _message_id(headers: dict[str, bytes]) -> str | None:
-    value = clean_field(decode_header_value(headers.get("message-id", b"")))
+    value = clean_field(decode_bytes(headers.get("message-id", b""), None))
     start = value.find("<")
     if start >= 0:
         end = value.find(">", start)

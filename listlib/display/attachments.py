@@ -101,8 +101,11 @@ _HANDLERS = {
     "asp", "aspx", "ashx", "asmx", "jsp", "jspx", "shtml", "shtm", "stm", "ssi",
 }  # fmt: skip
 _RESERVED_RE = re.compile(r"(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(?:\.|\Z)", re.I)
-_BAD_CHARS_RE = re.compile('[\x00-\x1f\x7f-\x9f<>:"|?*\u061c\u200e\u200f\u202a-\u202e\u2028\u2029\u2066-\u2069\ufeff]')
+_BAD_CHARS_RE = re.compile(
+    '[\x00-\x1f\x7f-\x9f<>:"|?*\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060\u2066-\u2069\ufeff]'
+)
 _DOTS_RE = re.compile(r"\.{2,}")
+_LEADING_RE = re.compile(r"\A[\s.]+")
 _SEPARATOR_RE = re.compile(r"[/\\]")
 
 
@@ -146,29 +149,45 @@ def _fit(stem: str, ext: str, limit: int = MAX_BYTES) -> str:
     return stem + ext
 
 
+def _strip(name: str) -> str:
+    """Without leading and trailing dots and white space (of any kind: U+00A0 too)."""
+    # Anchored at the start only (the end is stripped on the reversed name): an
+    # end-anchored pattern would be quadratic on names full of blanks.
+    return _LEADING_RE.sub("", _LEADING_RE.sub("", name)[::-1])[::-1]
+
+
 def _clean(name: str) -> str:
     name = unicodedata.normalize("NFC", name)
-    components = [part for part in _SEPARATOR_RE.split(name) if part.strip(" .")]
+    components = [part for part in _SEPARATOR_RE.split(name) if _strip(part)]
     name = components[-1] if components else ""
-    name = _DOTS_RE.sub(".", _BAD_CHARS_RE.sub("_", name))
-    return name.strip(" .")
+    return _strip(_DOTS_RE.sub(".", _BAD_CHARS_RE.sub("_", name)))
 
 
-def unique_filename(name: str | None, content_type: str, folded: set[str]) -> str:
-    """``safe_filename`` against a set of casefolded names already taken (the result is added)."""
+def unique_filename(
+    name: str | None, content_type: str, folded: set[str], counters: dict[str, int] | None = None
+) -> str:
+    """``safe_filename`` against a set of casefolded names already taken (the result is added).
+
+    ``counters`` (kept by the caller for one message) remembers the last number
+    used per name, so a message with thousands of parts of one name stays linear.
+    """
+    counters = {} if counters is None else counters
     cleaned = _clean(name or "")
     if cleaned:
         stem, ext = _split_extension(_defuse(cleaned))
+        key = (stem + ext).casefold()
         result = _fit(stem, ext)
-        number = 2
+        number = counters.get(key, 2)
         while result.casefold() in folded:
             result = _fit(stem, f"-{number}{ext}")
             number += 1
     else:
         ext = extension_for(content_type)
-        number = 1
+        key = "\0" + ext
+        number = counters.get(key, 1)
         while (result := _defuse(f"attachment-{number}{ext}")).casefold() in folded:
             number += 1
+    counters[key] = number
     folded.add(result.casefold())
     return result
 

@@ -27,9 +27,10 @@ from urllib.parse import unquote
 
 import nh3
 
-__all__ = ["html_to_text", "rewrite_images", "sanitize_html"]
+__all__ = ["MAX_DEPTH", "html_as_text", "html_to_text", "rewrite_images", "sanitize_html", "too_deep"]
 
 REL = "nofollow noopener noreferrer"
+MAX_DEPTH = 512
 _TAGS = set(nh3.ALLOWED_TAGS)
 # Elements removed with everything inside them; the rest of the non-allowed
 # elements lose their tags but keep their text.
@@ -64,8 +65,17 @@ _SCHEME_RE = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]*):")
 # Tags as nh3 writes them: attribute values always double-quoted with '"' escaped.
 _IMG_RE = re.compile(r'<img((?:\s+[A-Za-z_:][-A-Za-z0-9_:.]*(?:="[^"]*")?)*)\s*/?>')
 _ATTR_RE = re.compile(r'([A-Za-z_:][-A-Za-z0-9_:.]*)(?:="([^"]*)")?')
+_TAG_TOKEN_RE = re.compile(r"<(/?)([A-Za-z][A-Za-z0-9]*)[^>]*?(/?)>")
+_ANY_TAG_RE = re.compile(r"<[^>]*>")
+# Void elements and elements whose end tag is implied by the next one of their kind.
+_NOT_NESTING = {
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track",
+    "wbr", "p", "li", "dt", "dd", "option", "optgroup", "tr", "td", "th", "tbody", "thead", "tfoot",
+    "colgroup", "rb", "rt", "rp", "rtc", "html", "head", "body",
+}  # fmt: skip
 _BLOCK_END_RE = re.compile(r"<br\s*/?>|</(?:p|div|tr|li|h[1-6]|blockquote|pre|table|dt|dd)>|<hr\s*/?>", re.I)
-_TEXT_BLANK_RE = re.compile(r"[ \t\r\f\v\xa0]*\n\s*\n\s*")
+# Both start with a literal or match every run once, so long runs of blanks stay linear.
+_TEXT_BLANK_RE = re.compile(r"\n[ \n]*\n ?")
 _SPACES_RE = re.compile(r"[ \t\r\f\v\xa0]+")
 
 
@@ -77,7 +87,7 @@ def _attribute_filter(drop_mailto: bool) -> Callable[[str, str, str], str | None
         if scheme is None:
             return None  # a relative URL would point into the archive itself
         name = scheme.group(1).lower()
-        if name == "cid" and (element, attribute) != ("img", "src"):
+        if name not in _SCHEMES or (name == "cid" and (element, attribute) != ("img", "src")):
             return None
         if name == "mailto" and drop_mailto:
             return None
@@ -96,6 +106,36 @@ def _clean(html: str, **options: Any) -> str:
         if type(exc).__name__ != "PanicException":
             raise
         return f"<pre>{escape(html, quote=False)}</pre>"
+
+
+def too_deep(html: str) -> bool:
+    """Whether elements nest deeper than ``MAX_DEPTH``.
+
+    The HTML parser behind nh3 takes time quadratic in the nesting depth (each
+    ``<div>`` searches the stack of open elements): 100,000 nested ``<div>``
+    would take minutes. The depth is over-estimated cheaply: start tags count,
+    end tags and elements that close themselves (``p``, ``li``, ``td`` ...) do not.
+    """
+    if html.count("<") <= MAX_DEPTH:
+        return False
+    depth = 0
+    for closing, name, self_closing in _TAG_TOKEN_RE.findall(html):
+        name = name.lower()
+        if name in _NOT_NESTING or self_closing:
+            continue
+        if closing:
+            depth = max(0, depth - 1)
+        else:
+            depth += 1
+            if depth > MAX_DEPTH:
+                return True
+    return False
+
+
+def html_as_text(html: str) -> str:
+    """The text of HTML with every tag dropped, for HTML that cannot be sanitized; needs escaping."""
+    text = _SPACES_RE.sub(" ", unescape(_ANY_TAG_RE.sub(" ", html)))
+    return _TEXT_BLANK_RE.sub("\n\n", text).strip()
 
 
 def sanitize_html(html: str, drop_mailto: bool = False) -> str:

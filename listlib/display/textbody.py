@@ -7,10 +7,10 @@ raises on odd text.
 Rules (decided here, documented for the theme and for readers of the code):
 
 - *Quotes*: a run of lines starting with ``>`` (blank lines between two such
-  lines join the runs) is folded in ``<details class="quote">`` when it has at
-  least ``FOLD_QUOTE_LINES`` (4) non-blank lines; shorter quotes stay in the
-  text (in ``<span class="quote">``), since a line or three of context is what
-  interleaved replies are made of. The attribution just above a folded quote
+  lines join the runs) is folded in ``<details class="quote">`` when at least
+  ``FOLD_QUOTE_LINES`` (4) of its lines have text (a bare ``>`` does not
+  count); shorter quotes stay in the text (in ``<span class="quote">``), since a
+  line or three of context is what interleaved replies are made of. The attribution just above a folded quote
   (a line ending in ``:`` such as "On Mon, Ann wrote:", possibly preceded by
   one or two lines of the same paragraph starting with "On") moves into the
   ``<summary>``. Outlook's "-----Original Message-----" starts a quote that
@@ -172,13 +172,19 @@ def obfuscate_addresses(text: str) -> str:
 
 
 def _trim_url(url: str) -> str:
-    while url:
-        last = url[-1]
-        if last in _TRAILING or (last in _CLOSERS and url.count(_CLOSERS[last]) < url.count(last)):
-            url = url[:-1]
+    """Without trailing punctuation and closing brackets that have no opening one in the URL."""
+    end = len(url)
+    balance = {closer: url.count(closer) - url.count(opener) for closer, opener in _CLOSERS.items()}
+    while end:
+        last = url[end - 1]
+        if last in _TRAILING:
+            end -= 1
+        elif last in _CLOSERS and balance[last] > 0:
+            balance[last] -= 1
+            end -= 1
         else:
             break
-    return url
+    return url[:end]
 
 
 def _link(href: str, text: str) -> str:
@@ -299,18 +305,30 @@ def _split_original(blocks: list[_Block]) -> list[_Block]:
     return blocks
 
 
+def _tail_start(text: str, lines: int) -> int:
+    """Where the last ``lines`` lines of a text start (0 when it has fewer)."""
+    at = len(text)
+    for _ in range(lines):
+        at = text.rfind("\n", 0, at)
+        if at < 0:
+            return 0
+    return at
+
+
 def _split_signature(block: _Block, footer: bool) -> list[_Block]:
+    # Only the block's last lines can hold a signature or a footer: searching just
+    # there keeps a block of a million "-- " lines linear.
     text = block.text
     padded = "\n" + text + "\n"
     for separator, limit in (("\n-- \n", SIGNATURE_LINES), ("\n--\n", SIGNATURE_LINES // 2)):
-        at = padded.find(separator)
+        at = padded.find(separator, _tail_start(padded, limit + 2))
         while at >= 0:
             rest = padded[at + len(separator) : -1]
             if rest.strip() and rest.count("\n") < limit:
                 return [_Block("text", text[: max(0, at - 1)]), _Block("signature", rest)]
             at = padded.find(separator, at + 1)
     if footer:
-        at = padded.find("\n__________")
+        at = padded.find("\n__________", _tail_start(padded, FOOTER_LINES + 1))
         while at >= 0:
             line_end = padded.find("\n", at + 1)
             next_end = padded.find("\n", line_end + 1)
@@ -329,7 +347,7 @@ def _take_attribution(block: _Block) -> str:
     body = block.text.rstrip()
     cut = body.rfind("\n") + 1
     last = body[cut:]
-    if not last.endswith(":") or len(last) > 300:
+    if not last.endswith((":", "\uff1a")) or len(last) > 300:
         return ""
     if not last.lstrip().startswith(_ATTRIBUTION_STARTS):
         # "On Mon, 1 Jan 2024, Ann Example\n<ann@example.org> wrote:" broken over lines.
@@ -359,10 +377,11 @@ def _structure(text: str) -> list[_Block]:
     footer = "__________" in text
     if footer or "riginal Message" in text or "Nachricht" in text or "d'origine" in text:
         blocks = _split_original(blocks)
+    signature = footer or "\n--" in text or text.startswith("--")
     out: list[_Block] = []
     for block in blocks:
         if block.kind == "text":
-            out.extend(_split_signature(block, footer) if "\n--" in text or footer else [block])
+            out.extend(_split_signature(block, footer) if signature else [block])
             continue
         if block.attribution or _quote_lines(block.text) >= FOLD_QUOTE_LINES:
             if not block.attribution and out and out[-1].kind in ("text", "signature"):

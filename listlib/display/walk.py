@@ -89,15 +89,10 @@ def author_fields(headers: Headers, obfuscate: bool) -> tuple[str, str, str]:
     address = clean_field(address)
     if obfuscate:
         name = obfuscate_addresses(name)
-    if not name and address:
-        name = address.split("@", 1)[0]
     if name:
-        shown = name
-    elif address:
-        shown = obfuscate_address(address) if obfuscate and "@" in address else address
-    else:
-        shown = ""
-    return name, address, shown
+        return name, address, name
+    shown = obfuscate_address(address) if obfuscate and "@" in address else address
+    return address.split("@", 1)[0], address, shown
 
 
 class _Pending:
@@ -122,6 +117,7 @@ class Walk:
         self.texts: list[str] = []
         self.attachments: list[_Pending] = []
         self.taken: set[str] = set()
+        self.counters: dict[str, int] = {}
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -163,7 +159,7 @@ class Walk:
         self.blocks.append(f'<div class="note {css}">{escape(text, quote=False)}</div>')
 
     def attach(self, part: Part, inline: bool = False, name: str | None = None) -> _Pending:
-        filename = unique_filename(part.filename or name, part.content_type, self.taken)
+        filename = unique_filename(part.filename or name, part.content_type, self.taken, self.counters)
         pending = _Pending(filename, part, inline)
         self.attachments.append(pending)
         return pending
@@ -212,6 +208,10 @@ class Walk:
             self.attach(part, inline=True)
         text = decode_bytes(payload, part.params.get("charset"))
         obfuscate = self.options.obfuscate_addresses
+        if kind == "text/html" and sanitize.too_deep(text):
+            self.note("too-deep", "This HTML part nests too deeply to show as HTML; its text is shown.")
+            text = sanitize.html_as_text(text)
+            kind = "text/plain"
         if kind == "text/html":
             html = sanitize.sanitize_html(text, drop_mailto=obfuscate)
             if obfuscate:
