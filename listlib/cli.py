@@ -247,9 +247,18 @@ def import_(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (and with --plan, the jobs) as JSON.")
 @click.option("--files", "with_files", is_flag=True, help="With --json: list every file written and removed.")
+@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless files were written or removed.")
 @click.pass_obj
 @_handle_errors
-def build(obj: _Context, plan_only: bool, clean: bool, workers: int | None, as_json: bool, with_files: bool) -> None:
+def build(
+    obj: _Context,
+    plan_only: bool,
+    clean: bool,
+    workers: int | None,
+    as_json: bool,
+    with_files: bool,
+    quiet_here: bool,
+) -> None:
     """Build the website in output/ from content/, the theme and listlib.toml.
 
     Only files whose inputs changed are rewritten, and files that no longer
@@ -271,7 +280,8 @@ def build(obj: _Context, plan_only: bool, clean: bool, workers: int | None, as_j
                 click.echo(f"render  {item['job']}" + (f" ({len(made)} files)" if made else " (new)"))
         click.echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
         return
-    progress = _Progress(enabled=not (as_json or obj.quiet), unit="work units")
+    quiet = quiet_here or obj.quiet
+    progress = _Progress(enabled=not (as_json or quiet), unit="work units")
     with progress.running("Building") as bar:
         report = build_site(
             config,
@@ -283,7 +293,8 @@ def build(obj: _Context, plan_only: bool, clean: bool, workers: int | None, as_j
     if as_json:
         click.echo(json.dumps(report.to_dict(with_files=with_files), indent=2))
         return
-    click.echo(report.summary())
+    if not quiet or report.written or report.removed:
+        click.echo(report.summary())
 
 
 @main.command()

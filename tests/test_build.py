@@ -273,3 +273,12 @@ def test_parallel_and_serial_builds_agree(site: Path) -> None:
     parallel = tree(site / "output")
     build(site, clean=True)
     assert parallel == tree(site / "output")
+
+
+def test_quiet_builds_print_only_when_files_changed(site: Path) -> None:
+    add(site, *THREAD)
+    first = run_listlib("build", "--quiet", cwd=site, check=True)
+    assert "files written" in first.stdout
+    again = run_listlib("build", "--quiet", cwd=site, check=True)
+    assert again.stdout == "" and again.stderr == ""
+    assert run_listlib("-q", "build", cwd=site, check=True).stdout == ""
