@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import re
 from html import escape
+from itertools import islice
 
 __all__ = [
     "FOLD_QUOTE_LINES",
@@ -227,28 +228,46 @@ def _links(text: str) -> list[tuple[int, int, str]]:
 
 def markup_text(text: str, obfuscate: bool) -> str:
     """Escape a plain text for HTML, link its URLs and link or obfuscate its addresses."""
+    return _markup(text, obfuscate)[0]
+
+
+def _markup(text: str, obfuscate: bool) -> tuple[str, str]:
+    """(``markup_text``, the plain text with addresses obfuscated when ``obfuscate``)."""
     if "://" not in text and "@" not in text:
-        return escape(text, quote=False)
-    out: list[str] = []
+        return escape(text, quote=False), text
+    html: list[str] = []
+    plain: list[str] = []
     pos = 0
     for start, end, kind in _links(text):
         found = text[start:end]
+        shown = found
         if kind == "email":
-            html = escape(obfuscate_address(found), quote=False) if obfuscate else _link("mailto:" + found, found)
+            if obfuscate:
+                shown = obfuscate_address(found)
+                link = escape(shown, quote=False)
+            else:
+                link = _link("mailto:" + found, found)
         elif kind == "mailto":
             if obfuscate or "@" not in found:
-                html = escape(obfuscate_addresses(found) if obfuscate else found, quote=False)
+                shown = obfuscate_addresses(found) if obfuscate else found
+                link = escape(shown, quote=False)
             else:
-                html = _link(found, found)
+                link = _link(found, found)
         elif end - start <= len("https://") or found.endswith("://"):
-            html = escape(found, quote=False)
+            link = escape(found, quote=False)
         else:
-            html = _link(found, found)
-        out.append(escape(text[pos:start], quote=False))
-        out.append(html)
+            link = _link(found, found)
+        html.append(escape(text[pos:start], quote=False))
+        html.append(link)
+        if obfuscate:
+            plain.append(text[pos:start])
+            plain.append(shown)
         pos = end
-    out.append(escape(text[pos:], quote=False))
-    return "".join(out)
+    html.append(escape(text[pos:], quote=False))
+    if not obfuscate:
+        return "".join(html), text
+    plain.append(text[pos:])
+    return "".join(html), "".join(plain)
 
 
 # -- Block structure -------------------------------------------------------------------------------
@@ -367,9 +386,12 @@ def _take_attribution(block: _Block) -> str:
     return " ".join(body[cut:].split())
 
 
-def _quote_lines(text: str) -> int:
-    """Quoted lines with text in them (bare ">" lines do not count)."""
-    return len(_QUOTE_CONTENT_RE.findall("\n" + text))
+def _folds(text: str) -> bool:
+    """Whether a quote has at least ``FOLD_QUOTE_LINES`` lines with text (bare ">" lines do not count)."""
+    if text.count("\n") + 1 < FOLD_QUOTE_LINES:
+        return False
+    found = islice(_QUOTE_CONTENT_RE.finditer("\n" + text), FOLD_QUOTE_LINES)
+    return sum(1 for _ in found) == FOLD_QUOTE_LINES
 
 
 def _structure(text: str) -> list[_Block]:
@@ -383,7 +405,7 @@ def _structure(text: str) -> list[_Block]:
         if block.kind == "text":
             out.extend(_split_signature(block, footer) if signature else [block])
             continue
-        if block.attribution or _quote_lines(block.text) >= FOLD_QUOTE_LINES:
+        if block.attribution or _folds(block.text):
             if not block.attribution and out and out[-1].kind in ("text", "signature"):
                 block.attribution = _take_attribution(out[-1])
             block.kind = "folded-quote"
@@ -410,8 +432,9 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
 
     for block in _structure(text):
         if block.kind == "text":
-            pending.append(markup_text(block.text, obfuscate))
-            new_text.append(block.text)
+            marked, plain = _markup(block.text, obfuscate)
+            pending.append(marked)
+            new_text.append(plain)
         elif block.kind == "quote":
             pending.append(f'<span class="quote">{markup_text(block.text, obfuscate)}</span>')
         else:
@@ -420,8 +443,7 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
             if body:
                 html.append(_folded(block, body, obfuscate))
     flush()
-    plain = _BLANK_LINES_RE.sub("\n\n", "\n".join(new_text)).strip()
-    return "".join(html), obfuscate_addresses(plain) if obfuscate else plain
+    return "".join(html), _BLANK_LINES_RE.sub("\n\n", "\n".join(new_text)).strip()
 
 
 _BLANK_LINES_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
