@@ -40,6 +40,7 @@ from dataclasses import dataclass
 from typing import NamedTuple
 
 from .config import ListConfig
+from .display import obfuscate_addresses
 from .index import Row
 from .plan import Job, job_key
 from .threadcache import ThreadEntry
@@ -284,16 +285,22 @@ def _month(row: Row) -> Month:
     return Month(row.year, row.month)
 
 
-def _subject(row: Row) -> str:
+def _subject(hide: bool, row: Row) -> str:
+    """A subject for index pages; ``hide``: obfuscate the addresses in it, as display does."""
     if row.no_archive:
         return NOT_ARCHIVED
-    return " ".join(row.subject.split()) or "(no subject)"
+    subject = " ".join(row.subject.split()) or "(no subject)"
+    return obfuscate_addresses(subject) if hide else subject
 
 
-def _author(row: Row) -> str:
+def _author(hide: bool, row: Row) -> str:
+    """An author's name for index pages (never an address unless the name is one)."""
     if row.no_archive:
         return ""
-    return row.from_name.strip() or row.from_addr.split("@")[0] or "(unknown)"
+    name = row.from_name.strip()
+    if name:
+        return obfuscate_addresses(name) if hide else name
+    return row.from_addr.split("@")[0] or "(unknown)"
 
 
 def _list_info(config: ListConfig) -> tuple[str, str, str]:
@@ -314,9 +321,8 @@ class SiteJobs:
         """``fingerprints``: template name -> fingerprint, for every template in
         ``TEMPLATES``; ``static_files``: (path under static/, source, digest)."""
         self.site = site.as_tuple()
-        self.fingerprints = {
-            kind: ",".join(fingerprints[name] for name in names) for kind, names in TEMPLATES.items()
-        }
+        self.hide = site.obfuscate_addresses
+        self.fingerprints = {kind: ",".join(fingerprints[name] for name in names) for kind, names in TEMPLATES.items()}
         self.sources = {source.slug: source for source in sources}
         self.static_files = tuple(static_files)
 
@@ -364,7 +370,7 @@ class SiteJobs:
         rows = source.rows([*(c for c, _p, _d in entry.messages), thread_id, *(n for n in (before, after) if n)])
         root = rows[thread_id]
         neighbours = [
-            None if other is None else (source.page(other, rows[other]), _subject(rows[other]))
+            None if other is None else (source.page(other, rows[other]), _subject(self.hide, rows[other]))
             for other in (before, after)
         ]
         messages = []
@@ -373,8 +379,16 @@ class SiteJobs:
             month = _month(row)
             messages.append(
                 (
-                    call, parent, depth, month.year, month.month, row.path, row.raw_hash, row.no_archive,
-                    row.message_id, row.refs,
+                    call,
+                    parent,
+                    depth,
+                    month.year,
+                    month.month,
+                    row.path,
+                    row.raw_hash,
+                    row.no_archive,
+                    row.message_id,
+                    row.refs,
                 )
             )
         return self.make(
@@ -384,7 +398,7 @@ class SiteJobs:
                 "list": _list_info(source.config),
                 "id": thread_id,
                 "page": source.page(thread_id, root),
-                "subject": _subject(root),
+                "subject": _subject(self.hide, root),
                 "missing_root": entry.missing_root,
                 "messages": tuple(messages),
                 "prev": neighbours[0],
@@ -433,7 +447,7 @@ class SiteJobs:
                         None if r.no_archive else raw_path(slug, month, r.call),
                         message_path(slug, month, r.call),
                         None if thread_of[r.call] == r.call else links[r.call],
-                        _subject(r),
+                        _subject(self.hide, r),
                     )
                     for r in month_rows
                 ),
@@ -456,8 +470,8 @@ class SiteJobs:
             thread_lines.append(
                 (
                     source.page(thread_id, rows[thread_id]),
-                    _subject(rows[thread_id]),
-                    _participants(entry, rows),
+                    _subject(self.hide, rows[thread_id]),
+                    _participants(entry, rows, self.hide),
                     count,
                     entry.count,
                     entry.first,
@@ -474,7 +488,9 @@ class SiteJobs:
                 "list": _list_info(source.config),
                 "month": tuple(month),
                 "threads": tuple(thread_lines),
-                "messages": tuple((links[r.call], _subject(r), _author(r), r.date) for r in month_rows),
+                "messages": tuple(
+                    (links[r.call], _subject(self.hide, r), _author(self.hide, r), r.date) for r in month_rows
+                ),
                 "prev": tuple(prev_month) if prev_month else None,
                 "next": tuple(next_month) if next_month else None,
                 "mbox": month_mbox_path(slug, month),
@@ -514,7 +530,7 @@ class SiteJobs:
                 "markdown": source.description_markdown,
                 "months": tuple((m.year, m.month, counts[m], thread_counts.get(m, 0)) for m in source.months()),
                 "latest": tuple(
-                    (source.page(t.id, roots[t.id]), _subject(roots[t.id]), t.last, t.count) for t in latest
+                    (source.page(t.id, roots[t.id]), _subject(self.hide, roots[t.id]), t.last, t.count) for t in latest
                 ),
                 "messages": sum(counts.values()),
                 "threads": len(order),
@@ -538,8 +554,8 @@ class SiteJobs:
                         r.raw_hash,
                         links[r.call],
                         message_path(slug, _month(r), r.call),
-                        _subject(r),
-                        _author(r),
+                        _subject(self.hide, r),
+                        _author(self.hide, r),
                         r.date,
                         r.no_archive,
                         thread_of[r.call] == r.call,
@@ -571,8 +587,14 @@ class SiteJobs:
             threads = len(source.order())
             summaries.append(
                 (
-                    slug, config.name, config.description, sum(source.month_counts().values()), threads,
-                    recent[0].date if recent else 0, list_index_path(slug), tuple(_sitemap_files(slug, threads)),
+                    slug,
+                    config.name,
+                    config.description,
+                    sum(source.month_counts().values()),
+                    threads,
+                    recent[0].date if recent else 0,
+                    list_index_path(slug),
+                    tuple(_sitemap_files(slug, threads)),
                     feed_path(slug),
                 )
             )
@@ -591,7 +613,14 @@ class SiteJobs:
             for row in rows.values():
                 if row.message_id:
                     entries[message_id_hash(row.message_id)].append(
-                        (row.message_id, slug, source.config.name, links[row.call], _subject(row), str(row.date))
+                        (
+                            row.message_id,
+                            slug,
+                            source.config.name,
+                            links[row.call],
+                            _subject(self.hide, row),
+                            str(row.date),
+                        )
                     )
         if not entries:
             return None
@@ -617,11 +646,11 @@ def _mbox_item(row: Row) -> tuple[str, str, str, int]:
     return (row.path, row.raw_hash, row.from_addr, row.date)
 
 
-def _participants(entry: ThreadEntry, rows: Mapping[str, Row]) -> tuple[tuple[str, ...], int]:
+def _participants(entry: ThreadEntry, rows: Mapping[str, Row], hide: bool) -> tuple[tuple[str, ...], int]:
     names: list[str] = []
     seen: set[str] = set()
     for call, _parent, _depth in entry.messages:
-        name = _author(rows[call])
+        name = _author(hide, rows[call])
         key = name.casefold()
         if name and key not in seen:
             seen.add(key)

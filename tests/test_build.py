@@ -282,3 +282,23 @@ def test_quiet_builds_print_only_when_files_changed(site: Path) -> None:
     again = run_listlib("build", "--quiet", cwd=site, check=True)
     assert again.stdout == "" and again.stderr == ""
     assert run_listlib("-q", "build", cwd=site, check=True).stdout == ""
+
+
+def test_addresses_in_subjects_and_names_are_hidden_on_every_page(site: Path) -> None:
+    add(
+        site,
+        make_message(
+            "Mail neilb@suse.de about it",
+            message_id="<x1@example.org>",
+            sender='"neilb@suse.de" <neilb@suse.de>',
+            date=T0,
+        ),
+    )
+    build(site)
+    pages = b"".join(p.read_bytes() for p in (site / "output").rglob("*") if p.suffix in (".html", ".atom"))
+    assert b"neilb@suse.de" not in pages and "ne…@suse.de".encode() in pages
+    toml = site / "listlib.toml"
+    toml.write_text(toml.read_text().replace("[site]\n", "[site]\nobfuscate_addresses = false\n"))
+    build(site)
+    month = (site / "output" / "dev" / "2024" / "03" / "index.html").read_text()
+    assert "Mail neilb@suse.de about it" in month
