@@ -27,6 +27,9 @@ base_url = {base_url}
 # content_dir = "content"
 # output_dir = "output"
 # cache_dir = ".cache"
+# Show addresses in pages as "us…@example.org"; let HTML mail load remote images.
+# obfuscate_addresses = true
+# load_remote_images = false
 
 # One table per list. The slug ("dev" below) is the list's folder and URL path.
 [lists.dev]
@@ -50,7 +53,7 @@ list_ids = ["dev.example.org"]
 # security = "ssl"                  # or "starttls"; "none" sends the password in clear
 """
 
-_GITIGNORE = "output/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\ncontent/.pop3/*.lock\npop3-password\n"
+_GITIGNORE = "output/\n.cache/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\ncontent/.pop3/*.lock\npop3-password\n"
 
 
 def write_skeleton(directory: Path, *, title: str, base_url: str) -> list[Path]:

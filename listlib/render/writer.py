@@ -17,7 +17,7 @@ import hashlib
 import itertools
 import os
 import shutil
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 __all__ = ["TEMP_PREFIX", "Writer", "digest_of", "prune_empty_dirs", "remove_files", "sweep"]
@@ -70,15 +70,12 @@ class Writer:
         if (digest == old_digest and os.path.isfile(target)) or self._same_on_disk(target, data):
             self.unchanged += 1
             return digest
-        temp = self._temp(target)
-        try:
+
+        def fill(temp: str) -> None:
             with open(temp, "wb") as handle:
                 handle.write(data)
-            os.replace(temp, target)
-        except BaseException:
-            _unlink(temp)
-            raise
-        self.written_paths.append(path)
+
+        self._replace(path, target, fill)
         return digest
 
     def copy(self, path: str, source: Path, digest: str, old_digest: str | None) -> str:
@@ -87,15 +84,19 @@ class Writer:
         if digest == old_digest and os.path.isfile(target):
             self.unchanged += 1
             return digest
+        self._replace(path, target, lambda temp: shutil.copyfile(source, temp))
+        return digest
+
+    def _replace(self, path: str, target: str, fill: Callable[[str], object]) -> None:
+        """Fill a temporary file beside ``target``, then rename it into place."""
         temp = self._temp(target)
         try:
-            shutil.copyfile(source, temp)
+            fill(temp)
             os.replace(temp, target)
         except BaseException:
             _unlink(temp)
             raise
         self.written_paths.append(path)
-        return digest
 
 
 def _unlink(path: str) -> None:
