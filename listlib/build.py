@@ -332,6 +332,10 @@ def _build(
     fault("removing")
     remove_files(output, stale)
     report.removed = stale
+    if not planned.incremental:
+        # Every job ran or was kept, so the state names every file that belongs: anything
+        # else in listlib's folders is left from a lost or older build state.
+        report.removed += sorted(sweep(output, state.all_files(), _owned_folders(config)))
     state.begin()
     planned.memory.save(state)
     state.set("running", None)

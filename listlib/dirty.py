@@ -9,7 +9,8 @@ the jobs a change can reach are:
 - changed and vanished threads, and threads whose prev/next neighbour changed (the
   thread order is diffed): their thread and tmbox jobs;
 - changed months and months whose prev/next month changed: messages, month, mmbox;
-- list, feed and sitemaps of every list with a change, and the site index;
+- list and feed of every list with a change, and the site index;
+- the sitemaps of changed months and of the root months of changed threads;
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
   thread (a message's lookup entry depends on nothing else that can change).
 
@@ -136,10 +137,17 @@ def dirty_jobs(
             consider(f"mmbox:{slug}:{month}", jobs.mmbox(slug, month))
         consider(f"list:{slug}", jobs.list(slug))
         consider(f"feed:{slug}", jobs.feed(slug))
-        sitemaps = jobs.sitemaps(slug)
+        # A month's sitemap lists the threads rooted in it with their last dates: it
+        # changes with its thread list (a thread gone or re-rooted is in the changed
+        # months of its messages) or when one of those threads changes.
+        by_month = jobs.sitemap_months(slug)
+        root_month = {t.id: month for month, summaries in by_month.items() for t in summaries}
+        sitemap_months = dirty_months | {root_month[t] for t in changed if t in root_month}
+        sitemaps = jobs.sitemaps(slug, {m: by_month[m] for m in sitemap_months if m in by_month})
         built.extend(sitemaps)
         considered.update(job.id for job in sitemaps)
-        considered.update(state.job_ids_from(f"sitemap:{slug}:"))
+        for month in sitemap_months:
+            considered.update(state.job_ids_from(f"sitemap:{slug}:{month}:"))
         memory.orders[slug] = order
         memory.months[slug] = months
         _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)

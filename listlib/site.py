@@ -24,8 +24,10 @@ month     month page (threads) and by-date page       the month's threads and me
 mmbox     the month's ``.mbox.gz``                    its messages
 list      list index                                  months, counts, latest threads
 feed      Atom feed                                   the latest messages
-sitemap   the list's sitemap                          thread pages and their last dates
-site      site index, 404 page, robots.txt, sitemap   every list's summary
+sitemap   a month's sitemap: the thread pages rooted  those threads and their last dates
+          in it
+site      site index, 404 page, robots.txt, sitemap   every list's summary and sitemaps
+          index
 mid       Message-ID lookup pages for one hash prefix those messages' pages
 static    the theme's static files                    their digests
 ========  ==========================================  ======================================
@@ -51,6 +53,7 @@ from .urls import (
     message_path,
     month_mbox_path,
     raw_path,
+    sitemap_path,
     thread_mbox_path,
 )
 from .values import Month
@@ -65,7 +68,6 @@ __all__ = [
     "SiteJobs",
     "ThreadSummary",
     "mid_prefix",
-    "sitemap_count",
 ]
 
 FEED_SIZE = 30
@@ -74,7 +76,8 @@ LATEST_THREADS = 10
 """Threads listed as latest on a list's index page."""
 PARTICIPANTS_SHOWN = 4
 SITEMAP_SIZE = 40_000
-"""Thread pages per sitemap file (the protocol allows 50,000)."""
+"""Thread pages per sitemap file (the protocol allows 50,000): a month with more threads
+has several."""
 
 TEMPLATES: dict[str, tuple[str, ...]] = {
     "thread": ("thread.html",),
@@ -122,11 +125,6 @@ class ThreadSummary(NamedTuple):
 def mid_prefix(message_id: str) -> str:
     """The Message-ID lookup bucket (``mid`` job id) a Message-ID belongs to."""
     return message_id_hash(message_id)[:2]
-
-
-def sitemap_count(threads: int) -> int:
-    """How many sitemap files a list with this many threads has."""
-    return max(1, -(-threads // SITEMAP_SIZE))
 
 
 class ListSource(ABC):
@@ -342,7 +340,7 @@ class SiteJobs:
                 yield from _present(self.messages(slug, month), self.month(slug, month), self.mmbox(slug, month))
             yield self.list(slug)
             yield self.feed(slug)
-            yield from self.sitemaps(slug)
+            yield from self.sitemaps(slug, self.sitemap_months(slug))
         yield self.site_index()
         for prefix, members in sorted(self.all_mid_members().items()):
             yield from _present(self.mid(prefix, members))
@@ -566,15 +564,22 @@ class SiteJobs:
             weight=3,
         )
 
-    def sitemaps(self, slug: str) -> list[Job]:
-        source = self.sources[slug]
-        pages = tuple((message_path(slug, Month(t.year, t.month), t.id), t.last) for t in source.order())
+    def sitemap_months(self, slug: str) -> dict[Month, list[ThreadSummary]]:
+        """The threads of a list by the month of their root (where their pages live), in
+        thread order; months without a root are absent."""
+        by_month: dict[Month, list[ThreadSummary]] = defaultdict(list)
+        for summary in self.sources[slug].order():
+            by_month[Month(summary.year, summary.month)].append(summary)
+        return by_month
+
+    def sitemaps(self, slug: str, months: Mapping[Month, Sequence[ThreadSummary]]) -> list[Job]:
+        """The sitemap jobs of these months (``sitemap_months``, or a part of it)."""
         jobs = []
-        for number, name in enumerate(_sitemap_files(slug, len(pages)), start=1):
-            start = (number - 1) * SITEMAP_SIZE
-            jobs.append(
-                self.make("sitemap", f"{slug}:{number}", {"path": name, "pages": pages[start : start + SITEMAP_SIZE]})
-            )
+        for month, summaries in sorted(months.items()):
+            for number, part in enumerate(_sitemap_parts(summaries), start=1):
+                pages = tuple((message_path(slug, month, t.id), t.last) for t in part)
+                args = {"path": sitemap_path(slug, month, number), "pages": pages}
+                jobs.append(self.make("sitemap", f"{slug}:{month}:{number}", args))
         return jobs
 
     # -- site-wide pages -----------------------------------------------------------------
@@ -585,6 +590,11 @@ class SiteJobs:
             config, slug = source.config, source.slug
             recent = source.recent(1)
             threads = len(source.order())
+            sitemaps = tuple(
+                (sitemap_path(slug, month, number), max(t.last for t in part))
+                for month, summaries in sorted(self.sitemap_months(slug).items())
+                for number, part in enumerate(_sitemap_parts(summaries), start=1)
+            )
             summaries.append(
                 (
                     slug,
@@ -594,7 +604,7 @@ class SiteJobs:
                     threads,
                     recent[0].date if recent else 0,
                     list_index_path(slug),
-                    tuple(_sitemap_files(slug, threads)),
+                    sitemaps,
                     feed_path(slug),
                 )
             )
@@ -635,11 +645,8 @@ def _present(*jobs: Job | None) -> Iterator[Job]:
     return (job for job in jobs if job is not None)
 
 
-def _sitemap_files(slug: str, threads: int) -> list[str]:
-    return [
-        f"{slug}/sitemap.xml" if number == 1 else f"{slug}/sitemap-{number}.xml"
-        for number in range(1, sitemap_count(threads) + 1)
-    ]
+def _sitemap_parts(summaries: Sequence[ThreadSummary]) -> list[Sequence[ThreadSummary]]:
+    return [summaries[start : start + SITEMAP_SIZE] for start in range(0, len(summaries), SITEMAP_SIZE)]
 
 
 def _mbox_item(row: Row) -> tuple[str, str, str, int]:

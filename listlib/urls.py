@@ -38,6 +38,7 @@ __all__ = [
     "month_mbox_path",
     "raw_path",
     "relative_url",
+    "sitemap_path",
     "thread_mbox_path",
 ]
 
@@ -69,6 +70,13 @@ def month_date_path(slug: str, month: Month) -> str:
 
 def month_mbox_path(slug: str, month: Month) -> str:
     return f"{_month_dir(slug, month)}/{slug}-{month.year:04d}-{month.month:02d}.mbox.gz"
+
+
+def sitemap_path(slug: str, month: Month, number: int = 1) -> str:
+    """A sitemap of the thread pages rooted in a month (``number`` > 1 only when a month
+    has more threads than one sitemap file may list)."""
+    name = "sitemap.xml" if number == 1 else f"sitemap-{number}.xml"
+    return f"{_month_dir(slug, month)}/{name}"
 
 
 def message_path(slug: str, month: Month, call: str) -> str:

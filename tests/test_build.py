@@ -105,10 +105,11 @@ def test_one_new_reply_rewrites_exactly_its_pages(site: Path) -> None:
         "dev/2024/04/date.html",
         "dev/2024/04/dev-2024-04.mbox.gz",
         "dev/2024/03/index.html",  # the thread's first month now says it continues, and its count
-        "dev/index.html",  # list index, feed, sitemap, site index
+        "dev/2024/03/sitemap.xml",  # the sitemap of the thread's month: its last date
+        "dev/index.html",  # list index, feed, site index
         "dev/feed.atom",
-        "dev/sitemap.xml",
         "index.html",
+        "sitemap.xml",  # the sitemap index: that sitemap's last date
         message_id_path("m6@example.org"),  # Message-ID lookup
     }
     assert set(report.written) == expected
@@ -249,6 +250,27 @@ def test_files_that_no_longer_belong_are_removed(site: Path) -> None:
     assert path in report.removed
     assert not (site / "output" / path).exists()
     assert check_links(site / "output") == []
+
+
+def test_a_build_without_its_build_state_still_removes_what_no_longer_belongs(site: Path) -> None:
+    """The build state (in .cache/) may be deleted or come from an older version: the
+    next build runs every job and then sweeps what none of them made."""
+    add(site, *THREAD)
+    build(site)
+    config = load_config(site / "listlib.toml")
+    _call, path = call_of(site, 5)
+    (config.site.content_dir / path).unlink()
+    run_listlib("check", "--repair", cwd=site, check=True)
+    stray = site / "output" / "dev" / "2024" / "sitemap.xml"  # e.g. a layout an older listlib wrote
+    stray.write_text("old")
+    for name in ("build.sqlite", "build.sqlite-wal", "build.sqlite-shm"):
+        (config.site.cache_dir / name).unlink(missing_ok=True)
+    report = build(site)
+    assert {path, "dev/2024/sitemap.xml"} <= set(report.removed)
+    assert not (site / "output" / path).exists() and not stray.exists()
+    assert (site / "output" / "index.html").exists()
+    assert check_links(site / "output") == []
+    assert build(site).removed == []
 
 
 @pytest.mark.parametrize(("point", "count"), [("job-done", 1), ("job-done", 7), ("job-done", 30), ("removing", 1)])

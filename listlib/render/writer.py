@@ -131,10 +131,12 @@ def prune_empty_dirs(root: Path, folders: Iterable[Path]) -> None:
             current = current.parent
 
 
-def sweep(root: Path, owned: set[str], folders: Iterable[str]) -> int:
-    """After an interrupted build: remove temporary files anywhere, and files nobody owns
-    inside ``folders`` (the folders listlib makes: one per list, ``mid``, ``static``)."""
-    removed = 0
+def sweep(root: Path, owned: set[str], folders: Iterable[str]) -> list[str]:
+    """Remove temporary files anywhere, and files nobody owns inside ``folders`` (the
+    folders listlib makes: one per list, ``mid``, ``static``); the paths removed.
+    Used after an interrupted build, and after a build of every job (which owns every
+    file that belongs, even when the build state was lost or is from an older version)."""
+    removed: list[str] = []
     emptied: set[Path] = set()
     if not root.is_dir():
         return 0
@@ -146,6 +148,7 @@ def sweep(root: Path, owned: set[str], folders: Iterable[str]) -> int:
             if name.startswith(TEMP_PREFIX) or (top in folders and rel not in owned):
                 Path(dirpath, name).unlink(missing_ok=True)
                 emptied.add(Path(dirpath))
-                removed += 1
+                if not name.startswith(TEMP_PREFIX):
+                    removed.append(rel)
     prune_empty_dirs(root, emptied)
     return removed
