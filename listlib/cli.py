@@ -18,22 +18,22 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from . import __version__
-from .build import build_site, plan_site
 from .config import CONFIG_NAME, Config, find_config, load_config
 from .errors import FetchError, ListlibError
-from .fetch import FetchReport, fetch_account, resolve_password
-from .filing import FilingReport, file_sources
-from .skeleton import write_skeleton
-from .store import Store
-from .threadset import ThreadSet
-from .threadview import format_thread, thread_view
 from .values import Month, is_call_number
-from .verify import check_store, repair_store
+
+# Each command imports the layers it needs when it runs: 'listlib import' in a cron job
+# should not pay for loading the renderer, nor 'listlib build' for the POP3 client.
+if TYPE_CHECKING:
+    from .fetch import FetchReport
+    from .filing import FilingReport
+    from .store import Store
+    from .threadset import ThreadSet
 
 log = logging.getLogger("listlib")
 
@@ -130,6 +130,8 @@ def init(directory: Path, title: str, base_url: str) -> None:
     Writes a commented listlib.toml, an empty content/ store, a themes/ folder
     for overrides and a .gitignore. Refuses to overwrite an existing listlib.toml.
     """
+    from .skeleton import write_skeleton
+
     written = write_skeleton(directory, title=title, base_url=base_url)
     for path in written:
         click.echo(f"created {path}")
@@ -224,6 +226,9 @@ def import_(
     if list_slug is not None and config.get_list(list_slug) is None:
         known = ", ".join(lst.slug for lst in config.lists) or "none"
         raise click.BadParameter(f"unknown list slug {list_slug!r} (configured lists: {known})", param_hint="--list")
+    from .filing import file_sources
+    from .store import Store
+
     progress = _Progress(enabled=not (as_json or obj.quiet))
     with Store(config.site.content_dir, fault=_fault_from_env()).open() as store, progress.running("Importing") as bar:
         report = file_sources(
@@ -266,6 +271,8 @@ def build(
     brought up to date first (see 'listlib threads'). Every file is replaced
     atomically, so the site is always readable while it builds.
     """
+    from .build import build_site, plan_site
+
     config = obj.load()
     if plan_only:
         report = plan_site(config)
@@ -333,6 +340,9 @@ def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: floa
             known = ", ".join(a.name for a in config.pop3)
             raise click.BadParameter(f"no POP3 account {name!r} (configured: {known})", param_hint="ACCOUNT")
         chosen.append(account)
+    from .fetch import fetch_account, resolve_password
+    from .store import Store
+
     fault = _fault_from_env()
     reports: list[FetchReport] = []
     failed = False
@@ -395,6 +405,9 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
     Exits 1 when there are problems. With --repair, rebuilds the index from
     the files (the files are the truth) and removes leftovers, then checks again.
     """
+    from .store import Store
+    from .verify import check_store, repair_store
+
     config = obj.load()
     with Store(config.site.content_dir).open(discard_damaged_index=repair) as store:
         actions = repair_store(store) if repair else []
@@ -438,6 +451,10 @@ def threads(obj: _Context, list_slug: str | None, month: str | None, message: st
     changed are threaded again). A placeholder line stands for a message that
     several answers refer to but the archive does not have.
     """
+    from .store import Store
+    from .threadset import ThreadSet
+    from .threadview import format_thread, thread_view
+
     config = obj.load()
     wanted_month = _parse_month(month) if month else None
     with Store(config.site.content_dir).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
