@@ -44,7 +44,7 @@ from email.header import Header
 from email.utils import format_datetime
 from pathlib import Path
 
-from import_bench import tree_rss
+from import_bench import precompile, tree_rss
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -419,6 +419,7 @@ def main() -> None:
     raid = CORPORA / "mbox" / "linux-raid.mboxrd.gz"
     if args.only != "generated" and not raid.exists():
         sys.exit(f"{raid} not found; use --only generated")
+    precompile()
     print(f"listlib import + build on {os.cpu_count()} cores, sites in {args.site_dir}")
     print(f"{'archive':<11} {'step':<24} {'wall s':>8} {'CPU s':>8} {'PSS MB':>8}")
     results = {}

@@ -38,6 +38,15 @@ addresses = ["twisted-python@twistedmatrix.com"]
 """
 
 
+def precompile() -> None:
+    """Compile listlib's modules to bytecode once, as installing a wheel does.
+
+    A source checkout run with PYTHONDONTWRITEBYTECODE (set on some machines) would
+    otherwise compile every module on every command, ~0.15 s that no installed copy pays.
+    """
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(REPO / "listlib")], check=True)
+
+
 def tree_rss(pid: int) -> int:
     """Proportional resident bytes (PSS) of a process and all its descendants.
 
@@ -135,6 +144,7 @@ def main() -> None:
         help="create the sites here (e.g. /dev/shm to measure CPU without the disk); default: beside the repo",
     )
     args = parser.parse_args()
+    precompile()
     if args.site_dir:
         SITE_PARENT[0] = args.site_dir
     if args.sources:
