@@ -20,7 +20,7 @@ from pathlib import Path
 
 __all__ = ["STATE_VERSION", "BuildState"]
 
-STATE_VERSION = "3"
+STATE_VERSION = "4"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

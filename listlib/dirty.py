@@ -8,7 +8,7 @@ the jobs a change can reach are:
 
 - changed and vanished threads, and threads whose prev/next neighbour changed (the
   thread order is diffed): their thread and tmbox jobs;
-- changed months and months whose prev/next month changed: messages, month, mmbox;
+- changed months and months whose prev/next month changed: messages, month, date, mmbox;
 - list and feed of every list with a change, and the site index;
 - the sitemaps of changed months and of the root months of changed threads;
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
@@ -134,6 +134,7 @@ def dirty_jobs(
         for month in sorted(dirty_months):
             consider(f"messages:{slug}:{month}", jobs.messages(slug, month))
             consider(f"month:{slug}:{month}", jobs.month(slug, month))
+            consider(f"date:{slug}:{month}", jobs.date(slug, month))
             consider(f"mmbox:{slug}:{month}", jobs.mmbox(slug, month))
         consider(f"list:{slug}", jobs.list(slug))
         consider(f"feed:{slug}", jobs.feed(slug))

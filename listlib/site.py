@@ -19,8 +19,8 @@ thread    thread page + attachments of its messages   the tree, content hashes, 
 tmbox     the thread's ``.mbox.gz``                   its messages
 messages  a month's ``.eml`` copies and the redirect  the month's messages and their threads
           pages of its non-root messages
-month     month page (threads) and by-date page       the month's threads and messages,
-                                                      prev/next month
+month     month page (the threads active in it)       those threads, prev/next month
+date      the month's by-date page                    the month's messages, prev/next month
 mmbox     the month's ``.mbox.gz``                    its messages
 list      list index                                  months, counts, latest threads
 feed      Atom feed                                   the latest messages
@@ -83,7 +83,8 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     "thread": ("thread.html",),
     "tmbox": (),
     "messages": ("redirect.html",),
-    "month": ("month.html", "date.html"),
+    "month": ("month.html",),
+    "date": ("date.html",),
     "mmbox": (),
     "list": ("list.html",),
     "feed": ("feed.atom",),
@@ -123,8 +124,10 @@ class ThreadSummary(NamedTuple):
 
 
 def mid_prefix(message_id: str) -> str:
-    """The Message-ID lookup bucket (``mid`` job id) a Message-ID belongs to."""
-    return message_id_hash(message_id)[:2]
+    """The Message-ID lookup bucket (``mid`` job id) a Message-ID belongs to: 4,096 of
+    them, so that a new message re-renders a dozen lookup pages at 50,000 messages, not
+    two hundred. (Only the job is finer than the ``mid/<h[0:2]>/`` folders of the URLs.)"""
+    return message_id_hash(message_id)[:3]
 
 
 class ListSource(ABC):
@@ -337,7 +340,9 @@ class SiteJobs:
             for summary in source.order():
                 yield from _present(self.thread(slug, summary.id), self.tmbox(slug, summary.id))
             for month in source.months():
-                yield from _present(self.messages(slug, month), self.month(slug, month), self.mmbox(slug, month))
+                yield from _present(
+                    self.messages(slug, month), self.month(slug, month), self.date(slug, month), self.mmbox(slug, month)
+                )
             yield self.list(slug)
             yield self.feed(slug)
             yield from self.sitemaps(slug, self.sitemap_months(slug))
@@ -455,11 +460,9 @@ class SiteJobs:
 
     def month(self, slug: str, month: Month) -> Job | None:
         source = self.sources[slug]
-        month_rows = self._month_rows(source, month)
-        if not month_rows:
-            return None
-        links, _thread_of = source.links(r.call for r in month_rows)
         here = source.month_threads(month)
+        if not here:
+            return None
         entries = source.threads(here)
         rows = source.rows({call for entry in entries.values() for call, _p, _d in entry.messages} | set(here))
         thread_lines = []
@@ -478,23 +481,32 @@ class SiteJobs:
                     (entry.months[-1][0], entry.months[-1][1]) > month,
                 )
             )
+        args = {**self._month_frame(source, month), "threads": tuple(thread_lines)}
+        return self.make("month", f"{slug}:{month}", args, weight=1 + len(here) // 10)
+
+    def date(self, slug: str, month: Month) -> Job | None:
+        """The month's messages by date: a job of its own, as a reply to an old thread
+        changes the thread lines of that thread's months but not their messages."""
+        source = self.sources[slug]
+        month_rows = self._month_rows(source, month)
+        if not month_rows:
+            return None
+        links, _thread_of = source.links(r.call for r in month_rows)
+        messages = tuple((links[r.call], _subject(self.hide, r), _author(self.hide, r), r.date) for r in month_rows)
+        args = {**self._month_frame(source, month), "messages": messages}
+        return self.make("date", f"{slug}:{month}", args, weight=1 + len(month_rows) // 10)
+
+    @staticmethod
+    def _month_frame(source: ListSource, month: Month) -> dict[str, object]:
+        """What both month pages show around their lists: names, neighbours, download."""
         prev_month, next_month = source.month_neighbours(month)
-        return self.make(
-            "month",
-            f"{slug}:{month}",
-            {
-                "list": _list_info(source.config),
-                "month": tuple(month),
-                "threads": tuple(thread_lines),
-                "messages": tuple(
-                    (links[r.call], _subject(self.hide, r), _author(self.hide, r), r.date) for r in month_rows
-                ),
-                "prev": tuple(prev_month) if prev_month else None,
-                "next": tuple(next_month) if next_month else None,
-                "mbox": month_mbox_path(slug, month),
-            },
-            weight=1 + len(month_rows) // 10,
-        )
+        return {
+            "list": _list_info(source.config),
+            "month": tuple(month),
+            "prev": tuple(prev_month) if prev_month else None,
+            "next": tuple(next_month) if next_month else None,
+            "mbox": month_mbox_path(source.slug, month),
+        }
 
     def mmbox(self, slug: str, month: Month) -> Job | None:
         month_rows = self._month_rows(self.sources[slug], month)

@@ -109,6 +109,7 @@ class Renderer:
             "mmbox": self.render_mbox,
             "messages": self.render_messages,
             "month": self.render_month,
+            "date": self.render_date,
             "list": self.render_list,
             "feed": self.render_feed,
             "sitemap": self.render_sitemap,
@@ -234,10 +235,6 @@ class Renderer:
 
     def render_month(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
         files: dict[str, str] = {}
-        slug = args["list"][0]
-        month = Month(*args["month"])
-        index_path = month_index_path(slug, month)
-        date_path = month_date_path(slug, month)
         threads = [
             {
                 "path": path,
@@ -253,33 +250,41 @@ class Renderer:
             }
             for path, subject, participants, here, total, first, last, earlier, later in args["threads"]
         ]
+        context = self._month_context(args)
+        path = context["month"]["path"]
+        self._put(files, old, path, self._page("month.html", path, args, threads=threads, **context))
+        return files
+
+    def render_date(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
+        files: dict[str, str] = {}
         messages = [
             {"path": path, "subject": subject, "author": author, "date": date}
             for path, subject, author, date in args["messages"]
         ]
+        context = self._month_context(args)
+        path = context["month"]["date_path"]
+        self._put(files, old, path, self._page("date.html", path, args, messages=messages, **context))
+        return files
 
-        def neighbour(value: tuple[int, int] | None) -> dict[str, Any] | None:
-            if value is None:
-                return None
-            other = Month(*value)
+    def _month_context(self, args: dict[str, Any]) -> dict[str, Any]:
+        """What both month pages have: the list, the month, its neighbours, its download."""
+        slug = args["list"][0]
+
+        def describe(value: tuple[int, int]) -> dict[str, Any]:
+            month = Month(*value)
             return {
                 "name": _month_name(value),
-                "path": month_index_path(slug, other),
-                "date_path": month_date_path(slug, other),
+                "path": month_index_path(slug, month),
+                "date_path": month_date_path(slug, month),
             }
 
-        context = {
+        return {
             "list": self._list(args["list"]),
-            "month": {"name": _month_name(args["month"]), "path": index_path, "date_path": date_path},
-            "threads": threads,
-            "messages": messages,
-            "prev": neighbour(args["prev"]),
-            "next": neighbour(args["next"]),
+            "month": describe(args["month"]),
+            "prev": describe(args["prev"]) if args["prev"] else None,
+            "next": describe(args["next"]) if args["next"] else None,
             "mbox": args["mbox"],
         }
-        self._put(files, old, index_path, self._page("month.html", index_path, args, **context))
-        self._put(files, old, date_path, self._page("date.html", date_path, args, **context))
-        return files
 
     def render_list(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
         files: dict[str, str] = {}
