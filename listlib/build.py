@@ -14,15 +14,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import multiprocessing
 import os
 import shutil
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import __version__
 from .buildstate import STATE_VERSION, BuildState
@@ -30,7 +28,8 @@ from .config import Config, ListConfig
 from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
-from .plan import Job, Plan, plan_build
+from .plan import Plan, plan_build
+from .render.runner import JobRunner
 from .render.writer import remove_files, sweep
 from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
 from .sitedata import StoredList
@@ -38,18 +37,11 @@ from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
 
-if TYPE_CHECKING:
-    from .render.pages import Renderer
-
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
 
 Progress = Callable[[int, int], None]
 """Called with (work done, total work) as jobs finish."""
 
-_CHUNK_WEIGHT = 40
-"""Work handed to a worker at a time (a thread of N messages weighs about N)."""
-_PARALLEL_FROM = 60
-"""Less work than this is done in-process: starting workers would cost more."""
 
 
 @dataclass
@@ -148,9 +140,12 @@ class _Planned:
     incremental: bool
 
 
-def _plan(config: Config, theme: Theme, state: BuildState, *, full: bool = False) -> _Planned:
+def _plan(
+    config: Config, theme: Theme, state: BuildState, *, full: bool = False, on_full: Callable[[], None] | None = None
+) -> _Planned:
     """Bring the threads up to date and plan the build: from the changes since the last
-    complete build when that is possible (and ``full`` is not asked), else from every job."""
+    complete build when that is possible (and ``full`` is not asked), else from every job
+    (``on_full`` is called first, before every list is loaded)."""
     fingerprints = _template_fingerprints(theme, state)
     static = [(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
     site = SiteInputs(
@@ -175,6 +170,8 @@ def _plan(config: Config, theme: Theme, state: BuildState, *, full: bool = False
             plan = plan_build(previous, built)
             kept = state.job_count() - sum(1 for job in plan.run if job.id in previous) - len(plan.dropped)
             return _Planned(plan, memory, kept, incremental=True)
+        if on_full is not None:
+            on_full()
         loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in config.lists]
     jobs = SiteJobs(site, fingerprints, loaded, static)
     plan = plan_build(state.job_keys(), jobs.all())
@@ -264,8 +261,10 @@ def build_site(
                 state.clear()
                 if output.exists():
                     shutil.rmtree(output)
-            planned = _plan(config, theme, state, full=clean)
-            report = _build(config, theme, planned, state, workers or os.cpu_count() or 1, progress, fault or _no_fault)
+            content, output = config.site.content_dir, config.site.output_dir
+            with JobRunner(theme, content, output, workers or os.cpu_count() or 1) as runner:
+                planned = _plan(config, theme, state, full=clean, on_full=runner.start)
+                report = _build(config, planned, state, runner, progress, fault or _no_fault)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
@@ -278,10 +277,9 @@ def _no_fault(_point: str) -> None:
 
 def _build(
     config: Config,
-    theme: Theme,
     planned: _Planned,
     state: BuildState,
-    workers: int,
+    runner: JobRunner,
     progress: Progress | None,
     fault: Callable[[str], None],
 ) -> BuildReport:
@@ -302,7 +300,7 @@ def _build(
     pending_records = 0
     state.begin()
     try:
-        for job, files, written, unchanged in _run_jobs(theme, config, plan.run, old, workers, total):
+        for job, (_id, files, written, unchanged) in runner.run(plan.run, old, total):
             for path in files:
                 if path in produced:
                     raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
@@ -341,84 +339,3 @@ def _build(
     state.set("running", None)
     state.commit()
     return report
-
-
-# Worker-process state, set once per worker by _init_worker (never in the main process).
-_renderer: Renderer | None = None
-
-
-def _init_worker(theme: Theme, content: Path, output: Path) -> None:
-    from .render.pages import Renderer
-
-    global _renderer
-    _renderer = Renderer(theme, content, output)
-
-
-def _run_chunk(chunk: list[tuple[str, str, Any, dict[str, str]]]) -> list[tuple[str, dict[str, str], list[str], int]]:
-    assert _renderer is not None
-    return _run_with(_renderer, chunk)
-
-
-def _run_with(
-    renderer: Renderer, chunk: Iterable[tuple[str, str, Any, dict[str, str]]]
-) -> list[tuple[str, dict[str, str], list[str], int]]:
-    results = []
-    for job_id, kind, args, old in chunk:
-        before_written = len(renderer.writer.written_paths)
-        before_unchanged = renderer.writer.unchanged
-        files = renderer.run(kind, args, old)
-        written = renderer.writer.written_paths[before_written:]
-        del renderer.writer.written_paths[before_written:]
-        results.append((job_id, files, written, renderer.writer.unchanged - before_unchanged))
-    return results
-
-
-def _chunks(jobs: list[Job], old: dict[str, dict[str, str]]) -> Iterator[list[tuple[str, str, Any, dict[str, str]]]]:
-    chunk: list[tuple[str, str, Any, dict[str, str]]] = []
-    weight = 0
-    # Heaviest first, so that no worker is left with a big thread at the end.
-    for job in sorted(jobs, key=lambda j: -j.weight):
-        chunk.append((job.id, job.kind, job.args, old.get(job.id, {})))
-        weight += job.weight
-        if weight >= _CHUNK_WEIGHT:
-            yield chunk
-            chunk, weight = [], 0
-    if chunk:
-        yield chunk
-
-
-def _run_jobs(
-    theme: Theme, config: Config, jobs: tuple[Job, ...], old: dict[str, dict[str, str]], workers: int, total: int
-) -> Iterator[tuple[Job, dict[str, str], list[str], int]]:
-    if not jobs:
-        return
-    by_id = {job.id: job for job in jobs}
-    content, output = config.site.content_dir, config.site.output_dir
-    if workers <= 1 or total < _PARALLEL_FROM:
-        # Imported here: a build with nothing to render need not load the renderer.
-        from .render.pages import Renderer
-
-        renderer = Renderer(theme, content, output)
-        for chunk in _chunks(list(jobs), old):
-            for job_id, files, written, unchanged in _run_with(renderer, chunk):
-                yield by_id[job_id], files, written, unchanged
-        return
-    context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(
-        max_workers=workers, mp_context=context, initializer=_init_worker, initargs=(theme, content, output)
-    ) as pool:
-        chunks = _chunks(list(jobs), old)
-        running: set[Future[list[tuple[str, dict[str, str], list[str], int]]]] = set()
-        for chunk in chunks:
-            running.add(pool.submit(_run_chunk, chunk))
-            if len(running) >= workers * 3:
-                break
-        while running:
-            finished, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                for job_id, files, written, unchanged in future.result():
-                    yield by_id[job_id], files, written, unchanged
-                chunk = next(chunks, None)
-                if chunk is not None:
-                    running.add(pool.submit(_run_chunk, chunk))
-

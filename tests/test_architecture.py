@@ -14,7 +14,8 @@ LAYERS = [
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"},
-    {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"},
+    {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
+    | {"render.runner"},
     {"filing", "verify", "skeleton", "fetch", "build"},
     {"cli", "__main__"},
 ]

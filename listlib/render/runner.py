@@ -1,0 +1,155 @@
+"""Run render jobs: in this process for a little work, else on worker processes, one
+per core, fed chunks of jobs heaviest first. Never decides what to run (``build``
+does) and never records anything (the caller records each finished job).
+
+Workers are forked. A build of every job forks them early (``JobRunner.start``),
+before the lists are loaded, so that they share none of that memory; a worker forked
+from a parent holding 50,000 rows would soon copy much of it, as touching objects
+(reference counts, the garbage collector) writes to their pages. When the need for
+workers shows only later, the parent's objects are frozen out of the collector's
+sight first (``gc.freeze``) for the same reason.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+from collections.abc import Iterable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any
+
+from ..plan import Job
+from ..theme import Theme
+
+if TYPE_CHECKING:
+    from .pages import Renderer
+
+__all__ = ["JobRunner"]
+
+CHUNK_WEIGHT = 40
+"""Work handed to a worker at a time (a thread of N messages weighs about N)."""
+PARALLEL_FROM = 60
+"""Less work than this is done in-process: starting workers would cost more."""
+
+Chunk = list[tuple[str, str, Any, dict[str, str]]]
+Result = tuple[str, dict[str, str], list[str], int]
+"""A finished job: its id, its files (path -> digest), the paths written, the files unchanged."""
+
+# Worker-process state, set once per worker by _init_worker (never in the main process).
+_renderer: Renderer | None = None
+
+
+def _init_worker(theme: Theme, content: Path, output: Path) -> None:
+    from .pages import Renderer
+
+    global _renderer
+    _renderer = Renderer(theme, content, output)
+
+
+def _ready() -> None:
+    """A first task: makes the pool fork its workers now."""
+
+
+def _run_chunk(chunk: Chunk) -> list[Result]:
+    assert _renderer is not None
+    return _run_with(_renderer, chunk)
+
+
+def _run_with(renderer: Renderer, chunk: Iterable[tuple[str, str, Any, dict[str, str]]]) -> list[Result]:
+    results = []
+    for job_id, kind, args, old in chunk:
+        before_written = len(renderer.writer.written_paths)
+        before_unchanged = renderer.writer.unchanged
+        files = renderer.run(kind, args, old)
+        written = renderer.writer.written_paths[before_written:]
+        del renderer.writer.written_paths[before_written:]
+        results.append((job_id, files, written, renderer.writer.unchanged - before_unchanged))
+    return results
+
+
+def _chunks(jobs: Iterable[Job], old: dict[str, dict[str, str]]) -> Iterator[Chunk]:
+    chunk: Chunk = []
+    weight = 0
+    # Heaviest first, so that no worker is left with a big thread at the end.
+    for job in sorted(jobs, key=lambda j: -j.weight):
+        chunk.append((job.id, job.kind, job.args, old.get(job.id, {})))
+        weight += job.weight
+        if weight >= CHUNK_WEIGHT:
+            yield chunk
+            chunk, weight = [], 0
+    if chunk:
+        yield chunk
+
+
+class JobRunner:
+    """Renders jobs for one build; a context manager that stops its workers on exit."""
+
+    def __init__(self, theme: Theme, content: Path, output: Path, workers: int) -> None:
+        self.theme, self.content, self.output, self.workers = theme, content, output, workers
+        self._pool: ProcessPoolExecutor | None = None
+        self._frozen = False
+
+    def __enter__(self) -> JobRunner:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=True, cancel_futures=True)
+            self._pool = None
+        if self._frozen:
+            # A long-lived caller (listlib serve) builds again and again: let the
+            # collector see those objects again.
+            gc.unfreeze()
+            self._frozen = False
+
+    def start(self) -> None:
+        """Fork the workers now (when there is more than one), ahead of a big build."""
+        if self.workers > 1 and self._pool is None:
+            self._pool = self._new_pool()
+            self._pool.submit(_ready).result()
+
+    def _new_pool(self) -> ProcessPoolExecutor:
+        return ProcessPoolExecutor(
+            max_workers=self.workers,
+            mp_context=multiprocessing.get_context("fork"),
+            initializer=_init_worker,
+            initargs=(self.theme, self.content, self.output),
+        )
+
+    def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
+        """Each job with its result, as they finish; ``total``: the jobs' summed weight."""
+        by_id = {job.id: job for job in jobs}
+        if not by_id:
+            return
+        if self.workers <= 1 or (total < PARALLEL_FROM and self._pool is None):
+            # Imported here: a build with nothing to render need not load the renderer.
+            from .pages import Renderer
+
+            renderer = Renderer(self.theme, self.content, self.output)
+            for chunk in _chunks(by_id.values(), old):
+                for result in _run_with(renderer, chunk):
+                    yield by_id[result[0]], result
+            return
+        if self._pool is None:
+            gc.freeze()
+            self._frozen = True
+            self._pool = self._new_pool()
+        pool = self._pool
+        chunks = _chunks(by_id.values(), old)
+        running: set[Future[list[Result]]] = set()
+        for chunk in chunks:
+            running.add(pool.submit(_run_chunk, chunk))
+            if len(running) >= self.workers * 3:
+                break
+        while running:
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                for result in future.result():
+                    yield by_id[result[0]], result
+                chunk = next(chunks, None)
+                if chunk is not None:
+                    running.add(pool.submit(_run_chunk, chunk))
