@@ -15,7 +15,7 @@ LAYERS = [
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"},
-    {"filing", "verify", "skeleton", "fetch", "build"},
+    {"filing", "verify", "skeleton", "fetch", "build", "serve", "serve_http"},
     {"cli", "__main__"},
 ]
 ONLY_IN = {
@@ -25,6 +25,7 @@ ONLY_IN = {
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},
     "poplib": {"filers.pop3"},
+    "watchfiles": {"serve"},
 }
 
 
