@@ -27,7 +27,7 @@ import os
 import signal
 import socket
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -122,17 +122,23 @@ class DevServer:
         """Build, call ``on_ready`` with the URL, then serve until interrupted
         (KeyboardInterrupt, also for SIGTERM); always closes the server."""
         thread = threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.2}, daemon=True)
+        stream: _Stream | None = None
         with _interrupts():
             try:
                 thread.start()
+                # Watching starts before the first build, so nothing changed during
+                # it goes unnoticed.
+                stream = _start_watch(self.config)[0] if self.options.live_reload else None
                 self.rebuild()
                 on_ready(self.url)
-                if self.options.live_reload:
-                    self._watch()
+                if stream is not None:
+                    self._watch(stream)
                 else:
                     while True:
                         signal.pause()
             finally:
+                if stream is not None:
+                    stream.close()
                 self.gate.stop()
                 if thread.is_alive():
                     self.httpd.shutdown()
@@ -142,6 +148,8 @@ class DevServer:
     def rebuild(self, changed: str = "") -> bool:
         """Reload the configuration and build; True when the build succeeded."""
         self._config_bytes = _read_bytes(self.config.path)
+        if changed:
+            self._log(f"{changed}: rebuilding")
         try:
             config = self._load()
             with self.gate.writing():
@@ -160,35 +168,56 @@ class DevServer:
         before = self.gate.status.version
         status = self.gate.publish(changed=bool(report.written or report.removed), error=None)
         reload = " (reloading pages)" if changed and self.options.live_reload and status.version != before else ""
-        self._log(f"{changed}{report.summary()}{reload}")
+        self._log(f"{report.summary()}{reload}")
         return True
 
     def _fail(self, message: str) -> None:
         self.gate.publish(changed=False, error=message)
         self._error(message)
 
-    def _watch(self) -> None:
-        while True:
-            config = self.config
-            changes_seen = watch(
-                *watched_paths(config),
-                watch_filter=_ChangeFilter(config),
-                debounce=_DEBOUNCE_MS,
-                step=_STEP_MS,
-                rust_timeout=_POLL_MS,
-                yield_on_timeout=True,
-                raise_interrupt=True,
-            )
-            with contextlib.closing(changes_seen):
-                for changes in changes_seen:
-                    config_changed = _read_bytes(config.path) != self._config_bytes
-                    if not changes and not config_changed:
-                        continue
-                    self.rebuild(_describe(changes, config, config_changed))
-                    if config_changed:
-                        # Watch again: the configuration may name other folders, and
-                        # the file itself may be a new one (saved by rename).
-                        break
+    def _watch(self, stream: _Stream) -> None:
+        """Rebuild after every burst of changes, until interrupted."""
+        config = self.config
+        pending: set[tuple[Change, str]] = set()
+        try:
+            while True:
+                changes = pending or next(stream)
+                pending = set()
+                config_changed = _read_bytes(config.path) != self._config_bytes
+                if not changes and not config_changed:
+                    continue
+                self.rebuild(_describe(changes, config, config_changed))
+                if config_changed:
+                    # Watch again: the configuration may name other folders, and the
+                    # file itself may be a new one (saved by rename). The old watch
+                    # runs until the new one does, so no change falls between them.
+                    config = self.config
+                    fresh, pending = _start_watch(config)
+                    pending |= next(stream)
+                    stream.close()
+                    stream = fresh
+        finally:
+            stream.close()
+
+
+_Stream = Generator[set[tuple[Change, str]], None, None]
+
+
+def _start_watch(config: Config) -> tuple[_Stream, set[tuple[Change, str]]]:
+    """A running watch of the site's inputs, and the changes seen while starting it.
+    (watchfiles starts watching at the first ``next``, which returns after at most
+    ``_POLL_MS``: from then on, every change is reported.)"""
+    config.site.content_dir.mkdir(parents=True, exist_ok=True)
+    stream = watch(
+        *watched_paths(config),
+        watch_filter=_ChangeFilter(config),
+        debounce=_DEBOUNCE_MS,
+        step=_STEP_MS,
+        rust_timeout=_POLL_MS,
+        yield_on_timeout=True,
+        raise_interrupt=True,
+    )
+    return stream, next(stream)
 
 
 def _describe(changes: set[tuple[Change, str]], config: Config, config_changed: bool) -> str:
@@ -196,9 +225,9 @@ def _describe(changes: set[tuple[Change, str]], config: Config, config_changed: 
     if config_changed and config.path.name not in names:
         names.insert(0, config.path.name)
     if not names:
-        return ""
+        return "changes"
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
-    return f"changed {shown}: "
+    return f"changed {shown}"
 
 
 def _relative(path: str, root: Path) -> str:

@@ -113,7 +113,7 @@ def parse_range(header: str | None, size: int) -> tuple[int, int] | None:
         return max(0, size - suffix), size - 1
     start = int(first)
     end = int(last) if last else size - 1
-    if end < start:
+    if last and end < start:
         return None
     if start >= size:
         raise Unsatisfiable
