@@ -17,10 +17,39 @@ import subprocess
 import sys
 import threading
 import time
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from .conftest import SITE_TOML, subprocess_env
+from listlib.config import load_config
+from listlib.filing import file_sources
+from listlib.store import Store
+
+from .conftest import SITE_TOML, make_message, mboxrd, subprocess_env
+
+T0 = datetime(2024, 5, 2, 8, 0, tzinfo=UTC)
+
+
+def post(n: int, subject: str, reply_to: int | None = None) -> bytes:
+    """Message s<n> to the dev list, an hour after the previous one."""
+    extra = {"In-Reply-To": f"<s{reply_to}@example.org>"} if reply_to else {}
+    return make_message(
+        subject,
+        f"Message number {n}.\n" + "Some text. " * 50 + "\n",
+        message_id=f"<s{n}@example.org>",
+        date=T0 + timedelta(hours=n),
+        extra=extra,
+    )
+
+
+def fill(root: Path, messages: list[bytes]) -> None:
+    """File messages into the site's store in-process (as listlib import would)."""
+    config = load_config(root / "listlib.toml")
+    source = root.parent / f"in-{time.monotonic_ns()}.mbox"
+    source.write_bytes(mboxrd(messages))
+    with Store(config.site.content_dir).open() as store:
+        assert file_sources(store, config.lists, [source]).filed == len(messages)
+
 
 THEME_TOML = '\n[theme]\ndir = "themes/site"\n'
 
@@ -176,4 +205,6 @@ class Events:
                 return json.loads(line[6:])  # type: ignore[no-any-return]
 
     def close(self) -> None:
+        self.response.close()
+        self.sock.close()
         self.conn.close()

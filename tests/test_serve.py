@@ -12,39 +12,14 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from listlib.config import load_config
-from listlib.filing import file_sources
 from listlib.serve_http import SiteGate, content_type, parse_range
-from listlib.store import Store
 
-from .conftest import make_message, mboxrd, run_listlib
-from .devserver import DevServer, Events, page_version, raw_request, set_footer, write_site
-
-T0 = datetime(2024, 5, 2, 8, 0, tzinfo=UTC)
-
-
-def post(n: int, subject: str, reply_to: int | None = None) -> bytes:
-    extra = {"In-Reply-To": f"<s{reply_to}@example.org>"} if reply_to else {}
-    return make_message(
-        subject,
-        f"Message number {n}.\n" + "Some text. " * 50 + "\n",
-        message_id=f"<s{n}@example.org>",
-        date=T0 + timedelta(hours=n),
-        extra=extra,
-    )
-
-
-def fill(root: Path, messages: list[bytes]) -> None:
-    config = load_config(root / "listlib.toml")
-    source = root.parent / f"in-{time.monotonic_ns()}.mbox"
-    source.write_bytes(mboxrd(messages))
-    with Store(config.site.content_dir).open() as store:
-        assert file_sources(store, config.lists, [source]).filed == len(messages)
+from .conftest import mboxrd, run_listlib
+from .devserver import DevServer, Events, fill, page_version, post, raw_request, set_footer, write_site
 
 
 def temp_files(root: Path) -> list[str]:
