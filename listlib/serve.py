@@ -148,11 +148,11 @@ class DevServer:
     def rebuild(self, changed: str = "") -> bool:
         """Reload the configuration and build; True when the build succeeded."""
         self._config_bytes = _read_bytes(self.config.path)
-        if changed:
-            self._log(f"{changed}: rebuilding")
         try:
             config = self._load()
             with self.gate.writing():
+                if changed:
+                    self._log(f"{changed}: rebuilding")
                 self.gate.set_output(config.site.output_dir)
                 report = build_site(config, workers=self.options.workers)
         except ListlibError as exc:
