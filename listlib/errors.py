@@ -10,7 +10,8 @@ module must never import anything from listlib.
     ├── FetchError         a POP3 account cannot be reached, logged into or read (names the account)
     ├── StoreError         the content/ store cannot be opened, locked or written
     │   └── LockTimeoutError   another listlib process holds the store lock too long
-    └── BuildError         the site cannot be built (a theme or template problem, names the file)
+    ├── BuildError         the site cannot be built (a theme or template problem, names the file)
+    └── ServeError         the dev server cannot start (its port is taken, the host is unknown)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "FetchError",
     "ListlibError",
     "LockTimeoutError",
+    "ServeError",
     "SourceError",
     "StoreError",
 ]
@@ -75,3 +77,7 @@ class LockTimeoutError(StoreError):
 
 class BuildError(ListlibError):
     """The site cannot be built: a missing theme, a broken template (with file and line)."""
+
+
+class ServeError(ListlibError):
+    """``listlib serve`` cannot listen where it was asked to (a port in use, a bad host)."""

@@ -16,7 +16,7 @@ LAYERS = [
     | {"display.sanitize", "display.attachments"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
     | {"render.runner"},
-    {"filing", "verify", "skeleton", "fetch", "build"},
+    {"filing", "verify", "skeleton", "fetch", "build", "serve", "serve_http"},
     {"cli", "__main__"},
 ]
 ONLY_IN = {
@@ -26,6 +26,7 @@ ONLY_IN = {
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},
     "poplib": {"filers.pop3"},
+    "watchfiles": {"serve"},
 }
 
 

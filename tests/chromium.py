@@ -1,0 +1,121 @@
+"""Headless Chromium for tests, driven with the standard library only: the flags that
+keep it off the network, and ``DevTools``, a client of the DevTools protocol over
+``--remote-debugging-pipe`` (used by test_browser.py and test_serve_browser.py).
+Nothing here ever downloads a browser; ``CHROMIUM`` is None when none is installed."""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+]
+
+
+def _fd_above(fd: int, lowest: int) -> int:
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, lowest)
+    os.close(fd)
+    return moved
+
+
+class DevTools:
+    """A Chromium (fresh profile) driven over ``--remote-debugging-pipe``: requests on fd 3,
+    answers and events on fd 4, each a JSON text ended by a NUL byte."""
+
+    def __init__(self, profile: Path) -> None:
+        to_browser, self._write_fd = os.pipe()
+        self._read_fd, from_browser = os.pipe()
+        # Out of the way of fds 3 and 4, which the shell below overwrites.
+        to_browser, from_browser = (_fd_above(fd, 10) for fd in (to_browser, from_browser))
+        assert CHROMIUM is not None
+        self.proc = subprocess.Popen(
+            # bash (dash knows fds 0-9 only) puts the pipe ends on fds 3 and 4, then becomes Chromium.
+            [
+                "bash",
+                "-c",
+                f'exec "$0" "$@" 3<&{to_browser} 4>&{from_browser}',
+                CHROMIUM,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                "--remote-debugging-pipe",
+                "about:blank",
+            ],
+            pass_fds=(to_browser, from_browser),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        os.close(to_browser)
+        os.close(from_browser)
+        self._reader = os.fdopen(self._read_fd, "rb", buffering=0)
+        self._buffer = bytearray()
+        self._next_id = 0
+        self.events: list[dict[str, Any]] = []
+
+    def _receive(self, deadline: float) -> dict[str, Any]:
+        while b"\0" not in self._buffer:
+            if time.monotonic() > deadline:
+                raise TimeoutError("Chromium did not answer in time")
+            chunk = self._reader.read(1 << 20)
+            if not chunk:
+                raise EOFError("Chromium closed the DevTools pipe")
+            self._buffer += chunk
+        end = self._buffer.index(b"\0")
+        message = json.loads(self._buffer[:end])
+        del self._buffer[: end + 1]
+        return message  # type: ignore[no-any-return]
+
+    def send(self, method: str, session: str | None = None, timeout: float = 20, **params: Any) -> dict[str, Any]:
+        self._next_id += 1
+        request: dict[str, Any] = {"id": self._next_id, "method": method, "params": params}
+        if session:
+            request["sessionId"] = session
+        os.write(self._write_fd, json.dumps(request).encode() + b"\0")
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._receive(deadline)
+            if message.get("id") == self._next_id:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message["result"]  # type: ignore[no-any-return]
+            self.events.append(message)
+
+    def wait_for(self, method: str, session: str, timeout: float = 20) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        for event in self.events:
+            if event.get("method") == method and event.get("sessionId") == session:
+                return event
+        while True:
+            message = self._receive(deadline)
+            self.events.append(message)
+            if message.get("method") == method and message.get("sessionId") == session:
+                return message
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError, EOFError, TimeoutError, RuntimeError):
+            self.send("Browser.close", timeout=5)
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        os.close(self._write_fd)
+        self._reader.close()
