@@ -13,9 +13,11 @@ LAYERS = [
     {"message", "dating", "config", "fsutil", "index", "threader", "threadcache", "urls", "theme", "plan"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
-    | {"display.sanitize", "display.attachments"},
-    {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"},
-    {"filing", "verify", "skeleton", "fetch", "build"},
+    | {"display.sanitize", "display.attachments"}
+    | {"delivery", "delivery.queue", "delivery.compose", "delivery.policy", "delivery.bounce", "delivery.transport"},
+    {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
+    | {"delivery.runner"},
+    {"filing", "verify", "skeleton", "fetch", "build", "delivery.intake"},
     {"cli", "__main__"},
 ]
 ONLY_IN = {
@@ -25,6 +27,8 @@ ONLY_IN = {
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},
     "poplib": {"filers.pop3"},
+    "smtplib": {"delivery.transport"},
+    "aiosmtpd": set(),
 }
 
 
