@@ -46,6 +46,9 @@ class ScriptedHandler:
     dropped: set[str] = field(default_factory=set)
     transactions: int = 0
     down: bool = False
+    hold_temporary: bool | None = None
+    """True: ``temp``/``full`` recipients fail temporarily whatever their count; False: they
+    are accepted whatever their count; None: their count decides."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     async def handle_EHLO(self, server: SMTP, session: Session, envelope: Envelope, hostname: str, responses: list[str]) -> list[str]:  # noqa: E501
@@ -69,7 +72,8 @@ class ScriptedHandler:
         if local.startswith("perm"):
             return "550 5.1.1 no such user here"
         match = _COUNT_RE.match(local)
-        if match and tries <= int(match.group(2)):
+        failing = tries <= int(match.group(2)) if match and self.hold_temporary is None else self.hold_temporary
+        if match and failing:
             if match.group(1) == "temp":
                 return "450 4.2.1 mailbox busy, try later"
             return "452 4.2.2 mailbox full"
@@ -97,9 +101,9 @@ class ScriptedHandler:
 class SmtpServer:
     """aiosmtpd on a free port of 127.0.0.1, with a ScriptedHandler."""
 
-    def __init__(self) -> None:
+    def __init__(self, port: int | None = None) -> None:
         self.handler = ScriptedHandler()
-        self.port = _free_port()
+        self.port = port or _free_port()
         self.controller = Controller(self.handler, hostname="127.0.0.1", port=self.port, ready_timeout=5.0)
 
     def start(self) -> SmtpServer:
@@ -108,6 +112,7 @@ class SmtpServer:
 
     def stop(self) -> None:
         self.controller.stop()
+        self.controller.loop.close()  # Controller.stop leaves its event loop open (a ResourceWarning)
 
     def __enter__(self) -> SmtpServer:
         return self.start()

@@ -16,8 +16,8 @@ A post's id is the call number of the stored message it forwards. Its folder hol
 number, envelope sender, recipients, why it is held) and ``journal``: append-only
 JSON lines, one per recipient outcome (``done``, ``failed`` with the reply, ``temp``
 with the reply) and one per attempt (when, and when to try again). The lines of one
-SMTP transaction are appended with one write and fsync'ed before the next
-transaction starts, so a recipient marked done is never sent the post again, and a
+SMTP transaction are appended together and fsync'ed before the next transaction
+starts, so a recipient marked done is never sent the post again, and a
 crash can only repeat the one transaction between the server's acceptance and the
 mark (qmail's INTERNALS, section 6). A torn last line (a crash mid-write) is ignored
 and cut off. Stage changes are renames of the post folder, made durable by syncing
@@ -280,9 +280,15 @@ class Outbound:
         data = b"".join(json.dumps(e, separators=(",", ":")).encode("utf-8") + b"\n" for e in entries)
         fd = os.open(post.path / _JOURNAL, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
+            # Written in two halves so that crash tests can kill the process between them:
+            # a torn last line must read as "not marked".
+            half = len(data) // 2
+            for number, part in enumerate((data[:half], data[half:])):
+                view = memoryview(part)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if number == 0:
+                    self.fault("journal-half")
             os.fsync(fd)
         finally:
             os.close(fd)
