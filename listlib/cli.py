@@ -17,7 +17,7 @@ import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -261,8 +261,13 @@ def import_(
             stdin=sys.stdin.buffer if "-" in map(str, sources) else None,
             after_filing=intake,
         )
+    if as_json and intake is not None:
+        data = report.to_dict()
+        data["delivery"] = asdict(intake.report)
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
     _print_report(report, as_json, obj.quiet)
-    if intake is not None and not as_json:
+    if intake is not None:
         _print_intake(intake, obj.quiet)
 
 
@@ -351,7 +356,8 @@ def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: floa
     for cron: runs never collide (a second run for the same account waits
     --wait seconds, then skips it), and with --quiet it prints nothing unless
     something happened. Exits 1 when an account cannot be reached, logged
-    into or read.
+    into or read. Posts for lists with deliver = true are queued for
+    'listlib deliver' as they are filed.
     """
     config = obj.load()
     quiet = quiet_here or obj.quiet
@@ -579,11 +585,7 @@ def deliver(
         raise ListlibError(f"{config.path}: no [smtp] table: 'listlib deliver' needs a server to send through")
     clock = _clock_from_env()
     try:
-        lock = outbound.run_lock(wait)
-    except LockTimeoutError:
-        report = DeliverReport(busy=True)
-    else:
-        try:
+        with outbound.running(wait):
             password = resolve_smtp_password(config.smtp, os.environ)
             progress = _Progress(enabled=not (as_json or quiet), unit="recipients")
             with SmtpSession(config.smtp, password) as session, progress.running("Delivering") as bar:
@@ -597,8 +599,8 @@ def deliver(
                     progress=bar,
                 )
                 report = runner.run()
-        finally:
-            os.close(lock)
+    except LockTimeoutError:
+        report = DeliverReport(busy=True)
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
         return
@@ -610,8 +612,7 @@ def deliver(
 
 
 def _release_or_drop(outbound: Outbound, release: tuple[str, ...], drop: tuple[str, ...], wait: float) -> None:
-    lock = outbound.run_lock(wait)
-    try:
+    with outbound.running(wait):
         for post_id in release:
             stage = outbound.find(post_id)
             if stage != "held":
@@ -625,8 +626,6 @@ def _release_or_drop(outbound: Outbound, release: tuple[str, ...], drop: tuple[s
                 raise DeliveryError(f"no held or failed post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
             outbound.remove(outbound.load(stage, post_id))
             click.echo(f"dropped {post_id} from {stage}/")
-    finally:
-        os.close(lock)
 
 
 def _print_queue(outbound: Outbound, as_json: bool) -> None:

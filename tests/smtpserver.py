@@ -51,20 +51,26 @@ class ScriptedHandler:
     are accepted whatever their count; None: their count decides."""
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    async def handle_EHLO(self, server: SMTP, session: Session, envelope: Envelope, hostname: str, responses: list[str]) -> list[str]:  # noqa: E501
+    async def handle_EHLO(
+        self, server: SMTP, session: Session, envelope: Envelope, hostname: str, responses: list[str]
+    ) -> list[str]:
         session.host_name = hostname
         if self.down:
             return ["421 4.3.2 service not available, try later"]
         return responses
 
-    async def handle_MAIL(self, server: SMTP, session: Session, envelope: Envelope, address: str, options: list[str]) -> str:  # noqa: E501
+    async def handle_MAIL(
+        self, server: SMTP, session: Session, envelope: Envelope, address: str, options: list[str]
+    ) -> str:
         if self.down:
             return "421 4.3.2 service not available, try later"
         envelope.mail_from = address
         envelope.mail_options.extend(options)
         return "250 OK"
 
-    async def handle_RCPT(self, server: SMTP, session: Session, envelope: Envelope, address: str, options: list[str]) -> str:  # noqa: E501
+    async def handle_RCPT(
+        self, server: SMTP, session: Session, envelope: Envelope, address: str, options: list[str]
+    ) -> str:
         local = address.split("@")[0].lower()
         with self.lock:
             self.attempts[address] += 1

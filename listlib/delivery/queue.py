@@ -156,9 +156,15 @@ class Outbound:
         finally:
             release_lock(fd)
 
-    def run_lock(self, wait: float) -> int:
-        """The lock of a whole 'listlib deliver' run; raises LockTimeoutError after ``wait`` seconds."""
-        return acquire_lock(self.root / ".lock", wait, f"{self.root}: another 'listlib deliver' is running")
+    @contextmanager
+    def running(self, wait: float) -> Iterator[None]:
+        """Hold the lock of a whole 'listlib deliver' run (or of --release/--drop);
+        raise LockTimeoutError after ``wait`` seconds."""
+        fd = acquire_lock(self.root / ".lock", wait, f"{self.root}: another 'listlib deliver' is running")
+        try:
+            yield
+        finally:
+            release_lock(fd)
 
     # -- what is known -------------------------------------------------------------------
 

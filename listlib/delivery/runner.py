@@ -36,7 +36,7 @@ __all__ = ["DeliverReport", "Runner", "Sender"]
 
 Fault = Callable[[str], None]
 ProgressCallback = Callable[[int, int, int], None]
-"""Called with (recipients handled, recipients to handle, posts handled)."""
+"""Called with (recipients handled, recipients to handle, recipients handled)."""
 
 _MAX_CONSECUTIVE_ERRORS = 2
 
@@ -193,7 +193,7 @@ class Runner:
         self.fault("marked")
         self._done += len(chunk)
         if self.progress is not None:
-            self.progress(self._done, self._total, self.report.posts)
+            self.progress(self._done, self._total, self._done)
         return True
 
     def _settle(self, post: QueuedPost) -> None:

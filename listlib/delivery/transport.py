@@ -65,6 +65,9 @@ class Transaction:
         return self.data
 
 
+_NOT_ASCII = "5.1.3 not sent: listlib cannot send to non-ASCII addresses (SMTPUTF8)"
+
+
 def _reply(code: int, text: bytes | str) -> Reply:
     if isinstance(text, bytes):
         text = text.decode("utf-8", "replace")
@@ -126,14 +129,16 @@ class SmtpSession:
         result = Transaction()
         try:
             options = ["BODY=8BITMIME"] if smtp.has_extn("8bitmime") and not data.isascii() else []
-            code, text = smtp.mail(sender, options)
+            code, text = (smtp.mail(sender, options)) if sender.isascii() else (553, _NOT_ASCII)
             if code != 250:
                 refused = _reply(code, text)
                 result.rcpt = dict.fromkeys(recipients, refused)
                 self._reset(smtp)
                 return result
             for recipient in recipients:
-                code, text = smtp.rcpt(recipient)
+                # smtplib cannot send a non-ASCII address (that needs SMTPUTF8): refuse it here
+                # rather than let one subscriber stop the whole run.
+                code, text = smtp.rcpt(recipient) if recipient.isascii() else (553, _NOT_ASCII)
                 result.rcpt[recipient] = _reply(code, text)
             if not any(reply.accepted for reply in result.rcpt.values()):
                 self._reset(smtp)
