@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import re
 import socket
+import ssl
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from aiosmtpd.controller import Controller
-from aiosmtpd.smtp import SMTP, Envelope, Session
+from aiosmtpd.smtp import SMTP, AuthResult, Envelope, LoginPassword, Session
 
 _COUNT_RE = re.compile(r"^(temp|full)(\d)")
 
@@ -107,10 +108,38 @@ class ScriptedHandler:
 class SmtpServer:
     """aiosmtpd on a free port of 127.0.0.1, with a ScriptedHandler."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(
+        self,
+        port: int | None = None,
+        *,
+        tls: ssl.SSLContext | None = None,
+        implicit_tls: bool = False,
+        login: tuple[str, str] | None = None,
+    ) -> None:
+        """With ``tls``: STARTTLS (required), or TLS from the start with ``implicit_tls``.
+        With ``login``: AUTH is required, with this user and password."""
         self.handler = ScriptedHandler()
         self.port = port or _free_port()
-        self.controller = Controller(self.handler, hostname="127.0.0.1", port=self.port, ready_timeout=5.0)
+        options: dict[str, Any] = {}
+        if tls is not None and implicit_tls:
+            options["ssl_context"] = tls
+        elif tls is not None:
+            options.update(tls_context=tls, require_starttls=True)
+        if login is not None:
+            user, password = login
+
+            def authenticate(server: SMTP, session: Session, envelope: Envelope, mechanism: str, data: Any) -> Any:
+                ok = isinstance(data, LoginPassword) and (data.login, data.password) == (
+                    user.encode(),
+                    password.encode(),
+                )
+                return AuthResult(success=ok, handled=False)
+
+            # With TLS from the start aiosmtpd does not know the session is encrypted.
+            options.update(
+                authenticator=authenticate, auth_required=True, auth_require_tls=tls is not None and not implicit_tls
+            )
+        self.controller = Controller(self.handler, hostname="127.0.0.1", port=self.port, ready_timeout=5.0, **options)
 
     def start(self) -> SmtpServer:
         self.controller.start()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import ssl
 import subprocess
 import sys
 from collections import Counter
@@ -16,6 +17,7 @@ from listlib.config import load_config
 
 from .conftest import make_message, run_listlib, subprocess_env
 from .delivery_site import NOW, deliver, import_posts, make_site, post, queue_status, subscribers
+from .dovecot import make_test_ca
 from .smtpserver import SmtpServer
 
 HOUR = 3600.0
@@ -343,3 +345,40 @@ def test_deliver_without_smtp_or_with_a_bad_subscribers_file_says_why(tmp_path: 
     assert result.returncode == 1
     assert "subscribers.txt, line 2: 'not an address' is not an email address" in result.stderr
     assert os.path.exists(site / "content" / "dev"), "the message is filed all the same"
+
+
+@pytest.fixture(scope="module")
+def tls_files(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("smtp-tls")
+    make_test_ca(folder)
+    return folder
+
+
+def server_tls(folder: Path) -> ssl.SSLContext:
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(folder / "server.crt", folder / "server.key")
+    return context
+
+
+@pytest.mark.parametrize("security", ["starttls", "ssl"])
+# aiosmtpd cannot tell that a connection with TLS from the start is encrypted, so the
+# test server (not listlib) requires AUTH "without TLS" there, and warns about it.
+@pytest.mark.filterwarnings("ignore:Requiring AUTH while not requiring TLS")
+def test_tls_and_login(tmp_path: Path, tls_files: Path, security: str) -> None:
+    implicit = security == "ssl"
+    with SmtpServer(tls=server_tls(tls_files), implicit_tls=implicit, login=("lists", "s3cret")) as server:
+        site = make_site(tmp_path / "site", server, ["ok-poster@example.org", "ann@example.com"])
+        toml = (site / "listlib.toml").read_text()
+        (site / "password").write_text("s3cret\n")
+        secure = f'security = "{security}"\nca_file = "{tls_files / "ca.crt"}"\nuser = "lists"\n'
+        (site / "listlib.toml").write_text(toml.replace('security = "none"\n', secure + 'password = "wrong"\n'))
+        import_posts(site, post(1))
+        refused = deliver(site)
+        assert "refused the login: 535" in refused.stderr and "stay queued" in refused.stderr
+        (site / "listlib.toml").write_text(toml.replace('security = "none"\n', secure + 'password_file = "password"\n'))
+        run_until_empty(site, NOW + HOUR)
+        assert server.handler.received == Counter({"ok-poster@example.org": 1, "ann@example.com": 1})
+        untrusted = site / "listlib.toml"
+        untrusted.write_text(untrusted.read_text().replace(f'ca_file = "{tls_files / "ca.crt"}"\n', ""))
+        import_posts(site, post(2))
+        assert "certificate" in deliver(site, NOW + 2 * HOUR).stderr
