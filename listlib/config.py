@@ -155,8 +155,10 @@ class ListConfig:
     """Posting addresses; mail sent To/Cc/Delivered-To one of them is filed under this list."""
     list_ids: tuple[str, ...]
     """RFC 2919 List-Id values (``dev.example.org``); checked before addresses."""
-    delivery: ListDelivery | None = None
-    """Forwarding to subscribers (``deliver = true``), or None when the list is only archived."""
+    delivery: ListDelivery | None = field(default=None, repr=False)
+    """Forwarding to subscribers (``deliver = true``), or None when the list is only archived.
+    Left out of the repr: the build's site fingerprint is made from it, and subscribers
+    coming and going must not make a build re-plan every page."""
 
 
 @dataclass(frozen=True)

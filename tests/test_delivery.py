@@ -382,3 +382,11 @@ def test_tls_and_login(tmp_path: Path, tls_files: Path, security: str) -> None:
         untrusted.write_text(untrusted.read_text().replace(f'ca_file = "{tls_files / "ca.crt"}"\n', ""))
         import_posts(site, post(2))
         assert "certificate" in deliver(site, NOW + 2 * HOUR).stderr
+
+
+def test_a_post_that_asks_not_to_be_archived_is_delivered_without_archived_at(tmp_path: Path, smtp: SmtpServer) -> None:
+    site = make_site(tmp_path / "site", smtp, ["ok-poster@example.org"])
+    import_posts(site, post(1, extra={"X-No-Archive": "yes"}))
+    deliver(site)
+    [got] = smtp.handler.messages
+    assert b"\r\nArchived-At:" not in got.data and b"\r\nX-No-Archive: yes\r\n" in got.data

@@ -123,3 +123,9 @@ def test_bounces_are_found_by_verp_address_or_delivery_status_notification() -> 
     assert find_bounces(delayed, lists) == []
     post = b"To: dev@lists.example.org\nSubject: about bounces\n\nFinal-Recipient: rfc822; a@b.c\nAction: failed\n"
     assert find_bounces(post, lists) == []
+
+
+def test_no_archived_at_for_a_post_that_asked_not_to_be_archived() -> None:
+    delivery = ListDelivery(**DELIVERY.__dict__)
+    out = compose_post(RAW, delivery, "dev", "https://x.org/dev/index.html", None)
+    assert b"Archived-At" not in out and b"List-Archive: <https://x.org/dev/index.html>\r\n" in out

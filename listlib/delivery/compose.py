@@ -2,9 +2,10 @@
 
 Added (RFC 2369, RFC 2919, RFC 5064): ``List-Id``, ``List-Post``, ``List-Archive``,
 ``List-Subscribe``, ``List-Unsubscribe`` (mailto), ``Archived-At`` (the message's
-permanent page), ``Precedence: list`` and an ``X-Loop`` marker naming the list
-address. Fields of those names already present (from an upstream list) are
-removed so that a reader sees one set. Everything else is kept byte for byte:
+permanent page; left out when the author asked not to be archived),
+``Precedence: list`` and an ``X-Loop`` marker naming the list address. Fields of
+those names already present (from an upstream list) are removed so that a reader
+sees one set. Everything else is kept byte for byte:
 Message-ID, In-Reply-To, References, every other header field and the body. Two
 opt-in changes touch more: a subject prefix (rewrites the Subject field) and a
 footer (appended to a plain-text, single-part, 7/8-bit body only); both break
@@ -58,7 +59,7 @@ def _quote_name(name: str) -> str:
     return f'"{escaped}"' if name.isascii() else ""
 
 
-def list_headers(delivery: ListDelivery, name: str, list_url: str, archived_at: str) -> list[str]:
+def list_headers(delivery: ListDelivery, name: str, list_url: str, archived_at: str | None) -> list[str]:
     """The header fields a forwarded post gets, in order."""
     shown = _quote_name(name)
     list_id = f"{shown} <{delivery.list_id}>" if shown else f"<{delivery.list_id}>"
@@ -69,13 +70,13 @@ def list_headers(delivery: ListDelivery, name: str, list_url: str, archived_at: 
         f"List-Archive: <{list_url}>",
         f"List-Subscribe: <mailto:{request}?subject=subscribe>",
         f"List-Unsubscribe: <mailto:{request}?subject=unsubscribe>",
-        f"Archived-At: <{archived_at}>",
+        *([f"Archived-At: <{archived_at}>"] if archived_at else []),
         "Precedence: list",
         f"X-Loop: {delivery.post_address}",
     ]
 
 
-def compose_post(raw: bytes, delivery: ListDelivery, name: str, list_url: str, archived_at: str) -> bytes:
+def compose_post(raw: bytes, delivery: ListDelivery, name: str, list_url: str, archived_at: str | None) -> bytes:
     """The bytes to send for the stored message ``raw`` (see the module docstring)."""
     end = _HEADER_END_RE.search(raw)
     if end is None:

@@ -134,7 +134,8 @@ class Intake:
             delivery,
             self.names[row.list],
             base + list_index_path(row.list),
-            base + message_path(row.list, month, row.call),
+            # X-No-Archive: the page is only a placeholder, so there is no archived copy to point at.
+            None if row.no_archive else base + message_path(row.list, month, row.call),
         )
         return NewPost(
             id=row.call,
