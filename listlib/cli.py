@@ -19,18 +19,12 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 from . import __version__
 from .config import CONFIG_NAME, Config, find_config, load_config
-from .delivery.bounce import BounceLog
-from .delivery.intake import Intake
-from .delivery.queue import STAGES, Outbound, QueuedPost
-from .delivery.runner import DeliverReport, Runner
-from .delivery.transport import SmtpSession
-from .delivery.transport import resolve_password as resolve_smtp_password
 from .errors import DeliveryError, FetchError, ListlibError, LockTimeoutError
 from .fetch import FetchReport, fetch_account, resolve_password
 from .filing import FilingReport, file_sources
@@ -40,6 +34,12 @@ from .threadset import ThreadSet
 from .threadview import format_thread, thread_view
 from .values import Month, is_call_number
 from .verify import check_store, repair_store
+
+# Delivery is imported by the commands that use it, when they run (cron runs of
+# 'listlib build' should not load it).
+if TYPE_CHECKING:
+    from .delivery.intake import Intake
+    from .delivery.queue import Outbound
 
 log = logging.getLogger("listlib")
 
@@ -569,6 +569,11 @@ def deliver(
     retried with a growing wait; permanent ones (5xx) move the post to failed/
     with the reply. Runs never overlap. With --status, prints the queue.
     """
+    from .delivery.queue import Outbound
+    from .delivery.runner import DeliverReport, Runner
+    from .delivery.transport import SmtpSession
+    from .delivery.transport import resolve_password as resolve_smtp_password
+
     config = obj.load()
     quiet = quiet_here or obj.quiet
     assert config.site.queue_dir is not None
@@ -629,6 +634,8 @@ def _release_or_drop(outbound: Outbound, release: tuple[str, ...], drop: tuple[s
 
 
 def _print_queue(outbound: Outbound, as_json: bool) -> None:
+    from .delivery.queue import STAGES, QueuedPost
+
     posts: list[QueuedPost] = []
     if outbound.root.is_dir():
         for stage in STAGES:
@@ -669,6 +676,8 @@ def bounces(obj: _Context, list_slug: str | None, as_json: bool) -> None:
     delivery status notification to the list's bounce address. Nobody is
     unsubscribed automatically.
     """
+    from .delivery.bounce import BounceLog
+
     config = obj.load()
     assert config.site.queue_dir is not None
     rows = BounceLog(config.site.queue_dir).report(list_slug)
@@ -686,6 +695,9 @@ def _intake(config: Config, store: Store, fault: Callable[[str], None] | None) -
     """The filing hook that queues posts of lists with deliver = true, or None when there are none."""
     if not any(lst.delivery for lst in config.lists):
         return None
+    from .delivery.intake import Intake
+    from .delivery.queue import Outbound
+
     assert config.site.queue_dir is not None
     outbound = Outbound(config.site.queue_dir, fault=fault).open()
     return Intake(store, config, outbound, _clock_from_env())
