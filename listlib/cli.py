@@ -13,10 +13,11 @@ import logging
 import os
 import signal
 import sys
+import time
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -24,7 +25,7 @@ import click
 
 from . import __version__
 from .config import CONFIG_NAME, Config, find_config, load_config
-from .errors import FetchError, ListlibError
+from .errors import DeliveryError, FetchError, ListlibError, LockTimeoutError
 from .values import Month, is_call_number
 
 # Each command imports the layers it needs when it runs: 'listlib import' in a cron job
@@ -34,6 +35,12 @@ if TYPE_CHECKING:
     from .filing import FilingReport
     from .store import Store
     from .threadset import ThreadSet
+
+# Delivery is imported by the commands that use it, when they run (cron runs of
+# 'listlib build' should not load it).
+if TYPE_CHECKING:
+    from .delivery.intake import Intake
+    from .delivery.queue import Outbound
 
 log = logging.getLogger("listlib")
 
@@ -207,10 +214,22 @@ def _print_report(report: FilingReport, as_json: bool, quiet: bool) -> None:
     show_default=True,
     help="How to read '>From ' lines in mbox files; auto means mboxrd for 'From mboxrd@z' files, else mboxo.",
 )
+@click.option(
+    "--deliver",
+    "for_delivery",
+    is_flag=True,
+    help="Also queue the messages of lists with deliver = true for 'listlib deliver' (posts, not old archives).",
+)
 @click.pass_obj
 @_handle_errors
 def import_(
-    obj: _Context, sources: tuple[Path, ...], list_slug: str | None, dry_run: bool, as_json: bool, mbox_format: str
+    obj: _Context,
+    sources: tuple[Path, ...],
+    list_slug: str | None,
+    dry_run: bool,
+    as_json: bool,
+    mbox_format: str,
+    for_delivery: bool,
 ) -> None:
     """File the mail in SOURCES into the store.
 
@@ -220,17 +239,23 @@ def import_(
     (with sub-folders), or a folder of message files. Mail is routed to lists by
     List-Id, then by To/Cc/Delivered-To addresses; unmatched mail goes to
     _no_list, and mail that cannot be filed to _failed with its reason.
-    Importing the same mail again files nothing twice.
+    Importing the same mail again files nothing twice. With --deliver, the
+    messages of lists with deliver = true are also queued for their
+    subscribers (each message once, however often it is imported).
     """
     config = obj.load()
     if list_slug is not None and config.get_list(list_slug) is None:
         known = ", ".join(lst.slug for lst in config.lists) or "none"
         raise click.BadParameter(f"unknown list slug {list_slug!r} (configured lists: {known})", param_hint="--list")
+    if for_delivery and not any(lst.delivery for lst in config.lists):
+        raise ListlibError(f"{config.path}: --deliver: no list has deliver = true")
     from .filing import file_sources
     from .store import Store
 
     progress = _Progress(enabled=not (as_json or obj.quiet))
-    with Store(config.site.content_dir, fault=_fault_from_env()).open() as store, progress.running("Importing") as bar:
+    fault = _fault_from_env()
+    with Store(config.site.content_dir, fault=fault).open() as store, progress.running("Importing") as bar:
+        intake = _intake(config, store, fault) if for_delivery and not dry_run else None
         report = file_sources(
             store,
             config.lists,
@@ -240,8 +265,16 @@ def import_(
             mbox_format=mbox_format,  # type: ignore[arg-type]
             progress=bar,
             stdin=sys.stdin.buffer if "-" in map(str, sources) else None,
+            after_filing=intake,
         )
+    if as_json and intake is not None:
+        data = report.to_dict()
+        data["delivery"] = asdict(intake.report)
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        return
     _print_report(report, as_json, obj.quiet)
+    if intake is not None:
+        _print_intake(intake, obj.quiet)
 
 
 @main.command()
@@ -385,7 +418,8 @@ def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: floa
     for cron: runs never collide (a second run for the same account waits
     --wait seconds, then skips it), and with --quiet it prints nothing unless
     something happened. Exits 1 when an account cannot be reached, logged
-    into or read.
+    into or read. Posts for lists with deliver = true are queued for
+    'listlib deliver' as they are filed.
     """
     config = obj.load()
     quiet = quiet_here or obj.quiet
@@ -405,13 +439,21 @@ def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: floa
     reports: list[FetchReport] = []
     failed = False
     with Store(config.site.content_dir, fault=fault).open() as store:
+        intake = _intake(config, store, fault)
         for account in chosen or config.pop3:
             progress = _Progress(enabled=not (as_json or quiet))
             try:
                 password = resolve_password(account, os.environ)
                 with progress.running(f"Fetching {account.name}") as bar:
                     report = fetch_account(
-                        store, config.lists, account, password, lock_wait=wait, progress=bar, fault=fault
+                        store,
+                        config.lists,
+                        account,
+                        password,
+                        lock_wait=wait,
+                        progress=bar,
+                        fault=fault,
+                        after_filing=intake,
                     )
             except FetchError as exc:
                 _echo_error(str(exc))
@@ -423,6 +465,8 @@ def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: floa
                 _print_fetch_report(report, quiet)
     if as_json:
         click.echo(json.dumps([r.to_dict() for r in reports], indent=2, sort_keys=True))
+    elif intake is not None:
+        _print_intake(intake, quiet)
     if failed:
         sys.exit(1)
 
@@ -560,6 +604,198 @@ def _select_threads(
     if month is not None:
         return [thread_id for thread_id, _ in threadset.month(slug, month).threads]
     return threadset.thread_ids(slug)
+
+
+@main.command()
+@click.option("--status", is_flag=True, help="Print the queue (new, retry, failed, held posts) and send nothing.")
+@click.option("--release", metavar="ID", multiple=True, help="Let a held post go out (to new/); repeatable.")
+@click.option("--drop", metavar="ID", multiple=True, help="Remove a held or failed post for good; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report (or with --status, the queue) as JSON.")
+@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless something was sent or failed.")
+@click.option(
+    "--wait",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    metavar="SECONDS",
+    help="How long to wait for another 'listlib deliver' before skipping this run.",
+)
+@click.pass_obj
+@_handle_errors
+def deliver(
+    obj: _Context,
+    status: bool,
+    release: tuple[str, ...],
+    drop: tuple[str, ...],
+    as_json: bool,
+    quiet_here: bool,
+    wait: float,
+) -> None:
+    """Send queued posts to the subscribers of their list through the [smtp] server.
+
+    Posts are queued when 'listlib fetch' (or 'listlib import --deliver') files
+    mail for a list with deliver = true. New posts go first, then retries that
+    are due. Each recipient is marked done, durably, as soon as the server
+    accepts it, so a kill or a crash never sends a post to anyone twice (except
+    the one transaction in flight). Temporary failures (4xx, server down) are
+    retried with a growing wait; permanent ones (5xx) move the post to failed/
+    with the reply. Runs never overlap. With --status, prints the queue.
+    """
+    from .delivery.queue import Outbound
+    from .delivery.runner import DeliverReport, Runner
+    from .delivery.transport import SmtpSession
+    from .delivery.transport import resolve_password as resolve_smtp_password
+
+    config = obj.load()
+    quiet = quiet_here or obj.quiet
+    assert config.site.queue_dir is not None
+    fault = _fault_from_env()
+    outbound = Outbound(config.site.queue_dir, fault=fault)
+    if status:
+        _print_queue(outbound, as_json)
+        return
+    outbound.open()
+    if release or drop:
+        _release_or_drop(outbound, release, drop, wait)
+        return
+    if config.smtp is None:
+        raise ListlibError(f"{config.path}: no [smtp] table: 'listlib deliver' needs a server to send through")
+    clock = _clock_from_env()
+    try:
+        with outbound.running(wait):
+            password = resolve_smtp_password(config.smtp, os.environ)
+            progress = _Progress(enabled=not (as_json or quiet), unit="recipients")
+            with SmtpSession(config.smtp, password) as session, progress.running("Delivering") as bar:
+                runner = Runner(
+                    outbound,
+                    config.delivery,
+                    session,
+                    max_recipients=config.smtp.max_recipients,
+                    clock=clock,
+                    fault=fault,
+                    progress=bar,
+                )
+                report = runner.run()
+    except LockTimeoutError:
+        report = DeliverReport(busy=True)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        return
+    if quiet and not report.eventful:
+        return
+    click.echo(report.summary())
+    if report.error:
+        click.echo(f"warning: {report.error}; the posts stay queued and are retried later", err=True)
+
+
+def _release_or_drop(outbound: Outbound, release: tuple[str, ...], drop: tuple[str, ...], wait: float) -> None:
+    with outbound.running(wait):
+        for post_id in release:
+            stage = outbound.find(post_id)
+            if stage != "held":
+                raise DeliveryError(f"no held post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
+            with outbound.state_lock():
+                outbound.move(outbound.load("held", post_id), "new")
+            click.echo(f"released {post_id}: it goes out with the next 'listlib deliver'")
+        for post_id in drop:
+            stage = outbound.find(post_id)
+            if stage not in ("held", "failed"):
+                raise DeliveryError(f"no held or failed post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
+            outbound.remove(outbound.load(stage, post_id))
+            click.echo(f"dropped {post_id} from {stage}/")
+
+
+def _print_queue(outbound: Outbound, as_json: bool) -> None:
+    from .delivery.queue import STAGES, QueuedPost
+
+    posts: list[QueuedPost] = []
+    if outbound.root.is_dir():
+        for stage in STAGES:
+            posts.extend(outbound.iter_stage(stage))
+    if as_json:
+        click.echo(json.dumps([post.to_dict() for post in posts], indent=2, sort_keys=True))
+        return
+    for post in posts:
+        info = post.to_dict()
+        line = (
+            f"{post.stage:<6}  {post.id}  {post.slug}  {info['message_id'] or '(no Message-ID)'}  "
+            f"{info['recipients']} recipients: {info['done']} done, {info['failed']} failed, {info['pending']} pending"
+        )
+        if post.stage == "retry":
+            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(post.next_try))
+            line += f"; try {post.attempts + 1} at {when}"
+        if post.stage == "held":
+            line += f"; held: {info['held_reason']}"
+        click.echo(line)
+        for recipient, reply in list(info["failures"].items())[:20]:
+            click.echo(f"        failed  {recipient}: {reply}")
+        for recipient, reply in list(info["temporary"].items())[:5]:
+            click.echo(f"        pending {recipient}: {reply}")
+    counts = {stage: sum(1 for p in posts if p.stage == stage) for stage in STAGES}
+    click.echo(f"{len(posts)} posts queued: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))
+
+
+@main.command()
+@click.option("-l", "--list", "list_slug", metavar="SLUG", help="Only this list.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@click.pass_obj
+@_handle_errors
+def bounces(obj: _Context, list_slug: str | None, as_json: bool) -> None:
+    """List subscribers whose mail bounced: how often, first and last time.
+
+    Bounces are recognised when 'listlib fetch' (or 'import --deliver') files
+    them: by their VERP address ([delivery] verp = true) or as a standard
+    delivery status notification to the list's bounce address. Nobody is
+    unsubscribed automatically.
+    """
+    from .delivery.bounce import BounceLog
+
+    config = obj.load()
+    assert config.site.queue_dir is not None
+    rows = BounceLog(config.site.queue_dir).report(list_slug)
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        first = time.strftime("%Y-%m-%d", time.gmtime(float(row["first"])))  # type: ignore[arg-type]
+        last = time.strftime("%Y-%m-%d", time.gmtime(float(row["last"])))  # type: ignore[arg-type]
+        click.echo(f"{row['list']}  {row['address']}  {row['bounces']} bounces ({first} .. {last})")
+    click.echo(f"{len(rows)} bouncing subscribers")
+
+
+def _intake(config: Config, store: Store, fault: Callable[[str], None] | None) -> Intake | None:
+    """The filing hook that queues posts of lists with deliver = true, or None when there are none."""
+    if not any(lst.delivery for lst in config.lists):
+        return None
+    from .delivery.intake import Intake
+    from .delivery.queue import Outbound
+
+    assert config.site.queue_dir is not None
+    outbound = Outbound(config.site.queue_dir, fault=fault).open()
+    return Intake(store, config, outbound, _clock_from_env())
+
+
+def _print_intake(intake: Intake, quiet: bool) -> None:
+    report = intake.report
+    if quiet and not report.eventful:
+        return
+    for item in report.held:
+        click.echo(f"held: {item['list']}/{item['id']}: {item['reason']} (see 'listlib deliver --status')", err=True)
+    for item in report.loops:
+        click.echo(f"not forwarded: {item['list']}/{item['id']}: {item['reason']}", err=True)
+    click.echo(report.summary())
+
+
+def _clock_from_env() -> Callable[[], float]:
+    """The delivery clock: the real one, or LISTLIB_NOW (Unix seconds) so tests can move time forward."""
+    fixed = os.environ.get("LISTLIB_NOW")
+    if not fixed:
+        return time.time
+    try:
+        value = float(fixed)
+    except ValueError:
+        raise ListlibError(f"LISTLIB_NOW={fixed!r} is not a number of seconds") from None
+    return lambda: value
 
 
 def _fault_from_env() -> Callable[[str], None] | None:

@@ -14,7 +14,6 @@ import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any, Literal, cast
 
 from .errors import ConfigError, ConfigIssue
@@ -24,10 +23,13 @@ from .values import RESERVED_SLUGS, is_slug
 __all__ = [
     "CONFIG_NAME",
     "Config",
+    "DeliveryConfig",
     "ListConfig",
+    "ListDelivery",
     "Pop3Account",
     "Security",
     "SiteConfig",
+    "SmtpConfig",
     "ThemeConfig",
     "find_config",
     "load_config",
@@ -58,6 +60,34 @@ _POP3_KEYS = {
     "keep_on_server",
     "max_messages",
 }
+_SMTP_KEYS = {
+    "host",
+    "port",
+    "security",
+    "user",
+    "password",
+    "password_file",
+    "password_env",
+    "ca_file",
+    "timeout",
+    "helo",
+    "max_recipients",
+}
+_SMTP_PORTS: dict[Security, int] = {"ssl": 465, "starttls": 587, "none": 25}
+_DELIVERY_KEYS = {"verp", "retry_first_minutes", "retry_max_minutes", "give_up_days"}
+_LIST_KEYS = {"name", "description", "addresses", "list_ids"}
+_LIST_DELIVERY_KEYS = {
+    "deliver",
+    "subscribers",
+    "subscribers_file",
+    "posters",
+    "subject_prefix",
+    "footer",
+    "exclude_poster",
+    "bounces_address",
+    "request_address",
+}
+Posters = Literal["subscribers", "anyone"]
 
 
 @dataclass(frozen=True)
@@ -79,6 +109,36 @@ class SiteConfig:
     """Show email addresses in pages as ``us…@example.org`` (harder to harvest)."""
     load_remote_images: bool = False
     """Let HTML mail load images from other sites (off: they could track readers)."""
+    queue_dir: Path | None = None
+    """The outbound queue of ``listlib deliver`` (default ``queue``); not derived data:
+    never inside the cache or output folders."""
+
+
+@dataclass(frozen=True)
+class ListDelivery:
+    """The delivery keys of a ``[lists.<slug>]`` table with ``deliver = true``."""
+
+    post_address: str
+    """The list's posting address (its first ``addresses`` entry): List-Post, loop marker."""
+    list_id: str
+    """The List-Id value (its first ``list_ids`` entry, else derived from the posting address)."""
+    bounces_address: str
+    """Envelope sender of forwarded posts (default ``<list>-bounces@<domain>``); with VERP
+    ``<list>-bounces+user=host@<domain>``."""
+    request_address: str
+    """Target of the List-Subscribe/List-Unsubscribe mailto links (default ``<list>-request@<domain>``)."""
+    subscribers: tuple[str, ...] = ()
+    """Subscriber addresses written in listlib.toml (lower-cased)."""
+    subscribers_file: Path | None = None
+    """A file of subscriber addresses, one a line (``#`` comments); read at each run."""
+    posters: Posters = "subscribers"
+    """Who may post: ``subscribers`` (others are held) or ``anyone``."""
+    subject_prefix: str = ""
+    """Put in front of the Subject of forwarded posts (off by default: it breaks DKIM signatures)."""
+    footer: str = ""
+    """Appended to plain-text single-part posts (off by default: it breaks DKIM signatures)."""
+    exclude_poster: bool = False
+    """Do not send a post back to its author's own address."""
 
 
 @dataclass(frozen=True)
@@ -95,6 +155,10 @@ class ListConfig:
     """Posting addresses; mail sent To/Cc/Delivered-To one of them is filed under this list."""
     list_ids: tuple[str, ...]
     """RFC 2919 List-Id values (``dev.example.org``); checked before addresses."""
+    delivery: ListDelivery | None = field(default=None, repr=False)
+    """Forwarding to subscribers (``deliver = true``), or None when the list is only archived.
+    Left out of the repr: the build's site fingerprint is made from it, and subscribers
+    coming and going must not make a build re-plan every page."""
 
 
 @dataclass(frozen=True)
@@ -141,6 +205,46 @@ class Pop3Account:
 
 
 @dataclass(frozen=True)
+class SmtpConfig:
+    """The ``[smtp]`` table: the server ``listlib deliver`` hands posts to."""
+
+    host: str
+    """The SMTP server's host name or IP address."""
+    port: int
+    """TCP port (default 465 for ``ssl``, 587 for ``starttls``, 25 for ``none``)."""
+    security: Security
+    """``starttls`` (the default), ``ssl`` (TLS from the start) or ``none``."""
+    user: str | None = None
+    """Login name for SMTP AUTH; no authentication when absent."""
+    password: str | None = field(default=None, repr=False)
+    password_file: Path | None = None
+    password_env: str | None = None
+    ca_file: Path | None = None
+    """PEM file of the certificate authorities to trust instead of the system's."""
+    timeout: float = 60.0
+    """Seconds to wait for the server before giving up on this run (default 60)."""
+    helo: str | None = None
+    """Name to greet the server with (default: this machine's fully qualified name)."""
+    max_recipients: int = 50
+    """RCPT TO commands per SMTP transaction (without VERP)."""
+
+
+@dataclass(frozen=True)
+class DeliveryConfig:
+    """The ``[delivery]`` table: site-wide delivery settings."""
+
+    verp: bool = False
+    """One transaction per recipient with the recipient encoded in the envelope sender
+    (``dev-bounces+ann=example.org@lists.example.org``), so bounces name the subscriber."""
+    retry_first_minutes: float = 5.0
+    """Wait before the first retry after a temporary failure; doubled at each retry."""
+    retry_max_minutes: float = 240.0
+    """The longest wait between two retries."""
+    give_up_days: float = 5.0
+    """Recipients still failing temporarily this long after a post was queued fail for good."""
+
+
+@dataclass(frozen=True)
 class Config:
     """A whole listlib.toml, validated."""
 
@@ -151,8 +255,10 @@ class Config:
     theme: ThemeConfig
     pop3: tuple[Pop3Account, ...] = ()
     """POP3 accounts for ``listlib fetch``, in the order of the file."""
-    delivery: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
-    """Reserved for delivery settings (``listlib deliver``)."""
+    delivery: DeliveryConfig = field(default_factory=DeliveryConfig)
+    """Site-wide delivery settings (``listlib deliver``)."""
+    smtp: SmtpConfig | None = None
+    """The SMTP server for ``listlib deliver``; None when there is no ``[smtp]`` table."""
     warnings: tuple[str, ...] = ()
 
     def get_list(self, slug: str) -> ListConfig | None:
@@ -321,7 +427,7 @@ def _read_lists(reader: _Reader, data: Mapping[str, Any]) -> tuple[ListConfig, .
         if not isinstance(table, Mapping):
             reader.issues.append(ConfigIssue(where, f"expected a table, got {_kind(table)}"))
             continue
-        reader.unknown(table, {"name", "description", "addresses", "list_ids"}, where)
+        reader.unknown(table, _LIST_KEYS | _LIST_DELIVERY_KEYS, where)
         addresses = tuple(a.lower() for a in reader.strings(table, "addresses", where, _check_email))
         list_ids = tuple(
             i.strip().strip("<>").lower() for i in reader.strings(table, "list_ids", where, _check_list_id)
@@ -347,9 +453,49 @@ def _read_lists(reader: _Reader, data: Mapping[str, Any]) -> tuple[ListConfig, .
                 description=reader.string(table, "description", where, default=""),
                 addresses=addresses,
                 list_ids=list_ids,
+                delivery=_read_list_delivery(reader, table, where, addresses, list_ids),
             )
         )
     return tuple(out)
+
+
+def _check_posters(value: str) -> str | None:
+    return None if value in ("subscribers", "anyone") else f"{value!r} is not one of 'subscribers', 'anyone'"
+
+
+def _read_list_delivery(
+    reader: _Reader, table: Mapping[str, Any], where: str, addresses: tuple[str, ...], list_ids: tuple[str, ...]
+) -> ListDelivery | None:
+    if not reader.boolean(table, "deliver", where, False):
+        present = sorted(key for key in table if key in _LIST_DELIVERY_KEYS and key != "deliver")
+        if present:
+            reader.warnings.append(f"{where}.{present[0]}: unused without deliver = true")
+        return None
+    if not addresses:
+        reader.issues.append(ConfigIssue(f"{where}.addresses", "a list with deliver = true needs a posting address"))
+        post = "list@invalid.example"
+    else:
+        post = addresses[0]
+    local, _, domain = post.partition("@")
+    subscribers = tuple(s.lower() for s in reader.strings(table, "subscribers", where, _check_email))
+    posters = reader.string(table, "posters", where, default="subscribers", check=_check_posters)
+    bounces = reader.string(table, "bounces_address", where, default=f"{local}-bounces@{domain}", check=_check_email)
+    if "+" in bounces.partition("@")[0]:
+        reader.issues.append(ConfigIssue(f"{where}.bounces_address", "must not contain '+' (VERP adds it)"))
+    return ListDelivery(
+        post_address=post,
+        list_id=list_ids[0] if list_ids else f"{local}.{domain}",
+        bounces_address=bounces.lower(),
+        request_address=reader.string(
+            table, "request_address", where, default=f"{local}-request@{domain}", check=_check_email
+        ).lower(),
+        subscribers=subscribers,
+        subscribers_file=reader.path(table, "subscribers_file", where, None),
+        posters=cast(Posters, posters if posters in ("subscribers", "anyone") else "subscribers"),
+        subject_prefix=reader.string(table, "subject_prefix", where, default=""),
+        footer=reader.string(table, "footer", where, default=""),
+        exclude_poster=reader.boolean(table, "exclude_poster", where, False),
+    )
 
 
 def _check_host(value: str) -> str | None:
@@ -414,15 +560,74 @@ def _read_pop3(reader: _Reader, data: Mapping[str, Any], lists: tuple[ListConfig
     return tuple(out)
 
 
+def _read_smtp(reader: _Reader, data: Mapping[str, Any]) -> SmtpConfig | None:
+    if "smtp" not in data:
+        return None
+    where = "smtp"
+    table = reader.table(data, "smtp", where)
+    reader.unknown(table, _SMTP_KEYS, where)
+    security = reader.string(table, "security", where, default="starttls", check=_check_security)
+    security = cast(Security, security if security in _SECURITIES else "starttls")
+    user = reader.string(table, "user", where, default="", check=_check_nonempty) if "user" in table else None
+    sources = [key for key in ("password", "password_file", "password_env") if key in table]
+    if user is not None and not sources:
+        reader.issues.append(ConfigIssue(where, "one of password_file, password_env or password is required with user"))
+    elif user is None and sources:
+        reader.issues.append(ConfigIssue(f"{where}.{sources[0]}", "needs a user to log in with"))
+    elif len(sources) > 1:
+        reader.issues.append(ConfigIssue(where, f"give only one of {', '.join(sources)}"))
+    ca_file = reader.path(table, "ca_file", where, None)
+    if ca_file is not None and security == "none":
+        reader.warnings.append(f"{where}.ca_file: unused with security = 'none'")
+    port = reader.integer(table, "port", where, 1, 65535)
+    return SmtpConfig(
+        host=reader.string(table, "host", where, check=_check_host),
+        port=port or _SMTP_PORTS[security],
+        security=security,
+        user=user,
+        password=reader.string(table, "password", where, default="") if "password" in table else None,
+        password_file=reader.path(table, "password_file", where, None),
+        password_env=reader.string(table, "password_env", where, default="", check=_check_env_name) or None,
+        ca_file=ca_file,
+        timeout=reader.number(table, "timeout", where, 60.0),
+        helo=reader.string(table, "helo", where, default="", check=_check_host) or None,
+        max_recipients=reader.integer(table, "max_recipients", where, 1, 1000) or 50,
+    )
+
+
+def _read_delivery(reader: _Reader, data: Mapping[str, Any]) -> DeliveryConfig:
+    table = reader.table(data, "delivery", "delivery")
+    reader.unknown(table, _DELIVERY_KEYS, "delivery")
+    first = reader.number(table, "retry_first_minutes", "delivery", 5.0)
+    most = reader.number(table, "retry_max_minutes", "delivery", 240.0)
+    if most < first:
+        reader.issues.append(ConfigIssue("delivery.retry_max_minutes", "must not be less than retry_first_minutes"))
+    return DeliveryConfig(
+        verp=reader.boolean(table, "verp", "delivery", False),
+        retry_first_minutes=first,
+        retry_max_minutes=most,
+        give_up_days=reader.number(table, "give_up_days", "delivery", 5.0),
+    )
+
+
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     """Validate parsed TOML into a Config; raise ConfigError listing every issue."""
     root = path.parent.resolve()
     reader = _Reader(root)
-    reader.unknown(data, {"site", "lists", "theme", "pop3", "delivery"}, "")
+    reader.unknown(data, {"site", "lists", "theme", "pop3", "delivery", "smtp"}, "")
     site_table = reader.table(data, "site", "site")
     reader.unknown(
         site_table,
-        {"title", "base_url", "content_dir", "output_dir", "cache_dir", "obfuscate_addresses", "load_remote_images"},
+        {
+            "title",
+            "base_url",
+            "content_dir",
+            "output_dir",
+            "cache_dir",
+            "queue_dir",
+            "obfuscate_addresses",
+            "load_remote_images",
+        },
         "site",
     )
     base_url = reader.string(site_table, "base_url", "site", check=_check_url)
@@ -436,7 +641,12 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         cache_dir=reader.path(site_table, "cache_dir", "site", ".cache") or root / ".cache",
         obfuscate_addresses=reader.boolean(site_table, "obfuscate_addresses", "site", True),
         load_remote_images=reader.boolean(site_table, "load_remote_images", "site", False),
+        queue_dir=reader.path(site_table, "queue_dir", "site", "queue") or root / "queue",
     )
+    assert site.queue_dir is not None
+    for folder, key in ((site.output_dir, "output"), (site.cache_dir, "cache"), (site.content_dir, "content")):
+        if site.queue_dir == folder or site.queue_dir.is_relative_to(folder):
+            reader.issues.append(ConfigIssue("site.queue_dir", f"must not be inside the {key} folder"))
     if site.output_dir == site.content_dir or site.content_dir.is_relative_to(site.output_dir):
         reader.issues.append(
             ConfigIssue("site.output_dir", "must not contain the content folder: builds may delete it")
@@ -455,7 +665,13 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     )
     lists = _read_lists(reader, data)
     pop3 = _read_pop3(reader, data, lists)
-    delivery = reader.table(data, "delivery", "delivery")
+    delivery = _read_delivery(reader, data)
+    smtp = _read_smtp(reader, data)
+    delivering = [lst.slug for lst in lists if lst.delivery is not None]
+    if delivering and smtp is None:
+        reader.issues.append(
+            ConfigIssue(f"lists.{delivering[0]}.deliver", "needs an [smtp] table (the server to send through)")
+        )
     if reader.issues:
         raise ConfigError(str(path), reader.issues)
     return Config(
@@ -465,7 +681,8 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         lists=lists,
         theme=theme,
         pop3=pop3,
-        delivery=MappingProxyType(dict(delivery)),
+        delivery=delivery,
+        smtp=smtp,
         warnings=tuple(reader.warnings),
     )
 

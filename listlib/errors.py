@@ -8,6 +8,7 @@ module must never import anything from listlib.
     ├── ConfigError        listlib.toml is missing, unreadable or invalid (carries every issue)
     ├── SourceError        an import source cannot be opened or read (names the path)
     ├── FetchError         a POP3 account cannot be reached, logged into or read (names the account)
+    ├── DeliveryError      the outbound queue or the SMTP server cannot be used (names the post or server)
     ├── StoreError         the content/ store cannot be opened, locked or written
     │   └── LockTimeoutError   another listlib process holds the store lock too long
     ├── BuildError         the site cannot be built (a theme or template problem, names the file)
@@ -22,6 +23,7 @@ __all__ = [
     "BuildError",
     "ConfigError",
     "ConfigIssue",
+    "DeliveryError",
     "FetchError",
     "ListlibError",
     "LockTimeoutError",
@@ -65,6 +67,10 @@ class SourceError(ListlibError):
 
 class FetchError(ListlibError):
     """A POP3 account cannot be used: DNS, connection, TLS, login or protocol failure."""
+
+
+class DeliveryError(ListlibError):
+    """The outbound queue cannot be used, or a queued post named on the command line does not exist."""
 
 
 class StoreError(ListlibError):

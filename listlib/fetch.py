@@ -37,7 +37,7 @@ from .config import ListConfig, Pop3Account
 from .errors import FetchError, LockTimeoutError
 from .filers import RawMail
 from .filers.pop3 import MailboxEntry, Pop3Session
-from .filing import Filer, FilingReport
+from .filing import AfterFiling, Filer, FilingReport
 from .fsutil import acquire_lock, make_dirs, release_lock
 from .store import Store
 from .uidls import UidlLog
@@ -172,6 +172,7 @@ def fetch_account(
     lock_wait: float = 10.0,
     progress: ProgressCallback | None = None,
     fault: Fault | None = None,
+    after_filing: AfterFiling | None = None,
 ) -> FetchReport:
     """Fetch one account (see the module docstring for the order of things).
 
@@ -190,7 +191,7 @@ def fetch_account(
         return report
     try:
         with Pop3Session(account, password, fault=fault) as session:
-            _Run(store, lists, account, session, report, progress, fault).run()
+            _Run(store, lists, account, session, report, progress, fault, after_filing).run()
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
@@ -209,11 +210,12 @@ class _Run:
         report: FetchReport,
         progress: ProgressCallback | None,
         fault: Fault | None,
+        after_filing: AfterFiling | None = None,
     ) -> None:
         self.account = account
         self.session = session
         self.report = report
-        self.filer = Filer(store, lists, forced_list=account.list, report=report.filing)
+        self.filer = Filer(store, lists, forced_list=account.list, report=report.filing, after_filing=after_filing)
         self.progress = progress
         self.fault = fault or (lambda point: None)
         self.log = UidlLog(store.root / STATE_FOLDER / f"{account.name}.uidls", f"{account.user}@{account.host}")

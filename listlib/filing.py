@@ -36,6 +36,9 @@ __all__ = ["Filer", "FilingReport", "file_sources", "prepare_message"]
 
 ProgressCallback = Callable[[int, int, int], None]
 """Called with (bytes done, bytes total, messages read)."""
+AfterFiling = Callable[[Sequence[RawMail], list[Outcome]], None]
+"""Called with each batch and its outcomes once the batch is durable, before filing
+reports it done (delivery queues posts here; see ``delivery.intake``)."""
 
 #: Messages handed to a parsing worker at a time (small: bounds memory in flight).
 _CHUNK_MESSAGES = 256
@@ -148,8 +151,10 @@ class Filer:
         dry_run: bool = False,
         report: FilingReport | None = None,
         now: int | None = None,
+        after_filing: AfterFiling | None = None,
     ) -> None:
         self.store = store
+        self.after_filing = after_filing
         self.router = Router(tuple(lists))
         self.forced_list = forced_list
         self.dry_run = dry_run
@@ -173,6 +178,8 @@ class Filer:
             for m, d in zip(mails, decisions, strict=True)
         ]
         outcomes = self.store.file_batch(batch, dry_run=self.dry_run)
+        if self.after_filing is not None and not self.dry_run:
+            self.after_filing(mails, outcomes)
         for item, outcome in zip(batch, outcomes, strict=True):
             self.report.add(outcome, item.reason)
         return outcomes
@@ -222,6 +229,7 @@ def file_sources(
     progress: ProgressCallback | None = None,
     parallel: bool | None = None,
     stdin: BinaryIO | None = None,
+    after_filing: AfterFiling | None = None,
 ) -> FilingReport:
     """Import every message of every source into the store; raise SourceError for unreadable sources.
 
@@ -245,7 +253,9 @@ def file_sources(
                 yield replace(mail, done=done_before + mail.done) if done_before else mail
             done_before += source.total_bytes
 
-    filer = Filer(store, lists, forced_list=forced_list, dry_run=dry_run, report=report, now=now)
+    filer = Filer(
+        store, lists, forced_list=forced_list, dry_run=dry_run, report=report, now=now, after_filing=after_filing
+    )
     batch: list[RawMail] = []
     batch_decisions: list[_Decision] = []
     batch_bytes = 0

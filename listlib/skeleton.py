@@ -51,9 +51,22 @@ list_ids = ["dev.example.org"]
 # user = "archive@example.org"
 # password_file = "pop3-password"   # or password_env = "VARIABLE"
 # security = "ssl"                  # or "starttls"; "none" sends the password in clear
+
+# Delivery: forward posts of a list to its subscribers ('listlib deliver').
+# Add to the list's table:   deliver = true
+#                            subscribers_file = "subscribers-dev.txt"   # one address a line
+#                            posters = "subscribers"                    # or "anyone"
+# [smtp]
+# host = "127.0.0.1"
+# port = 25
+# security = "none"                 # or "starttls" (the default), "ssl"
+# [delivery]
+# verp = false                      # true: bounces name the subscriber
 """
 
-_GITIGNORE = "output/\n.cache/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\ncontent/.pop3/*.lock\npop3-password\n"
+_GITIGNORE = (
+    "output/\n.cache/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\ncontent/.pop3/*.lock\npop3-password\nqueue/\n"
+)
 
 
 def write_skeleton(directory: Path, *, title: str, base_url: str) -> list[Path]:

@@ -13,10 +13,11 @@ LAYERS = [
     {"message", "dating", "config", "fsutil", "index", "threader", "threadcache", "urls", "theme", "plan"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
-    | {"display.sanitize", "display.attachments"},
+    | {"display.sanitize", "display.attachments"}
+    | {"delivery", "delivery.queue", "delivery.compose", "delivery.policy", "delivery.bounce", "delivery.transport"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
-    | {"render.runner"},
-    {"filing", "verify", "skeleton", "fetch", "build", "serve", "serve_http"},
+    | {"render.runner", "delivery.runner"},
+    {"filing", "verify", "skeleton", "fetch", "build", "serve", "serve_http", "delivery.intake"},
     {"cli", "__main__"},
 ]
 ONLY_IN = {
@@ -27,6 +28,8 @@ ONLY_IN = {
     "nh3": {"display.sanitize"},
     "poplib": {"filers.pop3"},
     "watchfiles": {"serve"},
+    "smtplib": {"delivery.transport"},
+    "aiosmtpd": set(),
 }
 
 

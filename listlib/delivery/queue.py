@@ -1,0 +1,371 @@
+"""The on-disk outbound queue: posts, their stages, and per-recipient state (qmail style).
+
+Layout under the queue folder (``site.queue_dir``, default ``queue/``)::
+
+    tmp/<id>/       a post being queued; leftovers are removed by the next enqueue
+    new/<id>/       queued, never tried
+    retry/<id>/     tried, some recipients failed temporarily; the journal says when to retry
+    failed/<id>/    every recipient resolved and at least one failed for good (kept for the admin)
+    held/<id>/      the poster may not post to the list: waits for --release or --drop
+    sent.log        ids of posts that left the queue (all delivered, or dropped): never queued again
+    .lock           held by 'listlib deliver' for a whole run
+    .state.lock     held briefly to queue a post or to take one out of the queue
+
+A post's id is the call number of the stored message it forwards. Its folder holds
+``message.eml`` (the exact bytes to send), ``post.json`` (written once: list, call
+number, envelope sender, recipients, why it is held) and ``journal``: append-only
+JSON lines, one per recipient outcome (``done``, ``failed`` with the reply, ``temp``
+with the reply) and one per attempt (when, and when to try again). The lines of one
+SMTP transaction are appended together and fsync'ed before the next transaction
+starts, so a recipient marked done is never sent the post again, and a
+crash can only repeat the one transaction between the server's acceptance and the
+mark (qmail's INTERNALS, section 6). A torn last line (a crash mid-write) is ignored
+and cut off. Stage changes are renames of the post folder, made durable by syncing
+both stage folders. This module knows files and JSON, not SMTP or mail.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import DeliveryError
+from ..fsutil import acquire_lock, fsync_dir, make_dirs, release_lock, sync_files, write_file
+
+__all__ = ["STAGES", "NewPost", "Outbound", "QueuedPost", "RecipientState", "Stage"]
+
+Stage = Literal["new", "retry", "failed", "held"]
+STAGES: tuple[Stage, ...] = ("new", "retry", "failed", "held")
+RecipientState = Literal["todo", "done", "failed"]
+Fault = Callable[[str], None]
+
+_MESSAGE = "message.eml"
+_META = "post.json"
+_JOURNAL = "journal"
+_SENT = "sent.log"
+
+
+@dataclass(frozen=True)
+class NewPost:
+    """A post ready to be queued."""
+
+    id: str
+    """The call number of the stored message."""
+    slug: str
+    data: bytes
+    """The bytes to send (headers added, CRLF line ends)."""
+    sender: str
+    """The envelope sender without VERP (``<list>-bounces@<domain>``)."""
+    recipients: tuple[str, ...]
+    message_id: str | None
+    poster: str
+    queued_at: float
+    held_reason: str | None = None
+    """Why the post waits for a moderator; None for a post that goes out."""
+
+
+@dataclass
+class QueuedPost:
+    """A post in the queue, with its state replayed from the journal."""
+
+    id: str
+    stage: Stage
+    path: Path
+    meta: dict[str, Any]
+    state: dict[str, RecipientState] = field(default_factory=dict)
+    replies: dict[str, str] = field(default_factory=dict)
+    """The last reply per recipient that was not accepted."""
+    attempts: int = 0
+    next_try: float = 0.0
+
+    @property
+    def slug(self) -> str:
+        return str(self.meta["list"])
+
+    @property
+    def sender(self) -> str:
+        return str(self.meta["sender"])
+
+    @property
+    def queued_at(self) -> float:
+        return float(self.meta["queued_at"])
+
+    def pending(self) -> list[str]:
+        """Recipients not yet done or failed, in the order they were queued."""
+        return [r for r, s in self.state.items() if s == "todo"]
+
+    def count(self, state: RecipientState) -> int:
+        return sum(1 for s in self.state.values() if s == state)
+
+    def message(self) -> bytes:
+        return (self.path / _MESSAGE).read_bytes()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "stage": self.stage,
+            "list": self.slug,
+            "message_id": self.meta.get("message_id"),
+            "poster": self.meta.get("poster"),
+            "queued_at": self.queued_at,
+            "held_reason": self.meta.get("held_reason"),
+            "recipients": len(self.state),
+            "done": self.count("done"),
+            "failed": self.count("failed"),
+            "pending": self.count("todo"),
+            "attempts": self.attempts,
+            "next_try": self.next_try or None,
+            "failures": {r: self.replies.get(r, "") for r, s in self.state.items() if s == "failed"},
+            "temporary": {r: self.replies[r] for r, s in self.state.items() if s == "todo" and r in self.replies},
+        }
+
+
+class Outbound:
+    """The outbound queue folder of one site."""
+
+    def __init__(self, root: Path, *, fault: Fault | None = None, lock_wait: float = 30.0) -> None:
+        self.root = root
+        self.fault = fault or (lambda point: None)
+        self.lock_wait = lock_wait
+        self._sent: set[str] | None = None
+
+    # -- opening and locks ---------------------------------------------------------------
+
+    def open(self) -> Outbound:
+        try:
+            for name in ("tmp", *STAGES):
+                make_dirs(self.root / name)
+        except OSError as exc:
+            raise DeliveryError(f"{self.root}: cannot create the outbound queue: {exc.strerror}") from exc
+        return self
+
+    @contextmanager
+    def state_lock(self) -> Iterator[None]:
+        """Held briefly to queue posts or take one out of the queue (never during SMTP)."""
+        fd = acquire_lock(
+            self.root / ".state.lock", self.lock_wait, f"{self.root}: the outbound queue is busy; try again later"
+        )
+        try:
+            yield
+        finally:
+            release_lock(fd)
+
+    @contextmanager
+    def running(self, wait: float) -> Iterator[None]:
+        """Hold the lock of a whole 'listlib deliver' run (or of --release/--drop);
+        raise LockTimeoutError after ``wait`` seconds."""
+        fd = acquire_lock(self.root / ".lock", wait, f"{self.root}: another 'listlib deliver' is running")
+        try:
+            yield
+        finally:
+            release_lock(fd)
+
+    # -- what is known -------------------------------------------------------------------
+
+    def sent_ids(self) -> set[str]:
+        """Ids of posts that left the queue (delivered or dropped)."""
+        if self._sent is None:
+            try:
+                data = (self.root / _SENT).read_bytes()
+            except FileNotFoundError:
+                data = b""
+            self._sent = {line.decode("ascii", "replace") for line in data.split(b"\n") if line}
+        return self._sent
+
+    def find(self, post_id: str) -> Stage | None:
+        for stage in STAGES:
+            if (self.root / stage / post_id).is_dir():
+                return stage
+        return None
+
+    def known(self, post_id: str) -> bool:
+        """Whether this post was ever queued (it is in a stage, or it left the queue)."""
+        return self.find(post_id) is not None or post_id in self.sent_ids()
+
+    # -- queueing -----------------------------------------------------------------------
+
+    def enqueue(self, posts: list[NewPost]) -> list[str]:
+        """Queue posts durably (one group commit); return the ids actually queued.
+
+        A post already known (queued, or gone from the queue) is skipped, so
+        queueing the same call number twice sends it once.
+        """
+        with self.state_lock():
+            self._sent = None  # another process may have finished posts since
+            tmp = self.root / "tmp"
+            for leftover in os.scandir(tmp):
+                shutil.rmtree(leftover.path, ignore_errors=True)
+            todo = []
+            seen: set[str] = set()
+            for post in posts:
+                if post.id in seen or self.known(post.id):
+                    continue
+                seen.add(post.id)
+                todo.append(post)
+            if not todo:
+                return []
+            written: list[Path] = []
+            for post in todo:
+                folder = tmp / post.id
+                folder.mkdir()
+                meta = {
+                    "version": 1,
+                    "id": post.id,
+                    "list": post.slug,
+                    "sender": post.sender,
+                    "recipients": list(post.recipients),
+                    "message_id": post.message_id,
+                    "poster": post.poster,
+                    "queued_at": post.queued_at,
+                    "held_reason": post.held_reason,
+                }
+                write_file(folder / _MESSAGE, post.data, sync=False)
+                write_file(folder / _META, json.dumps(meta, indent=1).encode("utf-8"), sync=False)
+                write_file(folder / _JOURNAL, b"", sync=False)
+                written += [folder / _MESSAGE, folder / _META, folder / _JOURNAL]
+            sync_files(written, self.root)
+            for post in todo:
+                fsync_dir(tmp / post.id)
+            self.fault("queue-written")
+            for post in todo:
+                stage = "held" if post.held_reason else "new"
+                os.rename(tmp / post.id, self.root / stage / post.id)
+                self.fault("queue-renamed")
+            for stage in ("new", "held"):
+                fsync_dir(self.root / stage)
+            fsync_dir(tmp)
+            return [post.id for post in todo]
+
+    # -- reading -----------------------------------------------------------------------
+
+    def load(self, stage: Stage, post_id: str, *, repair: bool = False) -> QueuedPost:
+        """Read a post and replay its journal; with ``repair`` cut off a torn last line."""
+        path = self.root / stage / post_id
+        try:
+            meta = json.loads((path / _META).read_bytes())
+            journal = (path / _JOURNAL).read_bytes()
+        except (OSError, ValueError) as exc:
+            raise DeliveryError(f"{path}: the queued post cannot be read: {exc}") from exc
+        post = QueuedPost(post_id, stage, path, meta)
+        for recipient in meta["recipients"]:
+            post.state[recipient] = "todo"
+        complete = journal.rfind(b"\n") + 1
+        if complete < len(journal) and repair:
+            with open(path / _JOURNAL, "r+b") as f:
+                f.truncate(complete)
+                os.fsync(f.fileno())
+        for line in journal[:complete].splitlines():
+            try:
+                entry = json.loads(line)
+            except ValueError:
+                continue  # cannot happen for whole lines we wrote; never fatal
+            _apply(post, entry)
+        return post
+
+    def iter_stage(self, stage: Stage, *, repair: bool = False) -> Iterator[QueuedPost]:
+        """The posts of a stage in id order (the order they were filed)."""
+        folder = self.root / stage
+        try:
+            names = sorted(entry.name for entry in os.scandir(folder) if entry.is_dir())
+        except FileNotFoundError:
+            return
+        for name in names:
+            if (folder / name).is_dir():
+                yield self.load(stage, name, repair=repair)
+
+    # -- recording ----------------------------------------------------------------------
+
+    def record(self, post: QueuedPost, entries: list[dict[str, Any]]) -> None:
+        """Append journal lines with one write and make them durable, then apply them."""
+        data = b"".join(json.dumps(e, separators=(",", ":")).encode("utf-8") + b"\n" for e in entries)
+        fd = os.open(post.path / _JOURNAL, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+        try:
+            # Written in two halves so that crash tests can kill the process between them:
+            # a torn last line must read as "not marked".
+            half = len(data) // 2
+            for number, part in enumerate((data[:half], data[half:])):
+                view = memoryview(part)
+                while view:
+                    view = view[os.write(fd, view) :]
+                if number == 0:
+                    self.fault("journal-half")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        for entry in entries:
+            _apply(post, entry)
+
+    def move(self, post: QueuedPost, stage: Stage) -> None:
+        """Move a post to another stage (an atomic rename, made durable)."""
+        if post.stage == stage:
+            return
+        target = self.root / stage / post.id
+        os.rename(post.path, target)
+        self.fault("moved")
+        fsync_dir(self.root / stage)
+        fsync_dir(self.root / post.stage)
+        post.path, post.stage = target, stage
+
+    def remove(self, post: QueuedPost) -> None:
+        """Take a post out of the queue for good: record its id in sent.log first, then delete it."""
+        with self.state_lock():
+            self._append_sent(post.id)
+            self.fault("sent-logged")
+            self._delete(post.path)
+
+    def _append_sent(self, post_id: str) -> None:
+        fd = os.open(self.root / _SENT, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        try:
+            os.write(fd, post_id.encode("ascii") + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        fsync_dir(self.root)
+        if self._sent is not None:
+            self._sent.add(post_id)
+
+    def _delete(self, path: Path) -> None:
+        # Rename first so that a half-deleted folder is never read as a post.
+        doomed = self.root / "tmp" / f"{path.name}.gone"
+        os.rename(path, doomed)
+        fsync_dir(path.parent)
+        shutil.rmtree(doomed, ignore_errors=True)
+
+    def recover(self) -> list[str]:
+        """Finish what a killed run left: posts listed in sent.log but still in a stage are deleted."""
+        done = []
+        with self.state_lock():
+            self._sent = None
+            sent = self.sent_ids()
+            for stage in STAGES:
+                for entry in os.scandir(self.root / stage):
+                    if entry.name in sent and entry.is_dir():
+                        self._delete(Path(entry.path))
+                        done.append(entry.name)
+        return done
+
+
+def _apply(post: QueuedPost, entry: dict[str, Any]) -> None:
+    recipient = entry.get("r")
+    if recipient is not None:
+        status = entry.get("s")
+        if recipient not in post.state:
+            return
+        if status == "done":
+            post.state[recipient] = "done"
+            post.replies.pop(recipient, None)
+        elif status == "failed":
+            post.state[recipient] = "failed"
+            post.replies[recipient] = str(entry.get("reply", ""))
+        elif status == "temp":
+            post.replies[recipient] = str(entry.get("reply", ""))
+        return
+    if "attempt" in entry:
+        post.attempts = int(entry["attempt"])
+        post.next_try = float(entry.get("next") or 0.0)

@@ -1,0 +1,228 @@
+"""``listlib deliver``: send queued posts, new ones first, then retries that are due.
+
+For each post, its pending recipients go out in SMTP transactions (up to
+``max_recipients`` RCPT TO per transaction; one per recipient with VERP, whose
+envelope sender names the recipient). After each transaction the outcome of
+every recipient in it is appended to the post's journal and fsync'ed before the
+next transaction starts: accepted -> done, 5xx -> failed with the reply, 4xx or
+a lost connection -> still pending. Then the post moves on:
+
+- nothing pending, nothing failed: it leaves the queue (its id goes to sent.log);
+- nothing pending, something failed: to ``failed/``, with the replies;
+- still pending: an attempt is recorded with the time of the next try (the wait
+  starts at ``retry_first_minutes`` and doubles up to ``retry_max_minutes``) and
+  it moves to ``retry/``; recipients still pending ``give_up_days`` after the
+  post was queued fail for good.
+
+When the server cannot be reached, no post is lost: each due post records an
+attempt and waits for its next try. The clock is passed in (tests advance it),
+runs are serialised by the queue's run lock (taken by the caller), and nothing
+here prints: progress goes to a callback.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from typing import Any, Protocol
+
+from ..config import DeliveryConfig
+from .bounce import verp_sender
+from .queue import Outbound, QueuedPost
+from .transport import ConnectError, Transaction, TransportError
+
+__all__ = ["DeliverReport", "Runner", "Sender"]
+
+Fault = Callable[[str], None]
+ProgressCallback = Callable[[int, int, int], None]
+"""Called with (recipients handled, recipients to handle, recipients handled)."""
+
+_MAX_CONSECUTIVE_ERRORS = 2
+
+
+class Sender(Protocol):
+    """What the runner needs of an SMTP session (``transport.SmtpSession``)."""
+
+    server: str
+
+    def send(self, sender: str, recipients: list[str], data: bytes) -> Transaction: ...
+
+
+@dataclass
+class DeliverReport:
+    """What one ``listlib deliver`` run did."""
+
+    posts: int = 0
+    """Posts worked on."""
+    transactions: int = 0
+    delivered: int = 0
+    """Recipients the server accepted in this run."""
+    failed: int = 0
+    """Recipients that failed for good in this run."""
+    deferred: int = 0
+    """Recipients left pending by this run (temporary failures)."""
+    completed: list[str] = field(default_factory=list)
+    """Posts that left the queue, every recipient done."""
+    to_failed: list[str] = field(default_factory=list)
+    to_retry: list[str] = field(default_factory=list)
+    not_due: int = 0
+    """Posts in retry/ whose next try has not come yet."""
+    held: int = 0
+    recovered: list[str] = field(default_factory=list)
+    error: str | None = None
+    """Why the server could not be used (the posts wait for their next try)."""
+    busy: bool = False
+    """Another 'listlib deliver' was running; nothing was done."""
+    seconds: float = 0.0
+
+    @property
+    def eventful(self) -> bool:
+        return bool(self.transactions or self.completed or self.to_failed or self.error or self.busy)
+
+    def summary(self) -> str:
+        if self.busy:
+            return "deliver: another 'listlib deliver' is still running; skipped"
+        if not self.posts:
+            waiting = f" ({self.not_due} waiting to be retried)" if self.not_due else ""
+            held = f" ({self.held} held)" if self.held else ""
+            return f"deliver: nothing to send{waiting}{held}"
+        text = (
+            f"deliver: {self.posts} posts in {self.seconds:.1f} s: {self.delivered} recipients delivered, "
+            f"{self.failed} failed, {self.deferred} deferred; {len(self.completed)} posts done, "
+            f"{len(self.to_failed)} to failed, {len(self.to_retry)} to retry"
+        )
+        if self.not_due:
+            text += f", {self.not_due} not due"
+        if self.held:
+            text += f"; {self.held} held"
+        return text
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _chunks(items: list[str], size: int) -> Iterator[list[str]]:
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
+class Runner:
+    """One delivery run over the queue."""
+
+    def __init__(
+        self,
+        outbound: Outbound,
+        settings: DeliveryConfig,
+        session: Sender,
+        *,
+        max_recipients: int,
+        clock: Callable[[], float] = time.time,
+        fault: Fault | None = None,
+        progress: ProgressCallback | None = None,
+    ) -> None:
+        self.outbound = outbound
+        self.settings = settings
+        self.session = session
+        self.max_recipients = 1 if settings.verp else max_recipients
+        self.clock = clock
+        self.fault = fault or (lambda point: None)
+        self.progress = progress
+        self.report = DeliverReport()
+        self._errors = 0
+        self._done = 0
+        self._total = 0
+
+    def run(self) -> DeliverReport:
+        started = time.monotonic()
+        report = self.report
+        report.recovered = self.outbound.recover()
+        now = self.clock()
+        due: list[QueuedPost] = list(self.outbound.iter_stage("new", repair=True))
+        for post in self.outbound.iter_stage("retry", repair=True):
+            if post.next_try <= now:
+                due.append(post)
+            else:
+                report.not_due += 1
+        report.held = sum(1 for _ in (self.outbound.root / "held").iterdir())
+        self._total = sum(len(post.pending()) for post in due)
+        for post in due:  # new posts first, then retries, each in filing order
+            self._deliver(post)
+            report.posts += 1
+        report.seconds = time.monotonic() - started
+        return report
+
+    def _deliver(self, post: QueuedPost) -> None:
+        pending = post.pending()
+        if pending and self.report.error is None:
+            data = post.message()
+            for chunk in _chunks(pending, self.max_recipients):
+                if not self._transaction(post, chunk, data):
+                    break
+        self._settle(post)
+
+    def _transaction(self, post: QueuedPost, chunk: list[str], data: bytes) -> bool:
+        """Send to one chunk and record the outcome durably; False when the server is gone."""
+        sender = verp_sender(post.sender, chunk[0]) if self.settings.verp else post.sender
+        self.fault("sending")
+        try:
+            result = self.session.send(sender, chunk, data)
+        except TransportError as exc:
+            self._errors += 1
+            self.report.transactions += 1
+            self.outbound.record(post, [{"r": r, "s": "temp", "reply": str(exc)} for r in chunk])
+            if self._errors >= _MAX_CONSECUTIVE_ERRORS or isinstance(exc, ConnectError):
+                self.report.error = str(exc)
+                return False
+            return True
+        self._errors = 0
+        self.report.transactions += 1
+        self.fault("accepted")  # the server has the message; the mark below is not yet durable
+        entries = []
+        for recipient in chunk:
+            reply = result.outcome(recipient)
+            if reply.accepted:
+                entries.append({"r": recipient, "s": "done"})
+                self.report.delivered += 1
+            elif reply.permanent:
+                entries.append({"r": recipient, "s": "failed", "reply": str(reply)})
+                self.report.failed += 1
+            else:
+                entries.append({"r": recipient, "s": "temp", "reply": str(reply)})
+        self.outbound.record(post, entries)
+        self.fault("marked")
+        self._done += len(chunk)
+        if self.progress is not None:
+            self.progress(self._done, self._total, self._done)
+        return True
+
+    def _settle(self, post: QueuedPost) -> None:
+        now = self.clock()
+        pending = post.pending()
+        deadline = post.queued_at + self.settings.give_up_days * 86400
+        if pending and now >= deadline:
+            days = f"{self.settings.give_up_days:g}"
+            post_entries = [
+                {"r": r, "s": "failed", "reply": f"gave up after {days} days: {post.replies.get(r, 'never accepted')}"}
+                for r in pending
+            ]
+            self.outbound.record(post, post_entries)
+            self.report.failed += len(pending)
+            pending = []
+        if not pending:
+            if post.count("failed"):
+                self.outbound.move(post, "failed")
+                self.report.to_failed.append(post.id)
+            else:
+                self.outbound.remove(post)
+                self.report.completed.append(post.id)
+            return
+        self.report.deferred += len(pending)
+        attempt = post.attempts + 1
+        wait = min(
+            self.settings.retry_first_minutes * 60 * 2 ** (attempt - 1),
+            self.settings.retry_max_minutes * 60,
+        )
+        self.outbound.record(post, [{"attempt": attempt, "at": now, "next": min(now + wait, deadline)}])
+        self.outbound.move(post, "retry")
+        self.report.to_retry.append(post.id)
