@@ -10,7 +10,8 @@ module must never import anything from listlib.
     ├── FetchError         a POP3 account cannot be reached, logged into or read (names the account)
     ├── StoreError         the content/ store cannot be opened, locked or written
     │   └── LockTimeoutError   another listlib process holds the store lock too long
-    └── BuildError         the site cannot be built (a theme or template problem, names the file)
+    ├── BuildError         the site cannot be built (a theme or template problem, names the file)
+    └── SearchError        the search index is missing, of another format, or unreadable
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ __all__ = [
     "FetchError",
     "ListlibError",
     "LockTimeoutError",
+    "SearchError",
     "SourceError",
     "StoreError",
 ]
@@ -75,3 +77,7 @@ class LockTimeoutError(StoreError):
 
 class BuildError(ListlibError):
     """The site cannot be built: a missing theme, a broken template (with file and line)."""
+
+
+class SearchError(ListlibError):
+    """The search index cannot be read: missing (no build yet), of another format, damaged."""
