@@ -19,9 +19,7 @@ Every token has a position (bigrams too), so phrases can be checked. Pure.
 from __future__ import annotations
 
 import re
-import sys
 import unicodedata
-from functools import cache
 
 __all__ = ["MAX_WORD", "fold", "tokens", "words"]
 
@@ -44,19 +42,46 @@ _CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
 _CJK_RE = re.compile(f"[{_CJK_CLASS}]+")
 
 
-@cache
-def _word_re() -> re.Pattern[str]:
-    """Letters and numbers (``\\w`` without ``_``) plus the marks ``\\w`` leaves out."""
-    marks: list[str] = []
-    start = None
-    for cp in range(sys.maxunicode + 1):
-        is_mark = unicodedata.category(chr(cp)).startswith("M")
-        if is_mark and start is None:
-            start = cp
-        elif not is_mark and start is not None:
-            marks.append(f"{re.escape(chr(start))}-{re.escape(chr(cp - 1))}")
-            start = None
-    return re.compile(f"(?:[^\\W_]|[{''.join(marks)}])+")
+_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
+_ALNUM_RE = re.compile(r"[^\W_]+")
+"""Letters and numbers (``str.isalnum``): words are these plus marks, which ``\\w`` leaves out."""
+
+
+def _is_mark(char: str) -> bool:
+    return unicodedata.category(char)[0] == "M"
+
+
+def _runs(text: str) -> list[str]:
+    """Maximal runs of letters, marks and numbers. A C-speed scan for letters and
+    numbers, then the few characters between them looked at for marks (a character
+    class of every mark would make the regex ten times slower)."""
+    runs: list[str] = []
+    current: list[str] = []
+    last = 0
+    for match in _ALNUM_RE.finditer(text):
+        start = match.start()
+        if start > last:
+            _gap(text[last:start], current, runs)
+        current.append(match.group())
+        last = match.end()
+    _gap(text[last:], current, runs)
+    if current:
+        runs.append("".join(current))
+    return runs
+
+
+def _gap(gap: str, current: list[str], runs: list[str]) -> None:
+    if gap.isascii():
+        if gap and current:
+            runs.append("".join(current))
+            current.clear()
+        return
+    for char in gap:
+        if _is_mark(char):
+            current.append(char)
+        elif current:
+            runs.append("".join(current))
+            current.clear()
 
 
 def fold(text: str) -> str:
@@ -69,9 +94,16 @@ def fold(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The tokens of ``text`` in order (rules 1-4)."""
+    folded = fold(text)
+    if folded.isascii():
+        found = _ASCII_WORD_RE.findall(folded)
+        if found and max(map(len, found)) > MAX_WORD:
+            found = [word for word in found if len(word) <= MAX_WORD]
+        return found
     out: list[str] = []
-    for match in _word_re().finditer(fold(text)):
-        word = match.group()
+    # Marks are rare after NFKC: look at the distinct characters before the slow path.
+    has_marks = any(char >= "\u0300" and _is_mark(char) for char in set(folded))
+    for word in _runs(folded) if has_marks else _ALNUM_RE.findall(folded):
         if word.isascii():
             if len(word) <= MAX_WORD:
                 out.append(word)

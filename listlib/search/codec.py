@@ -6,7 +6,8 @@ bytes, then ``n`` impact bytes (the quantized length-normalized term frequency, 
 ``quantize``). Fixed-width blocks decode with one C call in Python and a typed
 array in the browser.
 
-Positions of one term: for each posting in order, a varint count and varint gaps.
+Positions of one term: for each posting in order, ``u16 count`` then that many
+``u16`` positions (``MAX_POSITION``).
 
 Pure; no I/O.
 """
@@ -45,7 +46,7 @@ def impact_table(k1: float) -> list[float]:
     return table
 
 
-def encode_postings(docs: list[int], impacts: list[int]) -> bytes:
+def encode_postings(docs: list[int], impacts: list[int] | bytes) -> bytes:
     out = bytearray(struct.pack("<I", len(docs)))
     for start in range(0, len(docs), BLOCK):
         block = docs[start : start + BLOCK]
@@ -85,41 +86,32 @@ def decode_postings(data: bytes | memoryview) -> tuple[list[int], bytes]:
     return docs, bytes(impacts)
 
 
-def _varint(value: int, out: bytearray) -> None:
-    while value >= 0x80:
-        out.append((value & 0x7F) | 0x80)
-        value >>= 7
-    out.append(value)
+MAX_POSITION = 0xFFFF
+"""Positions are u16: phrases are matched within a message's first 65,535 words."""
 
 
 def encode_positions(positions: list[list[int]]) -> bytes:
-    out = bytearray()
+    flat: list[int] = []
     for plist in positions:
-        _varint(len(plist), out)
-        last = 0
-        for p in plist:
-            _varint(p - last, out)
-            last = p
-    return bytes(out)
+        if plist and plist[-1] >= MAX_POSITION:
+            plist = [p for p in plist if p < MAX_POSITION][:MAX_POSITION]
+        flat.append(len(plist))
+        flat.extend(plist)
+    values = array("H", flat)
+    if _SWAP:
+        values.byteswap()
+    return values.tobytes()
 
 
-def decode_positions(data: bytes, count: int) -> list[list[int]]:
+def decode_positions(data: bytes | memoryview, count: int) -> list[list[int]]:
+    values = array("H")
+    values.frombytes(data)
+    if _SWAP:
+        values.byteswap()
     out: list[list[int]] = []
     at = 0
-
-    def read() -> int:
-        nonlocal at
-        value = shift = 0
-        while True:
-            byte = data[at]
-            at += 1
-            value |= (byte & 0x7F) << shift
-            if byte < 0x80:
-                return value
-            shift += 7
-
     for _ in range(count):
-        n = read()
-        plist = list(accumulate(read() for _ in range(n)))
-        out.append(plist)
+        n = values[at]
+        out.append(values[at + 1 : at + 1 + n].tolist())
+        at += n + 1
     return out

@@ -47,6 +47,7 @@ __all__ = [
     "Doc",
     "Posting",
     "SegmentData",
+    "concat",
     "invert",
     "term_key",
     "write_segment",
@@ -90,8 +91,9 @@ class Doc:
 @dataclass
 class Posting:
     docs: list[int] = field(default_factory=list)
-    impacts: list[int] = field(default_factory=list)
-    positions: list[list[int]] | None = None
+    impacts: list[int] | bytes = field(default_factory=list)
+    positions: list[list[int]] | bytes | None = None
+    """Per posting, its positions; or already encoded (``codec.encode_positions``)."""
 
 
 @dataclass
@@ -112,49 +114,86 @@ def sort_rows(rows: Sequence[list[object]]) -> list[int]:
     return sorted(range(len(rows)), key=lambda i: (str(rows[i][2]), int(rows[i][6]), str(rows[i][0])))  # type: ignore[call-overload]
 
 
-def invert(docs: Sequence[Doc], avgdl: float, k1: float, b: float) -> SegmentData:
-    """Number the documents and build every term's postings."""
-    del k1  # the saturation is applied by readers (``codec.impact_table``)
+def invert(docs: Sequence[Doc], avgdl: float, b: float, *, encoded: bool = False) -> SegmentData:
+    """Number the documents and build every term's postings (with ``encoded``, the
+    impacts and positions as bytes: compact to send from a worker process)."""
     order = sort_rows([d.display() for d in docs])
     postings: dict[str, Posting] = {}
     rows: list[list[object]] = []
     for number, index in enumerate(order):
         doc = docs[index]
         rows.append(doc.display())
-        weighted: dict[str, int] = {}
         positions: dict[str, list[int]] = {}
+        extra: dict[str, int] = {}
         length = 0
         at = 0
         for name, weight in WEIGHTS.items():
-            toks = doc.fields.get(name, ())
+            toks = doc.fields.get(name) or ()
             length += weight * len(toks)
-            for offset, tok in enumerate(toks):
+            for offset, tok in enumerate(toks, at):
                 found = positions.get(tok)
                 if found is None:
-                    positions[tok] = [at + offset]
-                    weighted[tok] = weight
+                    positions[tok] = [offset]
                 else:
-                    found.append(at + offset)
-                    weighted[tok] += weight
+                    found.append(offset)
+            if weight > 1:
+                for tok in toks:
+                    extra[tok] = extra.get(tok, 0) + weight - 1
             at += len(toks) + FIELD_GAP
         norm = 1 - b + b * length / avgdl if avgdl > 0 else 1.0
+        impact: dict[int, int] = {}
         for tok, plist in positions.items():
+            weighted = len(plist) + extra.get(tok, 0)
+            q = impact.get(weighted)
+            if q is None:
+                q = impact[weighted] = quantize(weighted / norm)
             posting = postings.get(tok)
             if posting is None:
                 posting = postings[tok] = Posting(positions=[])
             posting.docs.append(number)
-            posting.impacts.append(quantize(weighted[tok] / norm))
+            posting.impacts.append(q)  # type: ignore[union-attr]
             posting.positions.append(plist)  # type: ignore[union-attr]
         for prefix, name in (("s:", "subject"), ("f:", "author")):
             counts: dict[str, int] = {}
-            for tok in doc.fields.get(name, ()):
+            for tok in doc.fields.get(name) or ():
                 counts[tok] = counts.get(tok, 0) + 1
             for tok, count in counts.items():
                 posting = postings.get(prefix + tok)
                 if posting is None:
                     posting = postings[prefix + tok] = Posting()
                 posting.docs.append(number)
-                posting.impacts.append(quantize(WEIGHTS[name] * count / norm))
+                posting.impacts.append(quantize(WEIGHTS[name] * count / norm))  # type: ignore[union-attr]
+    if encoded:
+        for posting in postings.values():
+            posting.impacts = bytes(posting.impacts)
+            if posting.positions is not None:
+                posting.positions = encode_positions(posting.positions)  # type: ignore[arg-type]
+    return SegmentData(rows, postings)
+
+
+def concat(parts: Sequence[SegmentData]) -> SegmentData:
+    """Segments of consecutive documents (in doc-number order, encoded) as one."""
+    rows: list[list[object]] = []
+    pieces: dict[str, list[tuple[int, Posting]]] = {}
+    for part in parts:
+        offset = len(rows)
+        rows.extend(part.rows)
+        for term, posting in part.postings.items():
+            pieces.setdefault(term, []).append((offset, posting))
+    postings: dict[str, Posting] = {}
+    for term, found in pieces.items():
+        if len(found) == 1 and found[0][0] == 0:
+            postings[term] = found[0][1]
+            continue
+        docs: list[int] = []
+        for offset, posting in found:
+            docs.extend([doc + offset for doc in posting.docs] if offset else posting.docs)
+        has_positions = found[0][1].positions is not None
+        postings[term] = Posting(
+            docs,
+            b"".join(bytes(p.impacts) for _o, p in found),
+            b"".join(p.positions for _o, p in found) if has_positions else None,  # type: ignore[misc]
+        )
     return SegmentData(rows, postings)
 
 
@@ -216,7 +255,10 @@ def _write(folder: Path, data: SegmentData) -> dict[str, object]:
     for term in sorted(data.postings, key=term_key):
         posting = data.postings[term]
         p = postings_files.add(encode_postings(posting.docs, posting.impacts))
-        q = positions_files.add(encode_positions(posting.positions)) if posting.positions is not None else (-1, 0, 0)
+        positions = posting.positions
+        if isinstance(positions, list):
+            positions = encode_positions(positions)
+        q = positions_files.add(positions) if positions is not None else (-1, 0, 0)
         entry = [term, len(posting.docs), *p, *q]
         chunk.append(entry)
         chunk_size += len(term.encode()) + 30

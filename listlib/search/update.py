@@ -39,7 +39,7 @@ from .analysis import ANALYZER_VERSION, words
 from .codec import impact_table
 from .merge import merge_segments, pick_merges, read_segment
 from .reader import FORMAT
-from .segment import WEIGHTS, Doc, SegmentData, invert, write_segment
+from .segment import WEIGHTS, Doc, SegmentData, concat, invert, write_segment
 from .state import SearchState
 
 __all__ = ["SEARCH_DIR", "SearchReport", "update_index"]
@@ -50,6 +50,7 @@ B = 0.75
 EXCERPT = 240
 _DEFAULT_AVGDL = 150.0
 _PARALLEL_FROM = 400
+_SAMPLE = 200
 _WS_RE = re.compile(r"\s+")
 
 
@@ -102,33 +103,47 @@ def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:
 
 
 # Worker-process state (set by _init_worker; never in the main process).
-_worker: tuple[Path, bool] | None = None
+_worker: tuple[Path, bool, float] | None = None
 
 
-def _init_worker(content: Path, obfuscate: bool) -> None:
+def _init_worker(content: Path, obfuscate: bool, avgdl: float) -> None:
     global _worker
-    _worker = (content, obfuscate)
+    _worker = (content, obfuscate, avgdl)
 
 
-def _analyse_chunk(rows: list[Row]) -> list[Doc]:
+def _invert_chunk(rows: list[Row]) -> SegmentData:
     assert _worker is not None
-    content, obfuscate = _worker
-    return [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
+    return _invert_rows(rows, *_worker)
 
 
-def _analyse_all(rows: list[Row], content: Path, obfuscate: bool, workers: int) -> list[Doc]:
+def _invert_rows(rows: list[Row], content: Path, obfuscate: bool, avgdl: float) -> SegmentData:
+    docs = [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
+    return invert(docs, avgdl, B, encoded=True)
+
+
+def _invert_all(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int) -> SegmentData:
+    """The segment of these messages, analysed on every core when there are many: each
+    worker inverts a run of consecutive documents, and the runs are concatenated."""
+    rows = sorted(rows, key=lambda row: (row.list, row.date, row.call))
     if workers <= 1 or len(rows) < _PARALLEL_FROM:
-        return [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
-    size = max(50, min(500, len(rows) // (workers * 8)))
+        return concat([_invert_rows(rows, content, obfuscate, avgdl)])
+    size = max(100, min(2000, len(rows) // (workers * 4)))
     chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
     context = multiprocessing.get_context("fork")
-    docs: list[Doc] = []
     with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate)
+        workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl)
     ) as pool:
-        for part in pool.map(_analyse_chunk, chunks):
-            docs.extend(part)
-    return docs
+        return concat(list(pool.map(_invert_chunk, chunks)))
+
+
+def _estimate_avgdl(rows: list[Row], content: Path, obfuscate: bool) -> float:
+    """The average weighted document length, from up to ``_SAMPLE`` messages spread
+    over the first batch; fixed for the life of the index (``--clean`` renews it)."""
+    if len(rows) < 20:
+        return _DEFAULT_AVGDL
+    step = max(1, len(rows) // _SAMPLE)
+    sample = [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows[::step]]
+    return round(sum(_doc_length(doc) for doc in sample) / len(sample), 3)
 
 
 def _settings(config: Config) -> str:
@@ -232,10 +247,9 @@ def _update(
                     old = indexed.get(call)
                     if old is None or old[0] != row.raw_hash:
                         add.append(row)
-    docs = _analyse_all(add, content, config.site.obfuscate_addresses, workers)
+    obfuscate = config.site.obfuscate_addresses
     if manifest["avgdl"] is None:
-        lengths = [_doc_length(doc) for doc in docs]
-        manifest["avgdl"] = round(sum(lengths) / len(lengths), 3) if len(lengths) >= 50 else _DEFAULT_AVGDL
+        manifest["avgdl"] = _estimate_avgdl(add, content, obfuscate)
     segments: list[dict[str, Any]] = manifest["segments"]
     by_id = {str(info["id"]): info for info in segments}
     for _call, segment, doc in remove:
@@ -246,8 +260,8 @@ def _update(
     generation = int(manifest["generation"]) + 1
     new_docs: list[tuple[str, str, int, int, str, str, int]] = []
     moves: list[tuple[str, int, str]] = []
-    if docs:
-        data = invert(docs, float(manifest["avgdl"]), K1, B)
+    if add:
+        data = _invert_all(add, content, obfuscate, float(manifest["avgdl"]), workers)
         info = _write(folder, data, generation)
         segments.append(info)
         hashes = {row.call: row for row in add}
@@ -271,7 +285,7 @@ def _update(
             moves.extend((str(info["id"]), number, str(row[0])) for number, row in enumerate(merged.rows))
     segments.sort(key=lambda info: str(info["id"]))
     names = {lst.slug: lst.name for lst in config.lists}
-    if not (docs or remove or report.merged or report.rebuilt) and manifest["lists"] == names:
+    if not (add or remove or report.merged or report.rebuilt) and manifest["lists"] == names:
         # Nothing to write: remember the fingerprints seen (their months had nothing indexable).
         state.begin()
         for (slug, year, month), fingerprint in months.items():
@@ -297,7 +311,7 @@ def _update(
     for entry in (folder / "seg").iterdir():
         if entry.name not in keep:
             shutil.rmtree(entry, ignore_errors=True)
-    report.indexed = len(docs)
+    report.indexed = len(add)
     report.removed = len(remove)
 
 

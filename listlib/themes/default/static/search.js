@@ -114,20 +114,12 @@
   }
 
   function decodePositions(bytes, count) {
-    var at = 0, out = [];
-    function read() {
-      var value = 0, shift = 0, b;
-      do {
-        b = bytes[at++];
-        value += (b & 0x7f) * Math.pow(2, shift);
-        shift += 7;
-      } while (b >= 0x80);
-      return value;
-    }
+    var view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), at = 0, out = [];
     for (var i = 0; i < count; i++) {
-      var n = read(), list = [], p = 0;
-      for (var k = 0; k < n; k++) { p += read(); list.push(p); }
+      var n = view.getUint16(at, true), list = [];
+      for (var k = 1; k <= n; k++) list.push(view.getUint16(at + 2 * k, true));
       out.push(list);
+      at += 2 * (n + 1);
     }
     return out;
   }
