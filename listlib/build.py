@@ -275,7 +275,7 @@ def build_site(
             planned = _plan(config, theme, state, full=clean)
             report = _build(config, theme, planned, state, workers or os.cpu_count() or 1, progress, fault or _no_fault)
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
-        report.search = update_index(config, clean=clean, workers=workers or os.cpu_count() or 1)
+        report.search = update_index(config, clean=clean, workers=workers or os.cpu_count() or 1, fault=fault)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started

@@ -238,3 +238,19 @@ def test_cli_search(searched_site: Path) -> None:
     shutil.rmtree(config.site.output_dir)
     missing = run_listlib("search", "x", cwd=searched_site)
     assert missing.returncode == 1 and missing.stderr.startswith("Error:") and "listlib build" in missing.stderr
+
+
+@pytest.mark.parametrize("point", ["search-segment", "search-manifest"])
+def test_a_build_killed_while_indexing_is_repaired_by_the_next_one(searched_site: Path, point: str) -> None:
+    add(searched_site, post(40, "Killed while indexing", body="phoenix\n"), post(41, "Also new", body="phoenix\n"))
+    killed = run_listlib("build", "--jobs", "1", cwd=searched_site, env={"LISTLIB_CRASH_AT": f"{point}:1"})
+    assert killed.returncode == -9, killed.stderr
+    # Readers meanwhile see the old index or the new one, whole.
+    assert len(found(searched_site, "phoenix")) in (0, 2)
+    assert found(searched_site, "bitmap")
+    run_listlib("build", cwd=searched_site, check=True)
+    assert sorted(found(searched_site, "phoenix")) == ["Also new", "Killed while indexing"]
+    assert len(found(searched_site, "bitmap", limit=50)) == 3
+    manifest = json.loads((searched_site / "output/search/manifest.json").read_text())
+    live = {info["id"] for info in manifest["segments"]} | set(manifest["previous"])
+    assert {p.name for p in (searched_site / "output/search/seg").iterdir()} <= live

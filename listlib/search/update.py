@@ -24,6 +24,7 @@ import re
 import secrets
 import shutil
 import time
+from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,6 +151,10 @@ def _settings(config: Config) -> str:
     return json.dumps([FORMAT, ANALYZER_VERSION, config.site.obfuscate_addresses, sorted(WEIGHTS.items()), K1, B])
 
 
+def _no_fault(_point: str) -> None:
+    pass
+
+
 def _load_manifest(folder: Path) -> dict[str, Any] | None:
     try:
         manifest = json.loads((folder / "manifest.json").read_bytes())
@@ -172,9 +177,14 @@ def _doc_length(doc: Doc) -> int:
     return sum(weight * len(doc.fields.get(name, ())) for name, weight in WEIGHTS.items())
 
 
-def update_index(config: Config, *, clean: bool = False, workers: int = 1) -> SearchReport:
+def update_index(
+    config: Config, *, clean: bool = False, workers: int = 1, fault: Callable[[str], None] | None = None
+) -> SearchReport:
     """Index what changed in the store since the last update (everything when ``clean``,
-    when the settings changed, or when output/search/ and the cache disagree)."""
+    when the settings changed, or when output/search/ and the cache disagree).
+    ``fault`` is called at named points (crash tests kill the process there):
+    ``search-segment`` (a segment written), ``search-manifest`` (the manifest written,
+    the cache not yet)."""
     started = time.monotonic()
     report = SearchReport()
     folder = config.site.output_dir / SEARCH_DIR
@@ -201,7 +211,7 @@ def update_index(config: Config, *, clean: bool = False, workers: int = 1) -> Se
                 "lists": {},
             }
             report.rebuilt = True
-        _update(config, folder, state, manifest, settings, workers, report)
+        _update(config, folder, state, manifest, settings, workers, report, fault or _no_fault)
     finally:
         state.close()
     report.seconds = time.monotonic() - started
@@ -216,6 +226,7 @@ def _update(
     settings: str,
     workers: int,
     report: SearchReport,
+    fault: Callable[[str], None],
 ) -> None:
     content = config.site.content_dir
     slugs = [lst.slug for lst in config.lists]
@@ -263,6 +274,7 @@ def _update(
     if add:
         data = _invert_all(add, content, obfuscate, float(manifest["avgdl"]), workers)
         info = _write(folder, data, generation)
+        fault("search-segment")
         segments.append(info)
         hashes = {row.call: row for row in add}
         for number, row in enumerate(data.rows):
@@ -298,6 +310,7 @@ def _update(
     manifest["lists"] = names
     manifest["previous"] = sorted(previous)
     _write_manifest(folder, manifest)
+    fault("search-manifest")
     state.begin()
     state.remove_docs(call for call, _segment, _doc in remove)
     state.add_docs(new_docs)
