@@ -18,6 +18,7 @@ import math
 import struct
 import sys
 from array import array
+from collections.abc import Sequence
 from itertools import accumulate, pairwise
 
 __all__ = ["BLOCK", "decode_positions", "decode_postings", "encode_positions", "encode_postings", "impact_table"]
@@ -46,7 +47,7 @@ def impact_table(k1: float) -> list[float]:
     return table
 
 
-def encode_postings(docs: list[int], impacts: list[int] | bytes) -> bytes:
+def encode_postings(docs: Sequence[int], impacts: list[int] | bytes) -> bytes:
     out = bytearray(struct.pack("<I", len(docs)))
     for start in range(0, len(docs), BLOCK):
         block = docs[start : start + BLOCK]

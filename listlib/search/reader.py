@@ -24,7 +24,7 @@ from typing import Any
 from ..errors import SearchError
 from .codec import decode_positions, decode_postings
 from .query import Clause, Query, parse_query
-from .segment import DAY_SAMPLE, DOCS_CHUNK, term_key
+from .segment import term_key
 
 __all__ = ["FORMAT", "Hit", "Results", "Source", "search"]
 
@@ -141,8 +141,9 @@ class _Segment:
     def rows(self, numbers: list[int]) -> dict[int, list[Any]]:
         out = {}
         for number in numbers:
-            chunk = self.source.json(f"seg/{self.id}/d{number // DOCS_CHUNK}.json")
-            out[number] = chunk[number % DOCS_CHUNK]
+            size = self.meta["docs_chunk"]
+            chunk = self.source.json(f"seg/{self.id}/d{number // size}.json")
+            out[number] = chunk[number % size]
         return out
 
 
@@ -310,8 +311,8 @@ def _segment_hits(
         after = query.after if query.after is not None else -1
         before = query.before if query.before is not None else 1 << 30
         scores = {d: s for d, s in scores.items() if after <= days[d] < before}
-    samples = segment.meta["days"]
-    return {d: (s, int(samples[d // DAY_SAMPLE])) for d, s in scores.items()}
+    samples, step = segment.meta["days"], segment.meta["day_sample"]
+    return {d: (s, int(samples[d // step])) for d, s in scores.items()}
 
 
 def search_json(hits: list[Hit]) -> list[dict[str, object]]:

@@ -4,9 +4,9 @@ A segment holds documents numbered 0..n-1 in (list, date, call) order, so a list
 a range of doc numbers and doc numbers roughly follow time. Files:
 
 ``meta.json``
-    ``docs``, ``lists`` (slug -> [first, end)), ``dict`` (the first term of each
-    dictionary chunk), ``days`` (the day of every ``DAY_SAMPLE``-th document, for the
-    recency tie-break), ``min_day``/``max_day``.
+    ``docs``, ``docs_chunk`` and ``day_sample`` (the sizes below), ``lists`` (slug ->
+    [first, end)), ``dict`` (the first term of each dictionary chunk), ``days`` (the day
+    of every ``DAY_SAMPLE``-th document, for the recency tie-break), ``min_day``/``max_day``.
 ``t<k>.json``
     dictionary chunk k: sorted ``[term, df, postings file, offset, length, positions
     file, offset, length]`` (positions file -1 when the term has none).
@@ -57,9 +57,9 @@ WEIGHTS = {"subject": 3, "author": 2, "attachments": 2, "body": 1}
 """How much an occurrence counts towards a plain word's frequency and a document's length."""
 FIELD_GAP = 8
 """Positions skipped between fields, so no phrase spans two."""
-DOCS_CHUNK = 16
-DICT_CHUNK = 12_000
-POSTINGS_CHUNK = 32_000
+DOCS_CHUNK = 8
+DICT_CHUNK = 8_000
+POSTINGS_CHUNK = 8_000
 DAY_SAMPLE = 64
 _DAY = 86_400
 
@@ -90,7 +90,8 @@ class Doc:
 
 @dataclass
 class Posting:
-    docs: list[int] = field(default_factory=list)
+    docs: list[int] | array[int] = field(default_factory=list)
+    """Doc numbers, ascending (an ``array('I')`` when encoded: 4 bytes each in memory)."""
     impacts: list[int] | bytes = field(default_factory=list)
     positions: list[list[int]] | bytes | None = None
     """Per posting, its positions; or already encoded (``codec.encode_positions``)."""
@@ -165,6 +166,7 @@ def invert(docs: Sequence[Doc], avgdl: float, b: float, *, encoded: bool = False
                 posting.impacts.append(quantize(WEIGHTS[name] * count / norm))  # type: ignore[union-attr]
     if encoded:
         for posting in postings.values():
+            posting.docs = array("I", posting.docs)
             posting.impacts = bytes(posting.impacts)
             if posting.positions is not None:
                 posting.positions = encode_positions(posting.positions)  # type: ignore[arg-type]
@@ -185,9 +187,9 @@ def concat(parts: Sequence[SegmentData]) -> SegmentData:
         if len(found) == 1 and found[0][0] == 0:
             postings[term] = found[0][1]
             continue
-        docs: list[int] = []
+        docs = array("I")
         for offset, posting in found:
-            docs.extend([doc + offset for doc in posting.docs] if offset else posting.docs)
+            docs.extend(array("I", [doc + offset for doc in posting.docs]) if offset else posting.docs)
         has_positions = found[0][1].positions is not None
         postings[term] = Posting(
             docs,
@@ -277,6 +279,8 @@ def _write(folder: Path, data: SegmentData) -> dict[str, object]:
         span[1] = number + 1
     meta = {
         "docs": len(rows),
+        "docs_chunk": DOCS_CHUNK,
+        "day_sample": DAY_SAMPLE,
         "lists": lists,
         "dict": firsts,
         "days": [days[i] for i in range(0, len(days), DAY_SAMPLE)],

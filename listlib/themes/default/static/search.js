@@ -125,7 +125,7 @@
   }
 
   // -- reader.py -----------------------------------------------------------------------
-  var PREFIX_EXPANSIONS = 50, RECENCY = 0.02, DOCS_CHUNK = 16, DAY_SAMPLE = 64;
+  var PREFIX_EXPANSIONS = 50, RECENCY = 0.02;
 
   function bisectRight(list, key) {
     var lo = 0, hi = list.length;
@@ -218,8 +218,9 @@
   };
 
   Segment.prototype.row = async function (number) {
-    var chunk = await this.index.json(this.path("d" + Math.floor(number / DOCS_CHUNK) + ".json"));
-    return chunk[number % DOCS_CHUNK];
+    var size = this.meta.docs_chunk;
+    var chunk = await this.index.json(this.path("d" + Math.floor(number / size) + ".json"));
+    return chunk[number % size];
   };
 
   function clauseTerms(clause) {
@@ -392,8 +393,8 @@
       var after = query.after !== null ? query.after : -1, before = query.before !== null ? query.before : 1 << 30;
       scores.forEach(function (_s, d) { if (!(after <= days[d] && days[d] < before)) scores.delete(d); });
     }
-    var out = new Map(), samples = segment.meta.days;
-    scores.forEach(function (s, d) { out.set(d, [s, samples[Math.floor(d / DAY_SAMPLE)]]); });
+    var out = new Map(), samples = segment.meta.days, step = segment.meta.day_sample;
+    scores.forEach(function (s, d) { out.set(d, [s, samples[Math.floor(d / step)]]); });
     return out;
   }
 
