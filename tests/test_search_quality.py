@@ -147,3 +147,32 @@ def test_queries_are_fast_enough(raid: tuple[Path, Any]) -> None:
     median = times[len(times) // 2]
     print(f"\nmedian query time (cold reader): {median * 1000:.1f} ms")
     assert median < 0.25  # the benchmark's target (50 ms) is for a quiet machine; this catches regressions
+
+
+def test_the_js_client_agrees_on_linux_raid(raid: tuple[Path, Any]) -> None:
+    import json
+    import shutil as sh
+    import subprocess
+
+    from .conftest import REPO
+
+    node = sh.which("node")
+    if node is None:
+        pytest.skip("node is not installed")
+    site, _index = raid
+    folder = site / "output/search"
+    cases = [{"q": q} for q in QUERIES] + [{"q": '"stripe cache" -raid6'}, {"q": "resh* after:2022", "offset": 10}]
+    expected = []
+    for case in cases:
+        results = search(Source(folder), case["q"], offset=case.get("offset", 0), limit=10)
+        expected.append({"total": results.total, "hits": [[h.call, h.score] for h in results.hits]})
+    result = subprocess.run(
+        [node, str(REPO / "tests/search_node.js"), str(REPO / "listlib/themes/default/static/search.js"), f"{folder}/"],
+        input=json.dumps(cases),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    got = json.loads(result.stdout)
+    assert [{"total": g["total"], "hits": g["hits"]} for g in got] == expected
