@@ -503,10 +503,30 @@ def test_the_search_page_finds_highlights_and_links_what_the_cli_finds(
     assert layout["scrollWidth"] <= layout["clientWidth"], layout
 
 
+def test_the_search_page_keeps_to_one_list_when_asked(browser: DevTools, server: Server) -> None:
+    seen = {}
+    for slug in ("dev", "announce"):
+        target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+        session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        try:
+            browser.send("Page.enable", session)
+            browser.send("Page.navigate", session, url=server + f"search/index.html?q=batching&list={slug}")
+            browser.wait_for("Page.loadEventFired", session)
+            done = browser.send(
+                "Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True, returnByValue=True
+            )
+            seen[slug] = done["result"]["value"]
+        finally:
+            browser.send("Target.closeTarget", targetId=target)
+    assert seen["dev"]["hits"] and seen["announce"]["hits"] == []
+    assert seen["announce"]["status"] == "No messages match."
+
+
 def test_the_search_page_says_so_without_javascript(built: dict[str, Any]) -> None:
     page = (built["output"] / "search/index.html").read_text()
     noscript = page[page.index("<noscript>") : page.index("</noscript>")]
     assert "needs JavaScript" in noscript and 'href="../index.html"' in noscript
     assert 'id="search-app"' in page and " hidden>" in page  # the results area shows only with scripts
     thread = (built["output"] / built["pages"]["thread"]).read_text()
-    assert 'class="site-search" action="../../../search/index.html"' in thread
+    assert 'class="site-search" href="../../../search/index.html"' in thread  # a link: no form on message pages
+    assert 'name="list" value="dev"' in (built["output"] / "dev/index.html").read_text()

@@ -425,12 +425,17 @@
     var index = new Index(app.getAttribute("data-index") || "./");
     var params = new URLSearchParams(root.location.search);
     var text = params.get("q") || "", pageNo = Math.max(1, parseInt(params.get("page") || "1", 10) || 1);
+    var only = params.get("list") || "", hidden = form.querySelector("input[name=list]");
     input.value = text;
+    if (hidden) {
+      if (only) hidden.value = only;
+      else hidden.remove();
+    }
     app.hidden = false;
     if (!text.trim()) return;
     status.textContent = "Searching\u2026";
     index.json("manifest.json").then(function (m) { names = m.lists || {}; return index.search(text, {
-      offset: (pageNo - 1) * perPage, limit: perPage }); }).then(function (results) {
+      offset: (pageNo - 1) * perPage, limit: perPage, lists: only ? [only] : [] }); }).then(function (results) {
       list.textContent = "";
       var first = (pageNo - 1) * perPage + 1;
       status.textContent = results.total ? (results.total === 1 ? "1 message" : results.total + " messages") +
@@ -461,7 +466,7 @@
       pager.textContent = "";
       function link(label, number) {
         var a = doc.createElement("a");
-        a.href = "?q=" + encodeURIComponent(text) + "&page=" + number;
+        a.href = "?q=" + encodeURIComponent(text) + (only ? "&list=" + encodeURIComponent(only) : "") + "&page=" + number;
         a.textContent = label;
         pager.appendChild(a);
       }
