@@ -32,12 +32,13 @@ import json
 import os
 import shutil
 import struct
+import sys
 from array import array
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .codec import encode_positions, encode_postings, quantize
+from .codec import MAX_POSITION, encode_positions, encode_postings, quantize
 
 __all__ = [
     "DAY_SAMPLE",
@@ -115,11 +116,11 @@ def sort_rows(rows: Sequence[list[object]]) -> list[int]:
     return sorted(range(len(rows)), key=lambda i: (str(rows[i][2]), int(rows[i][6]), str(rows[i][0])))  # type: ignore[call-overload]
 
 
-def invert(docs: Sequence[Doc], avgdl: float, b: float, *, encoded: bool = False) -> SegmentData:
-    """Number the documents and build every term's postings (with ``encoded``, the
-    impacts and positions as bytes: compact to send from a worker process)."""
+def invert(docs: Sequence[Doc], avgdl: float, b: float) -> SegmentData:
+    """Number the documents and build every term's postings, encoded (doc numbers as
+    ``array('I')``, impacts and positions as bytes: compact to send from a worker)."""
     order = sort_rows([d.display() for d in docs])
-    postings: dict[str, Posting] = {}
+    found: dict[str, tuple[array[int], bytearray, array[int] | None]] = {}
     rows: list[list[object]] = []
     for number, index in enumerate(order):
         doc = docs[index]
@@ -132,11 +133,11 @@ def invert(docs: Sequence[Doc], avgdl: float, b: float, *, encoded: bool = False
             toks = doc.fields.get(name) or ()
             length += weight * len(toks)
             for offset, tok in enumerate(toks, at):
-                found = positions.get(tok)
-                if found is None:
+                plist = positions.get(tok)
+                if plist is None:
                     positions[tok] = [offset]
                 else:
-                    found.append(offset)
+                    plist.append(offset)
             if weight > 1:
                 for tok in toks:
                     extra[tok] = extra.get(tok, 0) + weight - 1
@@ -148,29 +149,37 @@ def invert(docs: Sequence[Doc], avgdl: float, b: float, *, encoded: bool = False
             q = impact.get(weighted)
             if q is None:
                 q = impact[weighted] = quantize(weighted / norm)
-            posting = postings.get(tok)
-            if posting is None:
-                posting = postings[tok] = Posting(positions=[])
-            posting.docs.append(number)
-            posting.impacts.append(q)  # type: ignore[union-attr]
-            posting.positions.append(plist)  # type: ignore[union-attr]
+            acc = found.get(tok)
+            if acc is None:
+                acc = found[tok] = (array("I"), bytearray(), array("H"))
+            acc[0].append(number)
+            acc[1].append(q)
+            if plist[-1] >= MAX_POSITION:
+                plist = [p for p in plist if p < MAX_POSITION][:MAX_POSITION]
+            acc[2].append(len(plist))  # type: ignore[union-attr]
+            acc[2].extend(plist)  # type: ignore[union-attr]
         for prefix, name in (("s:", "subject"), ("f:", "author")):
             counts: dict[str, int] = {}
             for tok in doc.fields.get(name) or ():
                 counts[tok] = counts.get(tok, 0) + 1
             for tok, count in counts.items():
-                posting = postings.get(prefix + tok)
-                if posting is None:
-                    posting = postings[prefix + tok] = Posting()
-                posting.docs.append(number)
-                posting.impacts.append(quantize(WEIGHTS[name] * count / norm))  # type: ignore[union-attr]
-    if encoded:
-        for posting in postings.values():
-            posting.docs = array("I", posting.docs)
-            posting.impacts = bytes(posting.impacts)
-            if posting.positions is not None:
-                posting.positions = encode_positions(posting.positions)  # type: ignore[arg-type]
+                acc = found.get(prefix + tok)
+                if acc is None:
+                    acc = found[prefix + tok] = (array("I"), bytearray(), None)
+                acc[0].append(number)
+                acc[1].append(quantize(WEIGHTS[name] * count / norm))
+    postings = {
+        term: Posting(docs, bytes(impacts), _le_bytes(places) if places is not None else None)
+        for term, (docs, impacts, places) in found.items()
+    }
     return SegmentData(rows, postings)
+
+
+def _le_bytes(values: array[int]) -> bytes:
+    if sys.byteorder != "little":
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
 
 
 def concat(parts: Sequence[SegmentData]) -> SegmentData:

@@ -119,7 +119,7 @@ def _invert_chunk(rows: list[Row]) -> SegmentData:
 
 def _invert_rows(rows: list[Row], content: Path, obfuscate: bool, avgdl: float) -> SegmentData:
     docs = [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
-    return invert(docs, avgdl, B, encoded=True)
+    return invert(docs, avgdl, B)
 
 
 def _invert_all(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int) -> SegmentData:
