@@ -314,6 +314,7 @@ def search(
     Gives the same answers as the site's search page. QUERY: words (all must
     match), "exact phrases" (quote them for the shell too), -excluded, prefix*,
     from:NAME, subject:WORD, list:SLUG, after:YYYY[-MM[-DD]], before:YYYY[-MM[-DD]].
+    Put -- before a query that excludes words: listlib search -- bitmap -journal
     """
     from .search.reader import Source
     from .search.reader import search as run_search

@@ -232,6 +232,8 @@ def test_cli_search(searched_site: Path) -> None:
     hit = data["hits"][0]
     assert hit["message_id"] == "m1@example.org" and hit["url"].startswith("https://lists.example.org/dev/2024/")
     assert set(hit) >= {"message_id", "call", "url", "subject", "date", "score"}
+    excluded = run_listlib("search", "--json", "--", "bitmap", "-journal", cwd=searched_site, check=True).stdout
+    assert json.loads(excluded)["total"] == 2
     text = run_listlib("search", "bitmap", "--list", "announce", cwd=searched_site, check=True).stdout
     assert text.strip().endswith("0 messages")
     config = load_config(searched_site / "listlib.toml")
