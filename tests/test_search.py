@@ -214,6 +214,21 @@ def test_segments_merge_and_stay_few(site: Path) -> None:
     assert len(manifest["segments"]) <= 4
     assert len(list((site / "output/search/seg").iterdir())) <= 2 * len(manifest["segments"]) + 4
     assert len(found(site, "common", limit=50)) == 13
+    # Deleted messages are tombstones until their segment is merged, then gone from it.
+    for n in (2, 3):
+        _call, path = call_of(site, n)
+        (site / "content" / path).unlink()
+    with Store(site / "content").open(discard_damaged_index=True) as store:
+        repair_store(store)
+    build(site)
+    assert sorted(found(site, "common", limit=50)) == sorted(f"Topic {n}" for n in range(1, 14) if n not in (2, 3))
+    for n in range(14, 30):
+        add(site, post(n, f"Topic {n}", body="common words here\n"))
+        build(site)
+    manifest = json.loads((site / "output/search/manifest.json").read_text())
+    assert len(manifest["segments"]) <= 6  # at most 3 of each size tier (1-7 and 8-63 messages)
+    assert manifest["live"] == 27 == len(found(site, "common", limit=50))
+    assert sum(len(info["deleted"]) for info in manifest["segments"]) <= 2
 
 
 def test_build_clean_rebuilds_the_index(searched_site: Path) -> None:
