@@ -21,7 +21,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_WORD", "fold", "tokens", "words"]
+__all__ = ["ANALYZER_VERSION", "MAX_WORD", "fold", "words"]
 
 MAX_WORD = 40
 ANALYZER_VERSION = 1
@@ -131,7 +131,3 @@ def _plain(word: str, out: list[str]) -> None:
     if len(word) <= MAX_WORD:
         out.append(word)
 
-
-def tokens(text: str) -> list[str]:
-    """Alias of ``words`` kept for readability at call sites that index."""
-    return words(text)

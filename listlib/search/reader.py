@@ -16,7 +16,6 @@ import json
 import math
 import struct
 from bisect import bisect_right
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -314,9 +313,3 @@ def _segment_hits(
     samples, step = segment.meta["days"], segment.meta["day_sample"]
     return {d: (s, int(samples[d // step])) for d, s in scores.items()}
 
-
-def search_json(hits: list[Hit]) -> list[dict[str, object]]:
-    return [hit.to_dict() for hit in hits]
-
-
-Fetch = Callable[[str], bytes]

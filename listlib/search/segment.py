@@ -34,7 +34,7 @@ import shutil
 import struct
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -299,6 +299,3 @@ def _write(folder: Path, data: SegmentData) -> dict[str, object]:
     (folder / "meta.json").write_bytes(_json(meta))
     return meta
 
-
-def iter_calls(rows: Iterable[list[object]]) -> list[str]:
-    return [str(row[0]) for row in rows]
