@@ -31,6 +31,7 @@ from .fsutil import acquire_lock, release_lock
 from .plan import Plan, plan_build
 from .render.runner import JobRunner
 from .render.writer import remove_files, sweep
+from .search.update import SearchReport, update_index
 from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
 from .sitedata import StoredList
 from .store import Store
@@ -56,6 +57,8 @@ class BuildReport:
     seconds: float = 0.0
     planned: list[dict[str, Any]] = field(default_factory=list)
     """For a plan: each job that would run, with the files it made last time."""
+    search: SearchReport | None = None
+    """What the search index step did (a build's last step)."""
 
     def to_dict(self, *, with_files: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -71,12 +74,17 @@ class BuildReport:
             data["removed_files"] = sorted(self.removed)
         if self.planned:
             data["plan"] = self.planned
+        if self.search is not None:
+            data["search"] = self.search.to_dict()
         return data
 
     def summary(self) -> str:
+        searched = ""
+        if self.search is not None and (self.search.indexed or self.search.removed):
+            searched = f", {self.search.indexed} messages indexed for search"
         return (
             f"{len(self.written)} files written, {self.unchanged} unchanged, {len(self.removed)} removed "
-            f"({self.jobs_run} of {self.jobs_run + self.jobs_kept} jobs run) in {self.seconds:.2f} s"
+            f"({self.jobs_run} of {self.jobs_run + self.jobs_kept} jobs run){searched} in {self.seconds:.2f} s"
         )
 
 
@@ -265,6 +273,8 @@ def build_site(
             with JobRunner(theme, content, output, workers or os.cpu_count() or 1) as runner:
                 planned = _plan(config, theme, state, full=clean, on_full=runner.start)
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
+        # The search index keeps its own records (it finds changes from the store's month fingerprints).
+        report.search = update_index(config, clean=clean, workers=workers or os.cpu_count() or 1, fault=fault)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started

@@ -12,7 +12,8 @@ module must never import anything from listlib.
     ├── StoreError         the content/ store cannot be opened, locked or written
     │   └── LockTimeoutError   another listlib process holds the store lock too long
     ├── BuildError         the site cannot be built (a theme or template problem, names the file)
-    └── ServeError         the dev server cannot start (its port is taken, the host is unknown)
+    ├── ServeError         the dev server cannot start (its port is taken, the host is unknown)
+    └── SearchError        the search index is missing, of another format, or unreadable
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ __all__ = [
     "ListlibError",
     "LockTimeoutError",
     "ServeError",
+    "SearchError",
     "SourceError",
     "StoreError",
 ]
@@ -87,3 +89,7 @@ class BuildError(ListlibError):
 
 class ServeError(ListlibError):
     """``listlib serve`` cannot listen where it was asked to (a port in use, a bad host)."""
+
+
+class SearchError(ListlibError):
+    """The search index cannot be read: missing (no build yet), of another format, damaged."""

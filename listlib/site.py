@@ -89,7 +89,7 @@ TEMPLATES: dict[str, tuple[str, ...]] = {
     "list": ("list.html",),
     "feed": ("feed.atom",),
     "sitemap": ("sitemap.xml",),
-    "site": ("index.html", "404.html", "robots.txt", "sitemap-index.xml"),
+    "site": ("index.html", "404.html", "robots.txt", "sitemap-index.xml", "search.html"),
     "mid": ("redirect.html", "mid.html"),
     "static": (),
 }

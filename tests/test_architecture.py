@@ -10,19 +10,21 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
     {"errors", "values", "charsets"},
-    {"message", "dating", "config", "fsutil", "index", "threader", "threadcache", "urls", "theme", "plan"},
+    {"message", "dating", "config", "fsutil", "index", "threader", "threadcache", "urls", "theme", "plan"}
+    | {"search", "search.analysis", "search.codec"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
-    | {"delivery", "delivery.queue", "delivery.compose", "delivery.policy", "delivery.bounce", "delivery.transport"},
+    | {"delivery", "delivery.queue", "delivery.compose", "delivery.policy", "delivery.bounce", "delivery.transport"}
+    | {"search.query", "search.segment", "search.merge", "search.reader", "search.state"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
     | {"render.runner", "delivery.runner"},
-    {"filing", "verify", "skeleton", "fetch", "build", "serve", "serve_http", "delivery.intake"},
+    {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"},
     {"cli", "__main__"},
 ]
 ONLY_IN = {
     "click": {"cli"},
-    "sqlite3": {"index", "store", "threadcache", "threadset", "buildstate"},
+    "sqlite3": {"index", "store", "threadcache", "threadset", "buildstate", "search.state"},
     "jinja2": {"theme"},
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},

@@ -340,3 +340,85 @@ def test_dumped_dom_holds_the_content(server: Server, built: dict[str, Any], pag
     text = re.sub(r"\s+", " ", html.unescape(dom))
     missing = [s for s in expected_text(page) if re.sub(r"\s+", " ", s) not in text]
     assert missing == [], f"{url} lacks {missing}"
+
+
+SEARCH_DONE_JS = """new Promise((resolve) => {
+  const check = () => {
+    const status = document.getElementById('search-status').textContent;
+    if (status && status !== 'Searching\\u2026') {
+      resolve({
+        status,
+        hits: [...document.querySelectorAll('#search-results li a.subject')].map((a) => a.getAttribute('href')),
+        marks: [...document.querySelectorAll('#search-results mark')].map((m) => m.textContent),
+      });
+    } else {
+      setTimeout(check, 50);
+    }
+  };
+  check();
+})"""
+
+
+def test_the_search_page_finds_highlights_and_links_what_the_cli_finds(
+    browser: DevTools, server: Server, built: dict[str, Any], artifacts: Path
+) -> None:
+    from urllib.parse import quote
+
+    from listlib.search.reader import Source, search
+
+    query = "batching degraded"
+    expected = search(Source(built["output"] / "search"), query, limit=20)
+    assert expected.total >= 1
+    before = len(server.failures)
+    url = server + "search/index.html?q=" + quote(query)
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        phone = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+        browser.send("Emulation.setDeviceMetricsOverride", session, **phone)
+        browser.send("Page.navigate", session, url=url)
+        browser.wait_for("Page.loadEventFired", session)
+        done = browser.send(
+            "Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True, returnByValue=True
+        )
+        seen = done["result"]["value"]
+        shot = browser.send("Page.captureScreenshot", session, format="png", captureBeyondViewport=True)
+        (artifacts / "search-phone.png").write_bytes(base64.b64decode(shot["data"]))
+        layout = browser.send("Runtime.evaluate", session, expression=OVERFLOW_JS, returnByValue=True)
+        layout = layout["result"]["value"]
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    assert server.failures[before:] == []
+    assert seen["hits"] == ["../" + hit.url for hit in expected.hits], seen
+    assert {m.lower() for m in seen["marks"]} >= {"batching", "degraded"}, seen
+    assert layout["scrollWidth"] <= layout["clientWidth"], layout
+
+
+def test_the_search_page_keeps_to_one_list_when_asked(browser: DevTools, server: Server) -> None:
+    seen = {}
+    for slug in ("dev", "announce"):
+        target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+        session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        try:
+            browser.send("Page.enable", session)
+            browser.send("Page.navigate", session, url=server + f"search/index.html?q=batching&list={slug}")
+            browser.wait_for("Page.loadEventFired", session)
+            done = browser.send(
+                "Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True, returnByValue=True
+            )
+            seen[slug] = done["result"]["value"]
+        finally:
+            browser.send("Target.closeTarget", targetId=target)
+    assert seen["dev"]["hits"] and seen["announce"]["hits"] == []
+    assert seen["announce"]["status"] == "No messages match."
+
+
+def test_the_search_page_says_so_without_javascript(built: dict[str, Any]) -> None:
+    page = (built["output"] / "search/index.html").read_text()
+    noscript = page[page.index("<noscript>") : page.index("</noscript>")]
+    assert "needs JavaScript" in noscript and 'href="../index.html"' in noscript
+    assert 'id="search-app"' in page and " hidden>" in page  # the results area shows only with scripts
+    thread = (built["output"] / built["pages"]["thread"]).read_text()
+    assert 'class="site-search" href="../../../search/index.html"' in thread  # a link: no form on message pages
+    assert 'name="list" value="dev"' in (built["output"] / "dev/index.html").read_text()

@@ -368,6 +368,7 @@ class Renderer:
         for template in ("index.html", "404.html", "robots.txt"):
             self._put(files, old, template, self._page(template, template, args, lists=lists))
         self._put(files, old, "sitemap.xml", self._page("sitemap-index.xml", "sitemap.xml", args, lists=lists))
+        self._put(files, old, "search/index.html", self._page("search.html", "search/index.html", args, lists=lists))
         return files
 
     def render_mid(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:

@@ -1,0 +1,118 @@
+"""The binary encodings of the index files (little-endian; ``search.js`` decodes the same).
+
+Postings of one term: ``u32 count``, then blocks of up to ``BLOCK`` postings, each
+``u8 width`` (1, 2 or 4), ``u32 first doc``, ``n - 1`` doc-number gaps of ``width``
+bytes, then ``n`` impact bytes (the quantized length-normalized term frequency, see
+``quantize``). Fixed-width blocks decode with one C call in Python and a typed
+array in the browser.
+
+Positions of one term: for each posting in order, ``u16 count`` then that many
+``u16`` positions (``MAX_POSITION``).
+
+Pure; no I/O.
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+import sys
+from array import array
+from collections.abc import Sequence
+from itertools import accumulate, pairwise
+
+__all__ = ["BLOCK", "decode_positions", "decode_postings", "encode_positions", "encode_postings", "impact_table"]
+
+BLOCK = 128
+_TYPECODE = {1: "B", 2: "H", 4: "I"}
+_SWAP = sys.byteorder != "little"
+_TFN_BASE = 0.05
+_TFN_STEP = 1.06
+
+
+def quantize(tfn: float) -> int:
+    """A length-normalized term frequency as one byte 1..255 (log scale, 6% steps)."""
+    if tfn <= _TFN_BASE:
+        return 1
+    return max(1, min(255, round(math.log(tfn / _TFN_BASE) / math.log(_TFN_STEP)) + 1))
+
+
+def impact_table(k1: float) -> list[float]:
+    """Per impact byte, BM25's saturated term weight ``tfn (k1 + 1) / (tfn + k1)``,
+    rounded to 6 digits (written into the manifest so both readers use the same numbers)."""
+    table = [0.0]
+    for q in range(1, 256):
+        tfn = _TFN_BASE * _TFN_STEP ** (q - 1)
+        table.append(round(tfn * (k1 + 1) / (tfn + k1), 6))
+    return table
+
+
+def encode_postings(docs: Sequence[int], impacts: list[int] | bytes) -> bytes:
+    out = bytearray(struct.pack("<I", len(docs)))
+    for start in range(0, len(docs), BLOCK):
+        block = docs[start : start + BLOCK]
+        gaps = [b - a for a, b in pairwise(block)]
+        biggest = max(gaps, default=0)
+        width = 1 if biggest < 0x100 else 2 if biggest < 0x10000 else 4
+        out += struct.pack("<BI", width, block[0])
+        values = array(_TYPECODE[width], gaps)
+        if _SWAP:
+            values.byteswap()
+        out += values.tobytes()
+        out += bytes(impacts[start : start + BLOCK])
+    return bytes(out)
+
+
+def decode_postings(data: bytes | memoryview) -> tuple[list[int], bytes]:
+    """(doc numbers, impact bytes) of one term."""
+    view = memoryview(data)
+    (count,) = struct.unpack_from("<I", view, 0)
+    at = 4
+    docs: list[int] = []
+    impacts = bytearray()
+    left = count
+    while left:
+        n = min(left, BLOCK)
+        width, first = struct.unpack_from("<BI", view, at)
+        at += 5
+        gaps = array(_TYPECODE[width])
+        gaps.frombytes(view[at : at + (n - 1) * width])
+        if _SWAP:
+            gaps.byteswap()
+        at += (n - 1) * width
+        docs.extend(accumulate(gaps, initial=first))
+        impacts += view[at : at + n]
+        at += n
+        left -= n
+    return docs, bytes(impacts)
+
+
+MAX_POSITION = 0xFFFF
+"""Positions are u16: phrases are matched within a message's first 65,535 words."""
+
+
+def encode_positions(positions: list[list[int]]) -> bytes:
+    flat: list[int] = []
+    for plist in positions:
+        if plist and plist[-1] >= MAX_POSITION:
+            plist = [p for p in plist if p < MAX_POSITION][:MAX_POSITION]
+        flat.append(len(plist))
+        flat.extend(plist)
+    values = array("H", flat)
+    if _SWAP:
+        values.byteswap()
+    return values.tobytes()
+
+
+def decode_positions(data: bytes | memoryview, count: int) -> list[list[int]]:
+    values = array("H")
+    values.frombytes(data)
+    if _SWAP:
+        values.byteswap()
+    out: list[list[int]] = []
+    at = 0
+    for _ in range(count):
+        n = values[at]
+        out.append(values[at + 1 : at + 1 + n].tolist())
+        at += n + 1
+    return out

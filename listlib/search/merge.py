@@ -1,0 +1,103 @@
+"""Read segments back and merge them into one (``merge_segments``), and decide which
+to merge (``pick_merges``) so the number of segments stays logarithmic.
+
+Impact bytes are copied as they are (they were computed with the index's fixed
+average length), so merging needs no message text: postings are remapped to the new
+(list, date, call) numbering and deleted documents dropped. Writes nothing itself.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from .codec import decode_positions, decode_postings
+from .segment import Posting, SegmentData, sort_rows
+
+__all__ = ["MERGE_FACTOR", "merge_segments", "pick_merges", "read_segment"]
+
+MERGE_FACTOR = 4
+"""Segments of one size tier (a power of 8 documents) merged together once there are this many."""
+_TIER_BASE = 8
+_DELETED_SHARE = 0.3
+
+
+def read_segment(folder: Path) -> SegmentData:
+    meta = json.loads((folder / "meta.json").read_bytes())
+    rows: list[list[Any]] = []
+    number = 0
+    while len(rows) < meta["docs"]:
+        rows.extend(json.loads((folder / f"d{number}.json").read_bytes()))
+        number += 1
+    files: dict[str, bytes] = {}
+
+    def blob(name: str, offset: int, length: int) -> bytes:
+        if name not in files:
+            files[name] = (folder / name).read_bytes()
+        return files[name][offset : offset + length]
+
+    postings: dict[str, Posting] = {}
+    for chunk in range(len(meta["dict"])):
+        for term, df, pfile, poff, plen, qfile, qoff, qlen in json.loads((folder / f"t{chunk}.json").read_bytes()):
+            docs, impacts = decode_postings(blob(f"p{pfile}.bin", poff, plen))
+            positions = decode_positions(blob(f"q{qfile}.bin", qoff, qlen), df) if qfile >= 0 else None
+            postings[term] = Posting(docs, list(impacts), positions)
+    return SegmentData(rows, postings)
+
+
+def merge_segments(parts: list[tuple[SegmentData, set[int]]]) -> SegmentData:
+    """One segment of every live document of ``parts`` ((data, deleted doc numbers))."""
+    live: list[tuple[int, int]] = []
+    rows: list[list[object]] = []
+    for index, (data, deleted) in enumerate(parts):
+        for number, row in enumerate(data.rows):
+            if number not in deleted:
+                live.append((index, number))
+                rows.append(row)
+    order = sort_rows(rows)
+    new_number = {live[old]: new for new, old in enumerate(order)}
+    merged: dict[str, list[tuple[int, int, list[int] | None]]] = {}
+    for index, (data, _deleted) in enumerate(parts):
+        for term, posting in data.postings.items():
+            target = merged.setdefault(term, [])
+            positions = posting.positions
+            for i, (doc, impact) in enumerate(zip(posting.docs, posting.impacts, strict=True)):
+                new = new_number.get((index, doc))
+                if new is not None:
+                    target.append((new, impact, positions[i] if positions is not None else None))
+    postings: dict[str, Posting] = {}
+    for term, items in merged.items():
+        if not items:
+            continue
+        items.sort(key=lambda item: item[0])
+        has_positions = items[0][2] is not None
+        postings[term] = Posting(
+            [item[0] for item in items],
+            [item[1] for item in items],
+            [item[2] or [] for item in items] if has_positions else None,
+        )
+    return SegmentData([rows[i] for i in order], postings)
+
+
+def _tier(docs: int) -> int:
+    return int(math.log(max(docs, 1), _TIER_BASE))
+
+
+def pick_merges(segments: list[dict[str, Any]]) -> list[list[str]]:
+    """Groups of segment ids to merge: ``MERGE_FACTOR`` or more of one size tier (the
+    new merged segment may then fill the next tier: callers call again), or a segment
+    whose deleted documents are a large share of it (rewritten alone)."""
+    by_tier: dict[int, list[dict[str, Any]]] = {}
+    for info in segments:
+        live = int(info["docs"]) - len(info.get("deleted", ()))
+        by_tier.setdefault(_tier(live), []).append(info)
+    for tier in sorted(by_tier):
+        group = by_tier[tier]
+        if len(group) >= MERGE_FACTOR:
+            return [[str(info["id"]) for info in group]]
+    for info in segments:
+        if info.get("deleted") and len(info["deleted"]) > _DELETED_SHARE * int(info["docs"]):
+            return [[str(info["id"])]]
+    return []

@@ -1,0 +1,315 @@
+"""Run a query over the index files (``search``); ``search.js`` runs the same steps.
+
+Steps: read the manifest; per live segment, look each query term up in the
+dictionary chunks that can hold it; fetch the postings of the terms found; intersect
+the required clauses (phrases checked against positions), drop excluded, deleted,
+other-list and out-of-date-range documents; score BM25 over the impact bytes with
+the index-wide document frequency, times a mild recency factor (at most +2% for the
+newest day); sort by score (6 decimals), then newer, then later in the index; page.
+Files are read through a ``Source`` that counts bytes, so tests and benchmarks see
+what a browser would fetch. Never writes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import struct
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import SearchError
+from .codec import decode_positions, decode_postings
+from .query import Clause, Query, parse_query
+from .segment import term_key
+
+__all__ = ["FORMAT", "Hit", "Results", "Source", "search"]
+
+FORMAT = 1
+PREFIX_EXPANSIONS = 50
+RECENCY = 0.02
+
+
+class Source:
+    """Files of the index by path relative to ``search/``, cached, with a byte count."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.cache: dict[str, bytes] = {}
+        self.fetched = 0
+        self.files = 0
+
+    def read(self, path: str) -> bytes:
+        data = self.cache.get(path)
+        if data is None:
+            try:
+                data = (self.root / path).read_bytes()
+            except OSError as exc:
+                raise SearchError(f"{self.root / path}: cannot read the search index ({exc.strerror})") from None
+            self.cache[path] = data
+            self.fetched += len(data)
+            self.files += 1
+        return data
+
+    def json(self, path: str) -> Any:
+        return json.loads(self.read(path))
+
+
+@dataclass
+class Hit:
+    call: str
+    message_id: str
+    list: str
+    url: str
+    subject: str
+    author: str
+    date: int
+    excerpt: str
+    score: float
+
+    def to_dict(self) -> dict[str, object]:
+        return dict(self.__dict__)
+
+
+@dataclass
+class Results:
+    total: int
+    hits: list[Hit] = field(default_factory=list)
+    terms: list[str] = field(default_factory=list)
+    """Every token the query looked for (for highlighting)."""
+
+
+def _round(x: float) -> float:
+    return math.floor(x * 1e6 + 0.5) / 1e6
+
+
+class _Segment:
+    def __init__(self, source: Source, info: dict[str, Any]) -> None:
+        self.source = source
+        self.id = str(info["id"])
+        self.deleted = set(info.get("deleted", ()))
+        self.meta = source.json(f"seg/{self.id}/meta.json")
+        self.keys = [term_key(t) for t in self.meta["dict"]]
+        self.entries: dict[str, list[Any] | None] = {}
+        self.postings: dict[str, tuple[list[int], bytes]] = {}
+
+    def _chunk(self, number: int) -> list[list[Any]]:
+        return self.source.json(f"seg/{self.id}/t{number}.json")  # type: ignore[no-any-return]
+
+    def entry(self, term: str) -> list[Any] | None:
+        if term not in self.entries:
+            found = None
+            number = bisect_right(self.keys, term_key(term)) - 1
+            if number >= 0:
+                for entry in self._chunk(number):
+                    if entry[0] == term:
+                        found = entry
+                        break
+            self.entries[term] = found
+        return self.entries[term]
+
+    def expand(self, prefix: str) -> list[list[Any]]:
+        """Dictionary entries starting with ``prefix``."""
+        key = term_key(prefix)
+        number = max(0, bisect_right(self.keys, key) - 1)
+        found: list[list[Any]] = []
+        while number < len(self.keys):
+            if number > 0 and self.keys[number] > key and not self.meta["dict"][number].startswith(prefix):
+                break
+            found.extend(e for e in self._chunk(number) if e[0].startswith(prefix))
+            number += 1
+        return found
+
+    def docs(self, entry: list[Any]) -> tuple[list[int], bytes]:
+        term = entry[0]
+        if term not in self.postings:
+            data = self.source.read(f"seg/{self.id}/p{entry[2]}.bin")
+            self.postings[term] = decode_postings(memoryview(data)[entry[3] : entry[3] + entry[4]])
+        return self.postings[term]
+
+    def positions(self, entry: list[Any]) -> list[list[int]]:
+        data = self.source.read(f"seg/{self.id}/q{entry[5]}.bin")
+        return decode_positions(data[entry[6] : entry[6] + entry[7]], entry[1])
+
+    def days(self) -> tuple[int, ...]:
+        data = self.source.read(f"seg/{self.id}/days.bin")
+        return struct.unpack(f"<{len(data) // 2}H", data)
+
+    def rows(self, numbers: list[int]) -> dict[int, list[Any]]:
+        out = {}
+        for number in numbers:
+            size = self.meta["docs_chunk"]
+            chunk = self.source.json(f"seg/{self.id}/d{number // size}.json")
+            out[number] = chunk[number % size]
+        return out
+
+
+def load_manifest(source: Source) -> dict[str, Any]:
+    try:
+        manifest = source.json("manifest.json")
+    except SearchError:
+        raise SearchError(f"{source.root}: no search index here (run 'listlib build')") from None
+    if manifest.get("format") != FORMAT:
+        raise SearchError(f"{source.root}: search index format {manifest.get('format')} is not {FORMAT}; rebuild")
+    return manifest  # type: ignore[no-any-return]
+
+
+def search(source: Source, text: str, *, offset: int = 0, limit: int = 10, lists: list[str] | None = None) -> Results:
+    """The ``limit`` best hits from ``offset`` for ``text`` (query syntax: ``query``)."""
+    query = parse_query(text)
+    if lists:
+        query.lists.extend(lists)
+    manifest = load_manifest(source)
+    return _run(source, manifest, query, offset, limit)
+
+
+def _clause_terms(clause: Clause) -> list[str]:
+    if clause.field:
+        return [clause.field + t for t in clause.tokens]
+    return list(clause.tokens)
+
+
+def _run(source: Source, manifest: dict[str, Any], query: Query, offset: int, limit: int) -> Results:
+    segments = [_Segment(source, info) for info in manifest["segments"]]
+    table: list[float] = manifest["impacts"]
+    total_docs = max(1, int(manifest["live"]))
+    looked: list[str] = []
+    # Phase 1: dictionary entries per segment, and the index-wide document frequency.
+    expansions: dict[Clause, list[str]] = {}
+    for clause in query.must + query.must_not:
+        if clause.prefix:
+            term = _clause_terms(clause)[0]
+            dfs: dict[str, int] = {}
+            for segment in segments:
+                for entry in segment.expand(term):
+                    segment.entries[entry[0]] = entry
+                    dfs[entry[0]] = dfs.get(entry[0], 0) + entry[1]
+            best = sorted(dfs, key=lambda t: (-dfs[t], term_key(t)))[:PREFIX_EXPANSIONS]
+            expansions[clause] = sorted(best, key=term_key)
+    df: dict[str, int] = {}
+    for clause in query.must + query.must_not:
+        terms = expansions.get(clause) or _clause_terms(clause)
+        if clause.field and len(clause.tokens) > 1:
+            terms = terms + list(clause.tokens)
+        for term in terms:
+            if term in df:
+                continue
+            df[term] = sum(e[1] for s in segments if (e := s.entry(term)) is not None)
+    for clause in query.must:
+        looked.extend(t[2:] if clause.field else t for t in (expansions.get(clause) or _clause_terms(clause)))
+    idf = {t: math.log(1 + (total_docs - n + 0.5) / (n + 0.5)) for t, n in df.items()}
+    if not query.must:
+        return Results(0, [], looked)
+    days = [int(s["min_day"]) for s in manifest["segments"]] + [int(s["max_day"]) for s in manifest["segments"]]
+    low, high = min(days), max(days)
+    scored: list[tuple[float, int, int, int]] = []
+    for position, segment in enumerate(segments):
+        for number, (score, day) in _segment_hits(segment, query, expansions, idf, table).items():
+            recency = (day - low) / (high - low) if high > low else 0.0
+            scored.append((_round(score * (1 + RECENCY * recency)), day, position, number))
+    scored.sort(key=lambda h: (-h[0], -h[1], -h[2], -h[3]))
+    page = scored[offset : offset + limit]
+    hits = []
+    for score, _day, position, number in page:
+        row = segments[position].rows([number])[number]
+        hits.append(Hit(*row[:8], score=score))
+    return Results(len(scored), hits, sorted(set(looked)))
+
+
+def _clause_docs(
+    segment: _Segment, clause: Clause, terms: list[str], idf: dict[str, float], table: list[float]
+) -> dict[int, float] | None:
+    """Doc -> score of the documents of one segment that satisfy ``clause``."""
+    if clause.prefix:
+        found: dict[int, float] = {}
+        for term in terms:
+            entry = segment.entry(term)
+            if entry is None:
+                continue
+            docs, impacts = segment.docs(entry)
+            weight = idf[term]
+            for doc, impact in zip(docs, impacts, strict=True):
+                value = weight * table[impact]
+                if value > found.get(doc, -1.0):
+                    found[doc] = value
+        return found
+    result: dict[int, float] | None = None
+    for term in terms:
+        entry = segment.entry(term)
+        if entry is None:
+            return {}
+        docs, impacts = segment.docs(entry)
+        weight = idf[term]
+        if result is None:
+            result = {doc: weight * table[impact] for doc, impact in zip(docs, impacts, strict=True)}
+        else:
+            result = {
+                doc: result[doc] + weight * table[impact]
+                for doc, impact in zip(docs, impacts, strict=True)
+                if doc in result
+            }
+        if not result:
+            return result
+    if len(clause.tokens) > 1 and result:
+        result = _phrase(segment, clause.tokens, result)
+    return result
+
+
+def _phrase(segment: _Segment, tokens: tuple[str, ...], candidates: dict[int, float]) -> dict[int, float]:
+    """The candidates where ``tokens`` occur one after another."""
+    per_token: list[dict[int, set[int]]] = []
+    for token in tokens:
+        entry = segment.entry(token)
+        if entry is None:
+            return {}
+        docs, _impacts = segment.docs(entry)
+        positions = segment.positions(entry)
+        per_token.append({doc: set(plist) for doc, plist in zip(docs, positions, strict=True) if doc in candidates})
+    kept = {}
+    for doc, score in candidates.items():
+        firsts = per_token[0].get(doc, ())
+        if any(all(p + i in per_token[i].get(doc, ()) for i in range(1, len(tokens))) for p in firsts):
+            kept[doc] = score
+    return kept
+
+
+def _segment_hits(
+    segment: _Segment,
+    query: Query,
+    expansions: dict[Clause, list[str]],
+    idf: dict[str, float],
+    table: list[float],
+) -> dict[int, tuple[float, int]]:
+    scores: dict[int, float] | None = None
+    for clause in query.must:
+        terms = expansions.get(clause) or _clause_terms(clause)
+        if clause.prefix and clause not in expansions:
+            return {}
+        found = _clause_docs(segment, clause, terms, idf, table) or {}
+        if clause.field and len(clause.tokens) > 1 and found:
+            # A fielded phrase: the field's words, then the phrase anywhere.
+            found = _phrase(segment, clause.tokens, found)
+        scores = found if scores is None else {d: s + found[d] for d, s in scores.items() if d in found}
+        if not scores:
+            return {}
+    assert scores is not None
+    for clause in query.must_not:
+        terms = expansions.get(clause) or _clause_terms(clause)
+        for doc in _clause_docs(segment, clause, terms, idf, table) or {}:
+            scores.pop(doc, None)
+    for doc in segment.deleted:
+        scores.pop(doc, None)
+    if query.lists:
+        spans = [segment.meta["lists"].get(slug) for slug in query.lists]
+        ranges = [span for span in spans if span]
+        scores = {d: s for d, s in scores.items() if any(a <= d < b for a, b in ranges)}
+    if (query.after is not None or query.before is not None) and scores:
+        days = segment.days()
+        after = query.after if query.after is not None else -1
+        before = query.before if query.before is not None else 1 << 30
+        scores = {d: s for d, s in scores.items() if after <= days[d] < before}
+    samples, step = segment.meta["days"], segment.meta["day_sample"]
+    return {d: (s, int(samples[d // step])) for d, s in scores.items()}
+

@@ -1,0 +1,301 @@
+"""Write one immutable index segment (a folder under ``output/search/seg/``).
+
+A segment holds documents numbered 0..n-1 in (list, date, call) order, so a list is
+a range of doc numbers and doc numbers roughly follow time. Files:
+
+``meta.json``
+    ``docs``, ``docs_chunk`` and ``day_sample`` (the sizes below), ``lists`` (slug ->
+    [first, end)), ``dict`` (the first term of each dictionary chunk), ``days`` (the day
+    of every ``DAY_SAMPLE``-th document, for the recency tie-break), ``min_day``/``max_day``.
+``t<k>.json``
+    dictionary chunk k: sorted ``[term, df, postings file, offset, length, positions
+    file, offset, length]`` (positions file -1 when the term has none).
+``p<k>.bin``, ``q<k>.bin``
+    postings and positions (``codec``), grouped about ``POSTINGS_CHUNK`` bytes a
+    file so a query fetches only the files of its terms; a bigger term gets a file
+    of its own.
+``d<k>.json``
+    the result-display data of ``DOCS_CHUNK`` documents: ``[call, message_id, list,
+    url, subject, author, date, excerpt]``.
+``days.bin``
+    u16 day number (since 1970-01-01) of every document, for ``after:``/``before:``.
+
+Terms sort by UTF-16 code units (how JavaScript compares strings). Field terms are
+``s:<word>`` (subject) and ``f:<word>`` (author); plain words cover every field with
+the weights of ``WEIGHTS``. The folder is written under a temporary name and
+renamed into place, so a segment is either whole or absent. Writes only its folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import sys
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .codec import MAX_POSITION, encode_positions, encode_postings, quantize
+
+__all__ = [
+    "DAY_SAMPLE",
+    "DOCS_CHUNK",
+    "FIELD_GAP",
+    "WEIGHTS",
+    "Doc",
+    "Posting",
+    "SegmentData",
+    "concat",
+    "invert",
+    "term_key",
+    "write_segment",
+]
+
+WEIGHTS = {"subject": 3, "author": 2, "attachments": 2, "body": 1}
+"""How much an occurrence counts towards a plain word's frequency and a document's length."""
+FIELD_GAP = 8
+"""Positions skipped between fields, so no phrase spans two."""
+DOCS_CHUNK = 8
+DICT_CHUNK = 8_000
+POSTINGS_CHUNK = 8_000
+DAY_SAMPLE = 64
+_DAY = 86_400
+
+
+def term_key(term: str) -> bytes:
+    """Sort key matching JavaScript's string comparison (UTF-16 code units)."""
+    return term.encode("utf-16-be", "surrogatepass")
+
+
+@dataclass
+class Doc:
+    """One message, analysed: what is indexed and what a result shows."""
+
+    call: str
+    message_id: str
+    list: str
+    url: str
+    subject: str
+    author: str
+    date: int
+    excerpt: str
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    """Tokens per field name of ``WEIGHTS``."""
+
+    def display(self) -> list[object]:
+        return [self.call, self.message_id, self.list, self.url, self.subject, self.author, self.date, self.excerpt]
+
+
+@dataclass
+class Posting:
+    docs: list[int] | array[int] = field(default_factory=list)
+    """Doc numbers, ascending (an ``array('I')`` when encoded: 4 bytes each in memory)."""
+    impacts: list[int] | bytes = field(default_factory=list)
+    positions: list[list[int]] | bytes | None = None
+    """Per posting, its positions; or already encoded (``codec.encode_positions``)."""
+
+
+@dataclass
+class SegmentData:
+    """A segment in memory: display rows and postings, ready to write (or read back to merge)."""
+
+    rows: list[list[object]]
+    """Display rows in doc-number order."""
+    postings: dict[str, Posting]
+
+
+def _day(date: int) -> int:
+    return max(0, min(0xFFFF, date // _DAY))
+
+
+def sort_rows(rows: Sequence[list[object]]) -> list[int]:
+    """Indexes of ``rows`` in doc-number order: (list, date, call)."""
+    return sorted(range(len(rows)), key=lambda i: (str(rows[i][2]), int(rows[i][6]), str(rows[i][0])))  # type: ignore[call-overload]
+
+
+def invert(docs: Sequence[Doc], avgdl: float, b: float) -> SegmentData:
+    """Number the documents and build every term's postings, encoded (doc numbers as
+    ``array('I')``, impacts and positions as bytes: compact to send from a worker)."""
+    order = sort_rows([d.display() for d in docs])
+    found: dict[str, tuple[array[int], bytearray, array[int] | None]] = {}
+    rows: list[list[object]] = []
+    for number, index in enumerate(order):
+        doc = docs[index]
+        rows.append(doc.display())
+        positions: dict[str, list[int]] = {}
+        extra: dict[str, int] = {}
+        length = 0
+        at = 0
+        for name, weight in WEIGHTS.items():
+            toks = doc.fields.get(name) or ()
+            length += weight * len(toks)
+            for offset, tok in enumerate(toks, at):
+                plist = positions.get(tok)
+                if plist is None:
+                    positions[tok] = [offset]
+                else:
+                    plist.append(offset)
+            if weight > 1:
+                for tok in toks:
+                    extra[tok] = extra.get(tok, 0) + weight - 1
+            at += len(toks) + FIELD_GAP
+        norm = 1 - b + b * length / avgdl if avgdl > 0 else 1.0
+        impact: dict[int, int] = {}
+        for tok, plist in positions.items():
+            weighted = len(plist) + extra.get(tok, 0)
+            q = impact.get(weighted)
+            if q is None:
+                q = impact[weighted] = quantize(weighted / norm)
+            acc = found.get(tok)
+            if acc is None:
+                acc = found[tok] = (array("I"), bytearray(), array("H"))
+            acc[0].append(number)
+            acc[1].append(q)
+            if plist[-1] >= MAX_POSITION:
+                plist = [p for p in plist if p < MAX_POSITION][:MAX_POSITION]
+            acc[2].append(len(plist))  # type: ignore[union-attr]
+            acc[2].extend(plist)  # type: ignore[union-attr]
+        for prefix, name in (("s:", "subject"), ("f:", "author")):
+            counts: dict[str, int] = {}
+            for tok in doc.fields.get(name) or ():
+                counts[tok] = counts.get(tok, 0) + 1
+            for tok, count in counts.items():
+                acc = found.get(prefix + tok)
+                if acc is None:
+                    acc = found[prefix + tok] = (array("I"), bytearray(), None)
+                acc[0].append(number)
+                acc[1].append(quantize(WEIGHTS[name] * count / norm))
+    postings = {
+        term: Posting(docs, bytes(impacts), _le_bytes(places) if places is not None else None)
+        for term, (docs, impacts, places) in found.items()
+    }
+    return SegmentData(rows, postings)
+
+
+def _le_bytes(values: array[int]) -> bytes:
+    if sys.byteorder != "little":
+        values = array(values.typecode, values)
+        values.byteswap()
+    return values.tobytes()
+
+
+def concat(parts: Sequence[SegmentData]) -> SegmentData:
+    """Segments of consecutive documents (in doc-number order, encoded) as one."""
+    rows: list[list[object]] = []
+    pieces: dict[str, list[tuple[int, Posting]]] = {}
+    for part in parts:
+        offset = len(rows)
+        rows.extend(part.rows)
+        for term, posting in part.postings.items():
+            pieces.setdefault(term, []).append((offset, posting))
+    postings: dict[str, Posting] = {}
+    for term, found in pieces.items():
+        if len(found) == 1 and found[0][0] == 0:
+            postings[term] = found[0][1]
+            continue
+        docs = array("I")
+        for offset, posting in found:
+            docs.extend(array("I", [doc + offset for doc in posting.docs]) if offset else posting.docs)
+        has_positions = found[0][1].positions is not None
+        postings[term] = Posting(
+            docs,
+            b"".join(bytes(p.impacts) for _o, p in found),
+            b"".join(p.positions for _o, p in found) if has_positions else None,  # type: ignore[misc]
+        )
+    return SegmentData(rows, postings)
+
+
+class _Files:
+    """Appends blobs to numbered files of about ``limit`` bytes each."""
+
+    def __init__(self, folder: Path, letter: str, limit: int) -> None:
+        self.folder, self.letter, self.limit = folder, letter, limit
+        self.number = -1
+        self.buffer = bytearray()
+
+    def add(self, blob: bytes) -> tuple[int, int, int]:
+        if self.number < 0 or (self.buffer and len(self.buffer) + len(blob) > self.limit):
+            self.flush()
+            self.number += 1
+        offset = len(self.buffer)
+        self.buffer += blob
+        return self.number, offset, len(blob)
+
+    def flush(self) -> None:
+        if self.number >= 0 and self.buffer:
+            (self.folder / f"{self.letter}{self.number}.bin").write_bytes(self.buffer)
+        self.buffer = bytearray()
+
+
+def _json(data: object) -> bytes:
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+
+
+def write_segment(folder: Path, data: SegmentData) -> dict[str, object]:
+    """Write ``data`` as the segment ``folder`` (which must not exist); returns its meta."""
+    temp = folder.with_name(folder.name + ".tmp")
+    shutil.rmtree(temp, ignore_errors=True)
+    temp.mkdir(parents=True)
+    try:
+        meta = _write(temp, data)
+        os.replace(temp, folder)
+    except BaseException:
+        shutil.rmtree(temp, ignore_errors=True)
+        raise
+    return meta
+
+
+def _write(folder: Path, data: SegmentData) -> dict[str, object]:
+    rows = data.rows
+    postings_files = _Files(folder, "p", POSTINGS_CHUNK)
+    positions_files = _Files(folder, "q", POSTINGS_CHUNK * 2)
+    chunk: list[list[object]] = []
+    chunk_size = 0
+    firsts: list[str] = []
+
+    def flush_dict() -> None:
+        nonlocal chunk, chunk_size
+        if chunk:
+            (folder / f"t{len(firsts)}.json").write_bytes(_json(chunk))
+            firsts.append(str(chunk[0][0]))
+            chunk, chunk_size = [], 0
+
+    for term in sorted(data.postings, key=term_key):
+        posting = data.postings[term]
+        p = postings_files.add(encode_postings(posting.docs, posting.impacts))
+        positions = posting.positions
+        if isinstance(positions, list):
+            positions = encode_positions(positions)
+        q = positions_files.add(positions) if positions is not None else (-1, 0, 0)
+        entry = [term, len(posting.docs), *p, *q]
+        chunk.append(entry)
+        chunk_size += len(term.encode()) + 30
+        if chunk_size >= DICT_CHUNK:
+            flush_dict()
+    flush_dict()
+    postings_files.flush()
+    positions_files.flush()
+    for start in range(0, len(rows), DOCS_CHUNK):
+        (folder / f"d{start // DOCS_CHUNK}.json").write_bytes(_json(rows[start : start + DOCS_CHUNK]))
+    days = array("H", (_day(int(row[6])) for row in rows))  # type: ignore[call-overload]
+    (folder / "days.bin").write_bytes(struct.pack(f"<{len(days)}H", *days))
+    lists: dict[str, list[int]] = {}
+    for number, row in enumerate(rows):
+        span = lists.setdefault(str(row[2]), [number, number + 1])
+        span[1] = number + 1
+    meta = {
+        "docs": len(rows),
+        "docs_chunk": DOCS_CHUNK,
+        "day_sample": DAY_SAMPLE,
+        "lists": lists,
+        "dict": firsts,
+        "days": [days[i] for i in range(0, len(days), DAY_SAMPLE)],
+        "min_day": min(days, default=0),
+        "max_day": max(days, default=0),
+    }
+    (folder / "meta.json").write_bytes(_json(meta))
+    return meta
+

@@ -1,0 +1,339 @@
+"""Bring ``output/search/`` up to date with the store (``update_index``), as a build's last step.
+
+Which messages changed is found per list and month from the store's month
+fingerprints (a few milliseconds when nothing did): new and changed messages go into
+one new segment, removed, redacted (changed bytes) and X-No-Archive messages become
+tombstones in the manifest; then segments are merged while ``merge.pick_merges``
+asks for it. Segments are written first, the manifest last (atomically), then the
+state in the cache; the folders of segments no longer named by this manifest or the
+one before it are deleted (a reader that loaded the previous manifest keeps working).
+
+What is indexed (``WEIGHTS`` in ``segment``): the subject (x3), the author's name and
+address (x2; with ``obfuscate_addresses`` only the shortened address pages show),
+attachment names (x2) and the body text readers see without quoted lines,
+signatures and list footers (x1; they repeat other messages and would make every
+reply match its thread's words). Never touches files outside ``output/search/``.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import os
+import re
+import secrets
+import shutil
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..display import DisplayOptions, display_message, obfuscate_address
+from ..index import Row
+from ..store import Store
+from ..urls import message_path
+from ..values import Month
+from .analysis import ANALYZER_VERSION, words
+from .codec import impact_table
+from .merge import merge_segments, pick_merges, read_segment
+from .reader import FORMAT
+from .segment import WEIGHTS, Doc, SegmentData, concat, invert, write_segment
+from .state import SearchState
+
+__all__ = ["SEARCH_DIR", "SearchReport", "update_index"]
+
+SEARCH_DIR = "search"
+K1 = 1.2
+B = 0.75
+EXCERPT = 240
+_DEFAULT_AVGDL = 150.0
+_PARALLEL_FROM = 400
+_SAMPLE = 200
+_WS_RE = re.compile(r"\s+")
+
+
+@dataclass
+class SearchReport:
+    indexed: int = 0
+    removed: int = 0
+    segments: int = 0
+    merged: int = 0
+    seconds: float = 0.0
+    rebuilt: bool = False
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "indexed": self.indexed,
+            "removed": self.removed,
+            "segments": self.segments,
+            "merged": self.merged,
+            "rebuilt": self.rebuilt,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:
+    """One stored message as a search document."""
+    display = display_message(raw, DisplayOptions(obfuscate_addresses=obfuscate))
+    address = display.author_address
+    if address and obfuscate:
+        address = obfuscate_address(address)
+    body = display.text
+    excerpt = _WS_RE.sub(" ", body).strip()
+    if len(excerpt) > EXCERPT:
+        excerpt = excerpt[:EXCERPT].rsplit(" ", 1)[0] + "…"
+    return Doc(
+        call=row.call,
+        message_id=row.message_id or "",
+        list=row.list,
+        url=message_path(row.list, Month(row.year, row.month), row.call),
+        subject=display.subject,
+        author=display.author_shown,
+        date=row.date,
+        excerpt=excerpt,
+        fields={
+            "subject": words(display.subject),
+            "author": words(f"{display.author_name} {address}"),
+            "attachments": words(" ".join(a.filename for a in display.attachments)),
+            "body": words(body),
+        },
+    )
+
+
+# Worker-process state (set by _init_worker; never in the main process).
+_worker: tuple[Path, bool, float] | None = None
+
+
+def _init_worker(content: Path, obfuscate: bool, avgdl: float) -> None:
+    global _worker
+    _worker = (content, obfuscate, avgdl)
+
+
+def _invert_chunk(rows: list[Row]) -> SegmentData:
+    assert _worker is not None
+    return _invert_rows(rows, *_worker)
+
+
+def _invert_rows(rows: list[Row], content: Path, obfuscate: bool, avgdl: float) -> SegmentData:
+    docs = [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
+    return invert(docs, avgdl, B)
+
+
+def _invert_all(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int) -> SegmentData:
+    """The segment of these messages, analysed on every core when there are many: each
+    worker inverts a run of consecutive documents, and the runs are concatenated."""
+    rows = sorted(rows, key=lambda row: (row.list, row.date, row.call))
+    if workers <= 1 or len(rows) < _PARALLEL_FROM:
+        return concat([_invert_rows(rows, content, obfuscate, avgdl)])
+    size = max(100, min(2000, len(rows) // (workers * 4)))
+    chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
+    context = multiprocessing.get_context("fork")
+    with ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl)
+    ) as pool:
+        return concat(list(pool.map(_invert_chunk, chunks)))
+
+
+def _estimate_avgdl(rows: list[Row], content: Path, obfuscate: bool) -> float:
+    """The average weighted document length, from up to ``_SAMPLE`` messages spread
+    over the first batch; fixed for the life of the index (``--clean`` renews it)."""
+    if len(rows) < 20:
+        return _DEFAULT_AVGDL
+    step = max(1, len(rows) // _SAMPLE)
+    sample = [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows[::step]]
+    return round(sum(_doc_length(doc) for doc in sample) / len(sample), 3)
+
+
+def _settings(config: Config) -> str:
+    return json.dumps([FORMAT, ANALYZER_VERSION, config.site.obfuscate_addresses, sorted(WEIGHTS.items()), K1, B])
+
+
+def _no_fault(_point: str) -> None:
+    pass
+
+
+def _load_manifest(folder: Path) -> dict[str, Any] | None:
+    try:
+        manifest = json.loads((folder / "manifest.json").read_bytes())
+    except (OSError, ValueError):
+        return None
+    return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT else None
+
+
+def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
+    temp = folder / f".manifest-{os.getpid()}.tmp"
+    temp.write_bytes(json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    os.replace(temp, folder / "manifest.json")
+
+
+def _new_id(generation: int) -> str:
+    return f"{generation:06d}{secrets.token_hex(3)}"
+
+
+def _doc_length(doc: Doc) -> int:
+    return sum(weight * len(doc.fields.get(name, ())) for name, weight in WEIGHTS.items())
+
+
+def update_index(
+    config: Config, *, clean: bool = False, workers: int = 1, fault: Callable[[str], None] | None = None
+) -> SearchReport:
+    """Index what changed in the store since the last update (everything when ``clean``,
+    when the settings changed, or when output/search/ and the cache disagree).
+    ``fault`` is called at named points (crash tests kill the process there):
+    ``search-segment`` (a segment written), ``search-manifest`` (the manifest written,
+    the cache not yet)."""
+    started = time.monotonic()
+    report = SearchReport()
+    folder = config.site.output_dir / SEARCH_DIR
+    (folder / "seg").mkdir(parents=True, exist_ok=True)
+    state = SearchState(config.site.cache_dir / "search.sqlite")
+    try:
+        manifest = _load_manifest(folder)
+        settings = _settings(config)
+        if (
+            clean
+            or manifest is None
+            or state.get("settings") != settings
+            or state.get("generation") != str(manifest["generation"])
+        ):
+            state.clear()
+            previous_generation = int(manifest["generation"]) if manifest else 0
+            manifest = {
+                "format": FORMAT,
+                "generation": previous_generation,
+                "avgdl": None,
+                "impacts": impact_table(K1),
+                "segments": [],
+                "live": 0,
+                "lists": {},
+            }
+            report.rebuilt = True
+        _update(config, folder, state, manifest, settings, workers, report, fault or _no_fault)
+    finally:
+        state.close()
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _update(
+    config: Config,
+    folder: Path,
+    state: SearchState,
+    manifest: dict[str, Any],
+    settings: str,
+    workers: int,
+    report: SearchReport,
+    fault: Callable[[str], None],
+) -> None:
+    content = config.site.content_dir
+    slugs = [lst.slug for lst in config.lists]
+    known = state.months()
+    add: list[Row] = []
+    remove: list[tuple[str, str, int]] = []  # (call, segment, doc)
+    months: dict[tuple[str, int, int], str | None] = {}
+    with Store(content).open() as store:
+        index = store.index
+        with index.snapshot():
+            fresh: dict[tuple[str, int, int], str] = {}
+            for slug in slugs:
+                for (year, month), fingerprint in index.month_fingerprints(slug).items():
+                    fresh[(slug, year, month)] = fingerprint
+            for key in set(known) | set(fresh):
+                if known.get(key) == fresh.get(key):
+                    continue
+                slug, year, month = key
+                months[key] = fresh.get(key)
+                indexed = state.month_docs(slug, year, month)
+                rows = {row.call: row for row in index.month_rows(slug, year, month)} if key in fresh else {}
+                for call, (raw_hash, segment, doc) in indexed.items():
+                    row = rows.get(call)
+                    if row is None or row.raw_hash != raw_hash or row.no_archive:
+                        remove.append((call, segment, doc))
+                for call, row in rows.items():
+                    if row.no_archive:
+                        continue
+                    old = indexed.get(call)
+                    if old is None or old[0] != row.raw_hash:
+                        add.append(row)
+    obfuscate = config.site.obfuscate_addresses
+    if manifest["avgdl"] is None:
+        manifest["avgdl"] = _estimate_avgdl(add, content, obfuscate)
+    segments: list[dict[str, Any]] = manifest["segments"]
+    by_id = {str(info["id"]): info for info in segments}
+    for _call, segment, doc in remove:
+        info = by_id.get(segment)
+        if info is not None:
+            info.setdefault("deleted", []).append(doc)
+            info["deleted"].sort()
+    generation = int(manifest["generation"]) + 1
+    new_docs: list[tuple[str, str, int, int, str, str, int]] = []
+    moves: list[tuple[str, int, str]] = []
+    if add:
+        data = _invert_all(add, content, obfuscate, float(manifest["avgdl"]), workers)
+        info = _write(folder, data, generation)
+        fault("search-segment")
+        segments.append(info)
+        hashes = {row.call: row for row in add}
+        for number, row in enumerate(data.rows):
+            r = hashes[str(row[0])]
+            new_docs.append((r.call, r.list, r.year, r.month, r.raw_hash, str(info["id"]), number))
+        report.segments += 1
+    while True:
+        groups = pick_merges(segments)
+        if not groups:
+            break
+        group = groups[0]
+        current = {str(info["id"]): info for info in segments}
+        parts = [(read_segment(folder / "seg" / sid), set(current[sid].get("deleted", ()))) for sid in group]
+        merged = merge_segments(parts)
+        segments[:] = [info for info in segments if info["id"] not in group]
+        report.merged += len(group)
+        if merged.rows:
+            info = _write(folder, merged, generation)
+            segments.append(info)
+            moves.extend((str(info["id"]), number, str(row[0])) for number, row in enumerate(merged.rows))
+    segments.sort(key=lambda info: str(info["id"]))
+    names = {lst.slug: lst.name for lst in config.lists}
+    if not (add or remove or report.merged or report.rebuilt) and manifest["lists"] == names:
+        # Nothing to write: remember the fingerprints seen (their months had nothing indexable).
+        state.begin()
+        for (slug, year, month), fingerprint in months.items():
+            state.set_month(slug, year, month, fingerprint)
+        state.commit()
+        return
+    previous = {str(info["id"]) for info in _previous_segments(folder)}
+    manifest["generation"] = generation
+    manifest["live"] = sum(int(info["docs"]) - len(info.get("deleted", ())) for info in segments)
+    manifest["lists"] = names
+    manifest["previous"] = sorted(previous)
+    _write_manifest(folder, manifest)
+    fault("search-manifest")
+    state.begin()
+    state.remove_docs(call for call, _segment, _doc in remove)
+    state.add_docs(new_docs)
+    state.move_docs(moves)
+    for (slug, year, month), fingerprint in months.items():
+        state.set_month(slug, year, month, fingerprint)
+    state.set("generation", str(generation))
+    state.set("settings", settings)
+    state.commit()
+    keep = {str(info["id"]) for info in segments} | previous
+    for entry in (folder / "seg").iterdir():
+        if entry.name not in keep:
+            shutil.rmtree(entry, ignore_errors=True)
+    report.indexed = len(add)
+    report.removed = len(remove)
+
+
+def _previous_segments(folder: Path) -> list[dict[str, Any]]:
+    manifest = _load_manifest(folder)
+    return list(manifest["segments"]) if manifest else []
+
+
+def _write(folder: Path, data: SegmentData, generation: int) -> dict[str, Any]:
+    sid = _new_id(generation)
+    meta = write_segment(folder / "seg" / sid, data)
+    return {"id": sid, "docs": meta["docs"], "min_day": meta["min_day"], "max_day": meta["max_day"], "deleted": []}

@@ -1,0 +1,487 @@
+/* listlib search client: reads the static index in search/ (see listlib/search/).
+ *
+ * Plain JavaScript, no framework, no build step. The core (tokenizer, query parser,
+ * index reader, scoring) mirrors listlib/search/{analysis,query,reader}.py step by
+ * step so both give the same results; it runs in a browser and under node
+ * (module.exports, with any fetch-like function). The page part runs only when the
+ * search page's #search-app element exists.
+ */
+(function (root) {
+  "use strict";
+
+  // -- analysis.py ---------------------------------------------------------------
+  var MAX_WORD = 40;
+  var WORD_RE = /[\p{L}\p{M}\p{N}]+/gu;
+  var CJK_RE = /[\u2E80-\u2FDF\u3005-\u3007\u3021-\u3029\u3038-\u303B\u3040-\u30FF\u31F0-\u31FF\u3400-\u4DBF\u4E00-\u9FFF\uF900-\uFAFF\u{20000}-\u{3134F}]+/gu;
+  var ASCII_RE = /^[\x00-\x7f]*$/;
+
+  function fold(text) {
+    return text.normalize("NFKC").toLowerCase().replace(/\u00df/g, "ss").replace(/\u03c2/g, "\u03c3");
+  }
+
+  function plain(word, out) {
+    if (Array.from(word).length <= MAX_WORD) out.push(word);
+  }
+
+  function words(text) {
+    var out = [];
+    var folded = fold(text);
+    var m;
+    WORD_RE.lastIndex = 0;
+    while ((m = WORD_RE.exec(folded)) !== null) {
+      var word = m[0];
+      if (ASCII_RE.test(word)) {
+        if (word.length <= MAX_WORD) out.push(word);
+        continue;
+      }
+      var at = 0, c;
+      CJK_RE.lastIndex = 0;
+      while ((c = CJK_RE.exec(word)) !== null) {
+        if (c.index > at) plain(word.slice(at, c.index), out);
+        var chars = Array.from(c[0]);
+        if (chars.length === 1) out.push(chars[0]);
+        else for (var i = 0; i + 1 < chars.length; i++) out.push(chars[i] + chars[i + 1]);
+        at = c.index + c[0].length;
+      }
+      if (at < word.length) plain(word.slice(at), out);
+    }
+    return out;
+  }
+
+  // -- query.py --------------------------------------------------------------------
+  var ITEM_RE = /(-?)(?:([A-Za-z]+):)?(?:"([^"]*)"?|(\S+))/g;
+  var DATE_RE = /^([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2}))?)?$/;
+  var FIELDS = { from: "f:", subject: "s:" };
+
+  function dayOf(text) {
+    var m = DATE_RE.exec(text);
+    if (!m) return null;
+    var y = +m[1], mo = m[2] ? +m[2] : 1, d = m[3] ? +m[3] : 1;
+    if (y < 1 || mo < 1 || mo > 12 || d < 1) return null;
+    var date = new Date(0);
+    date.setUTCFullYear(y, mo - 1, d);
+    if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d) return null;
+    return Math.round(date.getTime() / 86400000);
+  }
+
+  function parseQuery(text) {
+    var q = { must: [], mustNot: [], lists: [], after: null, before: null };
+    var m;
+    ITEM_RE.lastIndex = 0;
+    while ((m = ITEM_RE.exec(text)) !== null) {
+      var negate = m[1] === "-", name = (m[2] || "").toLowerCase(), quoted = m[3], bare = m[4];
+      if (name && !(name in FIELDS) && name !== "list" && name !== "after" && name !== "before") {
+        bare = m[2] + ":" + (quoted !== undefined ? quoted : bare);
+        name = "";
+        quoted = undefined;
+      }
+      var value = quoted !== undefined ? quoted : bare || "";
+      if (name === "list") {
+        if (value && !negate) q.lists.push(value.toLowerCase());
+        continue;
+      }
+      if (name === "after" || name === "before") {
+        var day = dayOf(value);
+        if (day !== null) q[name] = day;
+        continue;
+      }
+      var prefix = quoted === undefined && value.slice(-1) === "*";
+      var toks = words(prefix ? value.slice(0, -1) : value);
+      if (!toks.length) continue;
+      var clause = { tokens: toks, field: FIELDS[name] || "", prefix: prefix && toks.length === 1 };
+      (negate ? q.mustNot : q.must).push(clause);
+    }
+    return q;
+  }
+
+  // -- codec.py ----------------------------------------------------------------------
+  function decodePostings(bytes) {
+    var view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    var count = view.getUint32(0, true), at = 4, docs = [], impacts = [];
+    while (docs.length < count) {
+      var n = Math.min(count - docs.length, 128), width = view.getUint8(at), doc = view.getUint32(at + 1, true);
+      at += 5;
+      docs.push(doc);
+      for (var i = 1; i < n; i++) {
+        doc += width === 1 ? view.getUint8(at) : width === 2 ? view.getUint16(at, true) : view.getUint32(at, true);
+        at += width;
+        docs.push(doc);
+      }
+      for (var j = 0; j < n; j++) impacts.push(bytes[at + j]);
+      at += n;
+    }
+    return { docs: docs, impacts: impacts };
+  }
+
+  function decodePositions(bytes, count) {
+    var view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength), at = 0, out = [];
+    for (var i = 0; i < count; i++) {
+      var n = view.getUint16(at, true), list = [];
+      for (var k = 1; k <= n; k++) list.push(view.getUint16(at + 2 * k, true));
+      out.push(list);
+      at += 2 * (n + 1);
+    }
+    return out;
+  }
+
+  // -- reader.py -----------------------------------------------------------------------
+  var PREFIX_EXPANSIONS = 50, RECENCY = 0.02;
+
+  function bisectRight(list, key) {
+    var lo = 0, hi = list.length;
+    while (lo < hi) {
+      var mid = (lo + hi) >> 1;
+      if (key < list[mid]) hi = mid; else lo = mid + 1;
+    }
+    return lo;
+  }
+
+  function round6(x) { return Math.floor(x * 1e6 + 0.5) / 1e6; }
+
+  function Index(base, fetcher) {
+    this.base = base.replace(/\/?$/, "/");
+    this.fetcher = fetcher || root.fetch.bind(root);
+    this.files = {};
+    this.fetched = 0;
+  }
+
+  Index.prototype.bytes = function (path) {
+    var self = this;
+    if (!this.files[path]) {
+      this.files[path] = Promise.resolve(this.fetcher(this.base + path)).then(function (response) {
+        if (!response.ok) throw new Error("cannot load " + path + " (" + response.status + ")");
+        return response.arrayBuffer();
+      }).then(function (buffer) {
+        self.fetched += buffer.byteLength;
+        return new Uint8Array(buffer);
+      });
+    }
+    return this.files[path];
+  };
+
+  Index.prototype.json = function (path) {
+    return this.bytes(path).then(function (b) { return JSON.parse(new TextDecoder().decode(b)); });
+  };
+
+  function Segment(index, info, meta) {
+    this.index = index;
+    this.id = info.id;
+    this.deleted = new Set(info.deleted || []);
+    this.meta = meta;
+    this.entries = new Map();
+    this.postings = new Map();
+  }
+
+  Segment.prototype.path = function (name) { return "seg/" + this.id + "/" + name; };
+
+  Segment.prototype.entry = function (term) {
+    var self = this;
+    if (this.entries.has(term)) return Promise.resolve(this.entries.get(term));
+    var number = bisectRight(this.meta.dict, term) - 1;
+    if (number < 0) { this.entries.set(term, null); return Promise.resolve(null); }
+    return this.index.json(this.path("t" + number + ".json")).then(function (chunk) {
+      var found = null;
+      for (var i = 0; i < chunk.length; i++) if (chunk[i][0] === term) { found = chunk[i]; break; }
+      self.entries.set(term, found);
+      return found;
+    });
+  };
+
+  Segment.prototype.expand = async function (prefix) {
+    var dict = this.meta.dict, found = [];
+    for (var number = Math.max(0, bisectRight(dict, prefix) - 1); number < dict.length; number++) {
+      if (number > 0 && dict[number] > prefix && !dict[number].startsWith(prefix)) break;
+      var chunk = await this.index.json(this.path("t" + number + ".json"));
+      for (var i = 0; i < chunk.length; i++) if (chunk[i][0].startsWith(prefix)) found.push(chunk[i]);
+    }
+    return found;
+  };
+
+  Segment.prototype.docs = async function (entry) {
+    if (!this.postings.has(entry[0])) {
+      var data = await this.index.bytes(this.path("p" + entry[2] + ".bin"));
+      this.postings.set(entry[0], decodePostings(data.subarray(entry[3], entry[3] + entry[4])));
+    }
+    return this.postings.get(entry[0]);
+  };
+
+  Segment.prototype.positions = async function (entry) {
+    var data = await this.index.bytes(this.path("q" + entry[5] + ".bin"));
+    return decodePositions(data.subarray(entry[6], entry[6] + entry[7]), entry[1]);
+  };
+
+  Segment.prototype.days = async function () {
+    var data = await this.index.bytes(this.path("days.bin"));
+    var view = new DataView(data.buffer, data.byteOffset, data.byteLength), out = [];
+    for (var i = 0; i + 1 < data.byteLength; i += 2) out.push(view.getUint16(i, true));
+    return out;
+  };
+
+  Segment.prototype.row = async function (number) {
+    var size = this.meta.docs_chunk;
+    var chunk = await this.index.json(this.path("d" + Math.floor(number / size) + ".json"));
+    return chunk[number % size];
+  };
+
+  function clauseTerms(clause) {
+    return clause.tokens.map(function (t) { return clause.field + t; });
+  }
+
+  function termKey(clause) { return (clause.prefix ? "*" : "") + clause.field + clause.tokens.join(" "); }
+
+  Index.prototype.search = async function (text, options) {
+    options = options || {};
+    var offset = options.offset || 0, limit = options.limit || 10;
+    var query = parseQuery(text);
+    if (options.lists) query.lists = query.lists.concat(options.lists);
+    var manifest = await this.json("manifest.json");
+    if (manifest.format !== 1) throw new Error("search index format " + manifest.format + " is not 1");
+    var self = this;
+    var metas = await Promise.all(manifest.segments.map(function (info) {
+      return self.json("seg/" + info.id + "/meta.json");
+    }));
+    var segments = manifest.segments.map(function (info, i) { return new Segment(self, info, metas[i]); });
+    var table = manifest.impacts, totalDocs = Math.max(1, manifest.live);
+    var all = query.must.concat(query.mustNot), expansions = new Map();
+    for (var clause of all) {
+      if (!clause.prefix) continue;
+      var term = clauseTerms(clause)[0], dfs = new Map();
+      for (var segment of segments) {
+        for (var entry of await segment.expand(term)) {
+          segment.entries.set(entry[0], entry);
+          dfs.set(entry[0], (dfs.get(entry[0]) || 0) + entry[1]);
+        }
+      }
+      var best = Array.from(dfs.keys()).sort(function (a, b) {
+        return dfs.get(b) - dfs.get(a) || (a < b ? -1 : a > b ? 1 : 0);
+      }).slice(0, PREFIX_EXPANSIONS);
+      expansions.set(termKey(clause), best.sort(function (a, b) { return a < b ? -1 : a > b ? 1 : 0; }));
+    }
+    function termsOf(clause) {
+      var found = expansions.get(termKey(clause));
+      return found && found.length ? found : clauseTerms(clause);
+    }
+    var idf = new Map(), looked = new Set();
+    for (clause of all) {
+      var terms = termsOf(clause);
+      if (clause.field && clause.tokens.length > 1) terms = terms.concat(clause.tokens);
+      for (term of terms) {
+        if (idf.has(term)) continue;
+        var df = 0;
+        for (segment of segments) {
+          var e = await segment.entry(term);
+          if (e) df += e[1];
+        }
+        idf.set(term, Math.log(1 + (totalDocs - df + 0.5) / (df + 0.5)));
+      }
+    }
+    for (clause of query.must) {
+      for (term of termsOf(clause)) looked.add(clause.field ? term.slice(2) : term);
+    }
+    var lookedList = Array.from(looked).sort();
+    if (!query.must.length) return { total: 0, hits: [], terms: lookedList };
+    var low = Infinity, high = -Infinity;
+    manifest.segments.forEach(function (s) {
+      low = Math.min(low, s.min_day, s.max_day);
+      high = Math.max(high, s.min_day, s.max_day);
+    });
+    var scored = [];
+    for (var position = 0; position < segments.length; position++) {
+      var hits = await segmentHits(segments[position], query, termsOf, idf, table);
+      hits.forEach(function (value, number) {
+        var recency = high > low ? (value[1] - low) / (high - low) : 0;
+        scored.push([round6(value[0] * (1 + RECENCY * recency)), value[1], position, number]);
+      });
+    }
+    scored.sort(function (a, b) { return b[0] - a[0] || b[1] - a[1] || b[2] - a[2] || b[3] - a[3]; });
+    var page = scored.slice(offset, offset + limit);
+    var rows = await Promise.all(page.map(function (h) { return segments[h[2]].row(h[3]); }));
+    return {
+      total: scored.length,
+      terms: lookedList,
+      hits: page.map(function (h, i) {
+        var r = rows[i];
+        return { call: r[0], message_id: r[1], list: r[2], url: r[3], subject: r[4], author: r[5],
+          date: r[6], excerpt: r[7], score: h[0] };
+      })
+    };
+  };
+
+  async function clauseDocs(segment, clause, terms, idf, table) {
+    var found, i, term, entry, p, weight;
+    if (clause.prefix) {
+      found = new Map();
+      for (term of terms) {
+        entry = await segment.entry(term);
+        if (!entry) continue;
+        p = await segment.docs(entry);
+        weight = idf.get(term);
+        for (i = 0; i < p.docs.length; i++) {
+          var value = weight * table[p.impacts[i]];
+          if (value > (found.has(p.docs[i]) ? found.get(p.docs[i]) : -1)) found.set(p.docs[i], value);
+        }
+      }
+      return found;
+    }
+    var result = null;
+    for (term of terms) {
+      entry = await segment.entry(term);
+      if (!entry) return new Map();
+      p = await segment.docs(entry);
+      weight = idf.get(term);
+      var next = new Map();
+      for (i = 0; i < p.docs.length; i++) {
+        if (result === null) next.set(p.docs[i], weight * table[p.impacts[i]]);
+        else if (result.has(p.docs[i])) next.set(p.docs[i], result.get(p.docs[i]) + weight * table[p.impacts[i]]);
+      }
+      result = next;
+      if (!result.size) return result;
+    }
+    if (clause.tokens.length > 1 && result.size) result = await phrase(segment, clause.tokens, result);
+    return result;
+  }
+
+  async function phrase(segment, tokens, candidates) {
+    var perToken = [];
+    for (var token of tokens) {
+      var entry = await segment.entry(token);
+      if (!entry) return new Map();
+      var p = await segment.docs(entry), positions = await segment.positions(entry), map = new Map();
+      for (var i = 0; i < p.docs.length; i++) if (candidates.has(p.docs[i])) map.set(p.docs[i], new Set(positions[i]));
+      perToken.push(map);
+    }
+    var kept = new Map();
+    candidates.forEach(function (score, doc) {
+      var firsts = perToken[0].get(doc) || new Set();
+      for (var first of firsts) {
+        var ok = true;
+        for (var k = 1; k < tokens.length && ok; k++) {
+          var set = perToken[k].get(doc);
+          ok = !!set && set.has(first + k);
+        }
+        if (ok) { kept.set(doc, score); break; }
+      }
+    });
+    return kept;
+  }
+
+  async function segmentHits(segment, query, termsOf, idf, table) {
+    var scores = null, clause, doc;
+    for (clause of query.must) {
+      var found = await clauseDocs(segment, clause, termsOf(clause), idf, table);
+      if (clause.field && clause.tokens.length > 1 && found.size) found = await phrase(segment, clause.tokens, found);
+      if (scores === null) scores = found;
+      else {
+        var next = new Map();
+        scores.forEach(function (s, d) { if (found.has(d)) next.set(d, s + found.get(d)); });
+        scores = next;
+      }
+      if (!scores.size) return scores;
+    }
+    for (clause of query.mustNot) {
+      (await clauseDocs(segment, clause, termsOf(clause), idf, table)).forEach(function (_s, d) { scores.delete(d); });
+    }
+    segment.deleted.forEach(function (d) { scores.delete(d); });
+    if (query.lists.length) {
+      var ranges = query.lists.map(function (slug) { return segment.meta.lists[slug]; }).filter(Boolean);
+      scores.forEach(function (_s, d) {
+        if (!ranges.some(function (r) { return r[0] <= d && d < r[1]; })) scores.delete(d);
+      });
+    }
+    if ((query.after !== null || query.before !== null) && scores.size) {
+      var days = await segment.days();
+      var after = query.after !== null ? query.after : -1, before = query.before !== null ? query.before : 1 << 30;
+      scores.forEach(function (_s, d) { if (!(after <= days[d] && days[d] < before)) scores.delete(d); });
+    }
+    var out = new Map(), samples = segment.meta.days, step = segment.meta.day_sample;
+    scores.forEach(function (s, d) { out.set(d, [s, samples[Math.floor(d / step)]]); });
+    return out;
+  }
+
+  // -- the search page -------------------------------------------------------------------
+  function highlight(text, terms, into) {
+    var doc = into.ownerDocument, at = 0, m, re = /[\p{L}\p{M}\p{N}]+/gu;
+    while ((m = re.exec(text)) !== null) {
+      var hit = words(m[0]).some(function (t) {
+        return terms.some(function (term) { return t === term || (term.length > 1 && t.startsWith(term)); });
+      });
+      if (!hit) continue;
+      into.appendChild(doc.createTextNode(text.slice(at, m.index)));
+      var mark = doc.createElement("mark");
+      mark.textContent = m[0];
+      into.appendChild(mark);
+      at = m.index + m[0].length;
+    }
+    into.appendChild(doc.createTextNode(text.slice(at)));
+  }
+
+  function startPage(doc) {
+    var app = doc.getElementById("search-app");
+    if (!app) return;
+    var form = doc.getElementById("search-form"), input = form.querySelector("input[name=q]");
+    var status = doc.getElementById("search-status"), list = doc.getElementById("search-results");
+    var pager = doc.getElementById("search-pager"), siteRoot = app.getAttribute("data-root") || "../";
+    var names = {}, perPage = 20;
+    var index = new Index(app.getAttribute("data-index") || "./");
+    var params = new URLSearchParams(root.location.search);
+    var text = params.get("q") || "", pageNo = Math.max(1, parseInt(params.get("page") || "1", 10) || 1);
+    var only = params.get("list") || "", hidden = form.querySelector("input[name=list]");
+    input.value = text;
+    if (hidden) {
+      if (only) hidden.value = only;
+      else hidden.remove();
+    }
+    app.hidden = false;
+    if (!text.trim()) return;
+    status.textContent = "Searching\u2026";
+    index.json("manifest.json").then(function (m) { names = m.lists || {}; return index.search(text, {
+      offset: (pageNo - 1) * perPage, limit: perPage, lists: only ? [only] : [] }); }).then(function (results) {
+      list.textContent = "";
+      var first = (pageNo - 1) * perPage + 1;
+      status.textContent = results.total ? (results.total === 1 ? "1 message" : results.total + " messages") +
+        (results.total > perPage ? ", " + first + "\u2013" + (first + results.hits.length - 1) + " shown" : "")
+        : "No messages match.";
+      results.hits.forEach(function (hit) {
+        var li = doc.createElement("li"), a = doc.createElement("a"), meta = doc.createElement("p");
+        a.href = siteRoot + hit.url;
+        a.className = "subject";
+        highlight(hit.subject || "(no subject)", results.terms, a);
+        li.appendChild(a);
+        meta.className = "meta";
+        var time = doc.createElement("time"), when = new Date(hit.date * 1000);
+        time.dateTime = when.toISOString();
+        time.textContent = when.toISOString().slice(0, 10);
+        meta.appendChild(doc.createTextNode((hit.author || "") + " \u00b7 "));
+        meta.appendChild(time);
+        meta.appendChild(doc.createTextNode(" \u00b7 " + (names[hit.list] || hit.list)));
+        li.appendChild(meta);
+        if (hit.excerpt) {
+          var p = doc.createElement("p");
+          p.className = "excerpt";
+          highlight(hit.excerpt, results.terms, p);
+          li.appendChild(p);
+        }
+        list.appendChild(li);
+      });
+      pager.textContent = "";
+      function link(label, number) {
+        var a = doc.createElement("a");
+        a.href = "?q=" + encodeURIComponent(text) + (only ? "&list=" + encodeURIComponent(only) : "") + "&page=" + number;
+        a.textContent = label;
+        pager.appendChild(a);
+      }
+      if (pageNo > 1) link("\u2190 Previous", pageNo - 1);
+      if (pageNo * perPage < results.total) link("Next \u2192", pageNo + 1);
+    }).catch(function (error) {
+      status.textContent = "Search failed: " + error.message;
+    });
+  }
+
+  var api = { fold: fold, words: words, parseQuery: parseQuery, Index: Index, decodePostings: decodePostings };
+  if (typeof module !== "undefined" && module.exports) module.exports = api;
+  else root.ListlibSearch = api;
+  if (typeof document !== "undefined") {
+    if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", function () { startPage(document); });
+    else startPage(document);
+  }
+})(typeof globalThis !== "undefined" ? globalThis : this);

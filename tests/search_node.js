@@ -1,0 +1,32 @@
+// Runs listlib's search client (static/search.js) under node over an index folder:
+//   node search_node.js SEARCH_JS INDEX_DIR < queries.json  -> results as JSON lines
+// queries.json: [{"q": ..., "offset": 0, "limit": 10, "lists": [...]}, ...] or {"vectors": [texts]}.
+"use strict";
+const fs = require("fs");
+const path = require("path");
+const api = require(path.resolve(process.argv[2]));
+const dir = process.argv[3];
+const input = JSON.parse(fs.readFileSync(0, "utf8"));
+
+function fetchFile(url) {
+  try {
+    const data = fs.readFileSync(url);
+    return { ok: true, status: 200, arrayBuffer: async () => data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) };
+  } catch (e) {
+    return { ok: false, status: 404, arrayBuffer: async () => new ArrayBuffer(0) };
+  }
+}
+
+(async () => {
+  if (input.vectors) {
+    process.stdout.write(JSON.stringify(input.vectors.map((t) => api.words(t))) + "\n");
+    return;
+  }
+  const out = [];
+  for (const q of input) {
+    const index = new api.Index(dir, fetchFile);
+    const r = await index.search(q.q, { offset: q.offset || 0, limit: q.limit || 10, lists: q.lists });
+    out.push({ total: r.total, hits: r.hits.map((h) => [h.call, h.score]), fetched: index.fetched });
+  }
+  process.stdout.write(JSON.stringify(out) + "\n");
+})().catch((e) => { console.error(e.stack); process.exit(1); });
