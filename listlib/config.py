@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .errors import ConfigError, ConfigIssue
+from .errors import ConfigError, ConfigIssue, ListlibError
 from .urls import ROOT_NAMES
 from .values import RESERVED_SLUGS, is_slug
 
@@ -89,6 +89,37 @@ _LIST_DELIVERY_KEYS = {
 }
 Posters = Literal["subscribers", "anyone"]
 
+
+
+def read_secret(
+    where: str,
+    password: str | None,
+    password_env: str | None,
+    password_file: Path | None,
+    environ: Mapping[str, str],
+    error: type[ListlibError],
+) -> str:
+    """A password given inline, by ``password_env`` or by the first line of
+    ``password_file`` (POP3 accounts and the SMTP server share the rule); problems
+    raise ``error`` naming ``where``."""
+    if password is not None:
+        return password
+    if password_env is not None:
+        value = environ.get(password_env)
+        if not value:
+            raise error(f"{where}: the environment variable {password_env} (password_env) is not set")
+        return value
+    if password_file is not None:
+        try:
+            text = password_file.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = getattr(exc, "strerror", None) or str(exc)
+            raise error(f"{where}: password_file {password_file} cannot be read: {reason}") from None
+        secret = text.split("\n", 1)[0].rstrip("\r")
+        if not secret:
+            raise error(f"{where}: password_file {password_file} is empty")
+        return secret
+    raise error(f"{where}: no password configured")
 
 @dataclass(frozen=True)
 class SiteConfig:

@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
-from .config import ListConfig, Pop3Account
+from .config import ListConfig, Pop3Account, read_secret
 from .errors import FetchError, LockTimeoutError
 from .filers import RawMail
 from .filers.pop3 import MailboxEntry, Pop3Session
@@ -130,24 +130,7 @@ class FetchReport:
 def resolve_password(account: Pop3Account, environ: Mapping[str, str]) -> str:
     """The account's password from listlib.toml, its ``password_file`` or its ``password_env``."""
     where = f"pop3 account {account.name!r}"
-    if account.password is not None:
-        return account.password
-    if account.password_env is not None:
-        value = environ.get(account.password_env)
-        if not value:
-            raise FetchError(f"{where}: the environment variable {account.password_env} (password_env) is not set")
-        return value
-    if account.password_file is not None:
-        try:
-            text = account.password_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = getattr(exc, "strerror", None) or str(exc)
-            raise FetchError(f"{where}: password_file {account.password_file} cannot be read: {reason}") from None
-        password = text.split("\n", 1)[0].rstrip("\r")
-        if not password:
-            raise FetchError(f"{where}: password_file {account.password_file} is empty")
-        return password
-    raise FetchError(f"{where}: no password configured")
+    return read_secret(where, account.password, account.password_env, account.password_file, environ, FetchError)
 
 
 def _batches(entries: Sequence[MailboxEntry]) -> Iterator[list[MailboxEntry]]:

@@ -17,7 +17,7 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..config import SmtpConfig
+from ..config import SmtpConfig, read_secret
 from ..errors import DeliveryError
 
 __all__ = ["ConnectError", "Reply", "SmtpSession", "Transaction", "TransportError", "resolve_password"]
@@ -207,21 +207,4 @@ def resolve_password(config: SmtpConfig, environ: Mapping[str, str]) -> str | No
     """The SMTP password from listlib.toml, ``password_file`` or ``password_env``; None without ``user``."""
     if config.user is None:
         return None
-    if config.password is not None:
-        return config.password
-    if config.password_env is not None:
-        value = environ.get(config.password_env)
-        if not value:
-            raise DeliveryError(f"[smtp]: the environment variable {config.password_env} (password_env) is not set")
-        return value
-    if config.password_file is not None:
-        try:
-            text = config.password_file.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            reason = getattr(exc, "strerror", None) or str(exc)
-            raise DeliveryError(f"[smtp]: password_file {config.password_file} cannot be read: {reason}") from None
-        password = text.split("\n", 1)[0].rstrip("\r")
-        if not password:
-            raise DeliveryError(f"[smtp]: password_file {config.password_file} is empty")
-        return password
-    raise DeliveryError("[smtp]: no password configured")
+    return read_secret("[smtp]", config.password, config.password_env, config.password_file, environ, DeliveryError)
