@@ -269,12 +269,12 @@ def build_site(
                 state.clear()
                 if output.exists():
                     shutil.rmtree(output)
-            content, output = config.site.content_dir, config.site.output_dir
-            with JobRunner(theme, content, output, workers or os.cpu_count() or 1) as runner:
+            cores = workers or os.cpu_count() or 1
+            with JobRunner(theme, config.site.content_dir, output, cores) as runner:
                 planned = _plan(config, theme, state, full=clean, on_full=runner.start)
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
-        report.search = update_index(config, clean=clean, workers=workers or os.cpu_count() or 1, fault=fault)
+        report.search = update_index(config, clean=clean, workers=cores, fault=fault)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
