@@ -18,9 +18,9 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from contextlib import nullcontext
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, NamedTuple
 
 from .config import ListConfig
 from .dating import choose_date
@@ -105,9 +105,9 @@ class FilingReport:
         return asdict(self)
 
 
-@dataclass(frozen=True, slots=True)
-class _Decision:
-    """What a worker decided about one message (everything but its bytes)."""
+class _Decision(NamedTuple):
+    """What a worker decided about one message (everything but its bytes); a named
+    tuple because it crosses a process boundary for every message."""
 
     facts: MessageFacts
     slug: str
@@ -128,7 +128,7 @@ def prepare_message(
         facts = parse_message(raw)
     except Exception as exc:  # parse_message is lenient; this is the last line of defence
         when = choose_date(None, None, envelope_date, now)
-        facts = replace(_EMPTY_FACTS, raw_hash=raw_hash(raw))  # dedup in _failed goes by exact bytes
+        facts = _EMPTY_FACTS._replace(raw_hash=raw_hash(raw))  # dedup in _failed goes by exact bytes
         return _Decision(facts, FAILED, when.when, when.source, "unparseable", f"{type(exc).__name__}: {exc}")
     when = choose_date(facts.date, facts.received_date, envelope_date, now)
     if not raw.strip():
@@ -197,7 +197,10 @@ def _init_worker(lists: tuple[ListConfig, ...], forced_list: str | None, now: in
 def _prepare_chunk(chunk: list[tuple[bytes, int | None]]) -> list[_Decision]:
     assert _worker_args is not None
     router, forced, now = _worker_args
-    return [prepare_message(raw, env, router, forced, now) for raw, env in chunk]
+    decisions = [prepare_message(raw, env, router, forced, now) for raw, env in chunk]
+    # Routing has used the recipient fields; filing never reads them, and long Cc
+    # lists would be most of what travels back to the filing process.
+    return [d._replace(facts=d.facts._replace(recipient_fields=())) for d in decisions]
 
 
 def _chunks(mails: Iterator[RawMail]) -> Iterator[list[RawMail]]:
@@ -250,7 +253,7 @@ def file_sources(
         done_before = 0
         for source in sources:
             for mail in source.iter_mail():
-                yield replace(mail, done=done_before + mail.done) if done_before else mail
+                yield mail._replace(done=done_before + mail.done) if done_before else mail
             done_before += source.total_bytes
 
     filer = Filer(

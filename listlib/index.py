@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from .sqlbulk import insert_rows, where_in
+
 __all__ = ["FILED", "PENDING", "SCHEMA_VERSION", "Index", "Row"]
 
 SCHEMA_VERSION = 4
@@ -111,7 +113,6 @@ class Row(NamedTuple):
 _IN_CHUNK = 500
 """Values per ``IN (...)`` query (SQLite allows 32766 parameters; smaller keeps plans simple)."""
 _COLUMNS = ", ".join(Row._fields)
-_PLACEHOLDERS = ", ".join("?" for _ in Row._fields)
 
 
 class Index:
@@ -165,10 +166,10 @@ class Index:
             self.db.execute("ROLLBACK")
 
     def insert_many(self, rows: Iterable[Row]) -> None:
-        self.db.executemany(f"INSERT INTO messages ({_COLUMNS}) VALUES ({_PLACEHOLDERS})", rows)
+        insert_rows(self.db, f"INSERT INTO messages ({_COLUMNS})", len(Row._fields), rows)
 
     def mark_filed(self, calls: Iterable[str]) -> None:
-        self.db.executemany("UPDATE messages SET state = 1 WHERE call = ?", ((c,) for c in calls))
+        where_in(self.db, "UPDATE messages SET state = 1 WHERE call", calls)
 
     def mark_filed_lazily(self, calls: Iterable[str]) -> None:
         """Mark rows filed in a transaction of its own, without waiting for the disk.
@@ -186,7 +187,7 @@ class Index:
             self.db.execute("PRAGMA synchronous=FULL")
 
     def delete(self, calls: Iterable[str]) -> None:
-        self.db.executemany("DELETE FROM messages WHERE call = ?", ((c,) for c in calls))
+        where_in(self.db, "DELETE FROM messages WHERE call", calls)
 
     def clear(self) -> None:
         self.db.execute("DELETE FROM messages")
@@ -295,9 +296,7 @@ class Index:
 
     def newest_rows(self, slug: str, count: int) -> list[Row]:
         """The ``count`` newest filed messages of a list by (date, call), newest first."""
-        return self._rows(
-            f"list = ? AND state = {FILED} ORDER BY date DESC, call DESC LIMIT ?", (slug, count)
-        )
+        return self._rows(f"list = ? AND state = {FILED} ORDER BY date DESC, call DESC LIMIT ?", (slug, count))
 
     def rows_by_message_id(self, slug: str, message_id: str) -> list[Row]:
         return self._rows(f"list = ? AND message_id = ? AND state = {FILED}", (slug, message_id))

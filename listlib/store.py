@@ -48,6 +48,8 @@ from .values import (
 __all__ = ["Outcome", "Prepared", "Store"]
 
 Clock = Callable[[], float]
+_WRITE_GROUP = 64
+"""Temporary files handed to a writer thread at a time."""
 Status = Literal["filed", "duplicate", "collision", "failed"]
 
 
@@ -105,6 +107,7 @@ class Store:
         self._known_dirs: set[str] = set()
         self._writers: ThreadPoolExecutor | None = None
         self._writes: list[Future[None]] = []
+        self._unsubmitted: list[tuple[str, bytes]] = []
         self._root_str = str(root)
         self._tmp_str = str(self.tmp_dir)
         self._last_tick = 0
@@ -297,6 +300,7 @@ class Store:
                 if not dry_run:
                     self._commit_batch(writes, [row.call for row in batch.rows])
             except BaseException:
+                self._unsubmitted = []
                 self._writes, pending = [], self._writes
                 for future in pending:
                     future.exception()  # never leave a writer running past the lock
@@ -326,13 +330,23 @@ class Store:
 
     def _submit_write(self, path: str, data: bytes) -> None:
         # File writes release the GIL: two writer threads overlap them with each
-        # other and with deciding the rest of the batch.
+        # other and with deciding the rest of the batch. Files go to them in groups
+        # (a future per file costs more than writing a small file).
+        self._unsubmitted.append((path, data))
+        if len(self._unsubmitted) >= _WRITE_GROUP:
+            self._submit_group()
+
+    def _submit_group(self) -> None:
+        group, self._unsubmitted = self._unsubmitted, []
+        if not group:
+            return
         if self._writers is None:
             self._writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="listlib-writer")
-        self._writes.append(self._writers.submit(write_file, path, data, sync=False))
+        self._writes.append(self._writers.submit(_write_group, group))
 
     def _wait_for_writes(self) -> None:
         """Wait until every submitted temporary file is written; raise the first error."""
+        self._submit_group()
         writes, self._writes = self._writes, []
         errors = [exc for exc in (future.exception() for future in writes) if exc is not None]
         if errors:
@@ -463,6 +477,11 @@ def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:
         reason=item.reason,
         origin=item.origin,
     )
+
+
+def _write_group(group: list[tuple[str, bytes]]) -> None:
+    for path, data in group:
+        write_file(path, data, sync=False)
 
 
 def _no_fault(point: str) -> None:

@@ -10,7 +10,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
     {"errors", "values", "charsets"},
-    {"message", "dating", "config", "fsutil", "index", "threader", "threadcache", "urls", "theme", "plan"}
+    {"message", "dating", "config", "fsutil", "sqlbulk", "index", "threader", "threadcache", "urls", "theme", "plan"}
     | {"search", "search.analysis", "search.codec"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
@@ -24,7 +24,7 @@ LAYERS = [
 ]
 ONLY_IN = {
     "click": {"cli"},
-    "sqlite3": {"index", "store", "threadcache", "threadset", "buildstate", "search.state"},
+    "sqlite3": {"sqlbulk", "index", "store", "threadcache", "threadset", "buildstate", "search.state"},
     "jinja2": {"theme"},
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},
