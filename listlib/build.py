@@ -44,7 +44,6 @@ Progress = Callable[[int, int], None]
 """Called with (work done, total work) as jobs finish."""
 
 
-
 @dataclass
 class BuildReport:
     """What a build did (or, for a plan, would do)."""
@@ -133,8 +132,14 @@ def _site_fingerprint(
     package = Path(__file__).parent
     code = hashlib.sha256(b"".join((package / name).read_bytes() for name in _KEY_CODE)).hexdigest()
     inputs = (
-        STATE_VERSION, __version__, code, site.as_tuple(), sorted(fingerprints.items()), static,
-        config.lists, sorted(markdowns.items()),
+        STATE_VERSION,
+        __version__,
+        code,
+        site.as_tuple(),
+        sorted(fingerprints.items()),
+        static,
+        config.lists,
+        sorted(markdowns.items()),
     )
     return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 

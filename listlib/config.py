@@ -90,7 +90,6 @@ _LIST_DELIVERY_KEYS = {
 Posters = Literal["subscribers", "anyone"]
 
 
-
 def read_secret(
     where: str,
     password: str | None,
@@ -120,6 +119,7 @@ def read_secret(
             raise error(f"{where}: password_file {password_file} is empty")
         return secret
     raise error(f"{where}: no password configured")
+
 
 @dataclass(frozen=True)
 class SiteConfig:

@@ -23,8 +23,14 @@ T0 = datetime(2024, 3, 28, 9, 0, tzinfo=UTC)
 
 
 def post(
-    n: int, subject: str, *, reply_to: int | None = None, refs: tuple[int, ...] = (), at: timedelta | None = None,
-    extra: dict[str, str] | None = None, body: str | None = None,
+    n: int,
+    subject: str,
+    *,
+    reply_to: int | None = None,
+    refs: tuple[int, ...] = (),
+    at: timedelta | None = None,
+    extra: dict[str, str] | None = None,
+    body: str | None = None,
 ) -> bytes:
     headers = dict(extra or {})
     if reply_to is not None:
@@ -154,7 +160,7 @@ def test_a_late_root_turns_the_old_thread_page_into_a_redirect(site: Path) -> No
     new_page = page_of(site, 1)
     call2, _ = call_of(site, 2)
     text = old_page.read_text()
-    assert "http-equiv=\"refresh\"" in text
+    assert 'http-equiv="refresh"' in text
     assert f"{Path(new_page).name}#{call2}" in text
     assert "Message number 2." in (site / "output" / new_page).read_text()
 

@@ -33,8 +33,7 @@ def built_site(tmp_path: Path) -> tuple[Path, dict[str, str]]:
         report = file_sources(store, config.lists, [GOLDEN / "site.mbox"])
         assert report.filed == 7, report.summary()
         names = {
-            row.call: "gold" + (row.message_id or "").split("@")[0].rjust(4, "-")
-            for row in store.index.iter_rows()
+            row.call: "gold" + (row.message_id or "").split("@")[0].rjust(4, "-") for row in store.index.iter_rows()
         }
     build_site(config, workers=1)
     return site / "output", names

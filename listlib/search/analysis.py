@@ -130,4 +130,3 @@ def _split_cjk(word: str, out: list[str]) -> None:
 def _plain(word: str, out: list[str]) -> None:
     if len(word) <= MAX_WORD:
         out.append(word)
-

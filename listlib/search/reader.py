@@ -312,4 +312,3 @@ def _segment_hits(
         scores = {d: s for d, s in scores.items() if after <= days[d] < before}
     samples, step = segment.meta["days"], segment.meta["day_sample"]
     return {d: (s, int(samples[d // step])) for d, s in scores.items()}
-

@@ -298,4 +298,3 @@ def _write(folder: Path, data: SegmentData) -> dict[str, object]:
     }
     (folder / "meta.json").write_bytes(_json(meta))
     return meta
-
