@@ -30,7 +30,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from .dedup import is_same_post
 from .errors import StoreError
@@ -53,8 +53,7 @@ _WRITE_GROUP = 64
 Status = Literal["filed", "duplicate", "collision", "failed"]
 
 
-@dataclass(frozen=True, slots=True)
-class Prepared:
+class Prepared(NamedTuple):
     """A message ready to be filed: bytes, facts, destination and date."""
 
     raw: bytes
