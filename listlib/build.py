@@ -278,6 +278,7 @@ def build_site(
             with JobRunner(theme, config.site.content_dir, output, cores) as runner:
                 planned = _plan(config, theme, state, full=clean, on_full=runner.start)
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
+                del planned  # the plan of a full build is big: free it before indexing
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
         report.search = update_index(config, clean=clean, workers=cores, fault=fault)
     finally:

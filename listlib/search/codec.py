@@ -47,7 +47,12 @@ def impact_table(k1: float) -> list[float]:
     return table
 
 
+_ONE = struct.Struct("<IBI")
+
+
 def encode_postings(docs: Sequence[int], impacts: list[int] | bytes) -> bytes:
+    if len(docs) == 1:  # most terms of a segment occur in one document
+        return _ONE.pack(1, 1, docs[0]) + bytes(impacts[:1])
     out = bytearray(struct.pack("<I", len(docs)))
     for start in range(0, len(docs), BLOCK):
         block = docs[start : start + BLOCK]

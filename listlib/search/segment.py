@@ -34,7 +34,8 @@ import shutil
 import struct
 import sys
 from array import array
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -89,12 +90,12 @@ class Doc:
         return [self.call, self.message_id, self.list, self.url, self.subject, self.author, self.date, self.excerpt]
 
 
-@dataclass
+@dataclass(slots=True)
 class Posting:
     docs: list[int] | array[int] = field(default_factory=list)
     """Doc numbers, ascending (an ``array('I')`` when encoded: 4 bytes each in memory)."""
-    impacts: list[int] | bytes = field(default_factory=list)
-    positions: list[list[int]] | bytes | None = None
+    impacts: list[int] | bytes | bytearray = field(default_factory=list)
+    positions: list[list[int]] | bytes | bytearray | None = None
     """Per posting, its positions; or already encoded (``codec.encode_positions``)."""
 
 
@@ -116,36 +117,36 @@ def sort_rows(rows: Sequence[list[object]]) -> list[int]:
     return sorted(range(len(rows)), key=lambda i: (str(rows[i][2]), int(rows[i][6]), str(rows[i][0])))  # type: ignore[call-overload]
 
 
-def invert(docs: Sequence[Doc], avgdl: float, b: float) -> SegmentData:
-    """Number the documents and build every term's postings, encoded (doc numbers as
-    ``array('I')``, impacts and positions as bytes: compact to send from a worker)."""
+def invert(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) -> SegmentData:
+    """Number the documents ``first``, ``first + 1``, ... and build every term's postings,
+    encoded (doc numbers as ``array('I')``, impacts and positions as bytes: compact to
+    send from a worker). A worker given a run of documents starting at ``first`` makes
+    postings that ``concat`` joins without renumbering."""
     order = sort_rows([d.display() for d in docs])
     found: dict[str, tuple[array[int], bytearray, array[int] | None]] = {}
     rows: list[list[object]] = []
-    for number, index in enumerate(order):
+    weighted_fields = [(name, weight) for name, weight in WEIGHTS.items() if weight > 1]
+    for number, index in enumerate(order, first):
         doc = docs[index]
         rows.append(doc.display())
-        positions: dict[str, list[int]] = {}
-        extra: dict[str, int] = {}
+        fields = doc.fields
+        positions: defaultdict[str, list[int]] = defaultdict(list)
         length = 0
         at = 0
         for name, weight in WEIGHTS.items():
-            toks = doc.fields.get(name) or ()
+            toks = fields.get(name) or ()
             length += weight * len(toks)
             for offset, tok in enumerate(toks, at):
-                plist = positions.get(tok)
-                if plist is None:
-                    positions[tok] = [offset]
-                else:
-                    plist.append(offset)
-            if weight > 1:
-                for tok in toks:
-                    extra[tok] = extra.get(tok, 0) + weight - 1
+                positions[tok].append(offset)
             at += len(toks) + FIELD_GAP
+        extra: dict[str, int] = {}
+        for name, weight in weighted_fields:
+            for tok in fields.get(name) or ():
+                extra[tok] = extra.get(tok, 0) + weight - 1
         norm = 1 - b + b * length / avgdl if avgdl > 0 else 1.0
         impact: dict[int, int] = {}
         for tok, plist in positions.items():
-            weighted = len(plist) + extra.get(tok, 0)
+            weighted = len(plist) + extra.get(tok, 0) if extra else len(plist)
             q = impact.get(weighted)
             if q is None:
                 q = impact[weighted] = quantize(weighted / norm)
@@ -156,11 +157,12 @@ def invert(docs: Sequence[Doc], avgdl: float, b: float) -> SegmentData:
             acc[1].append(q)
             if plist[-1] >= MAX_POSITION:
                 plist = [p for p in plist if p < MAX_POSITION][:MAX_POSITION]
-            acc[2].append(len(plist))  # type: ignore[union-attr]
-            acc[2].extend(plist)  # type: ignore[union-attr]
+            places = acc[2]
+            places.append(len(plist))  # type: ignore[union-attr]
+            places.extend(plist)  # type: ignore[union-attr]
         for prefix, name in (("s:", "subject"), ("f:", "author")):
             counts: dict[str, int] = {}
-            for tok in doc.fields.get(name) or ():
+            for tok in fields.get(name) or ():
                 counts[tok] = counts.get(tok, 0) + 1
             for tok, count in counts.items():
                 acc = found.get(prefix + tok)
@@ -182,29 +184,26 @@ def _le_bytes(values: array[int]) -> bytes:
     return values.tobytes()
 
 
-def concat(parts: Sequence[SegmentData]) -> SegmentData:
-    """Segments of consecutive documents (in doc-number order, encoded) as one."""
+def concat(parts: Iterable[SegmentData]) -> SegmentData:
+    """Segments of consecutive runs of documents, numbered as one (``invert``'s ``first``),
+    as one segment; each part is taken in as it comes, so parts may be a stream."""
     rows: list[list[object]] = []
-    pieces: dict[str, list[tuple[int, Posting]]] = {}
+    postings: dict[str, Posting] = {}
     for part in parts:
-        offset = len(rows)
         rows.extend(part.rows)
         for term, posting in part.postings.items():
-            pieces.setdefault(term, []).append((offset, posting))
-    postings: dict[str, Posting] = {}
-    for term, found in pieces.items():
-        if len(found) == 1 and found[0][0] == 0:
-            postings[term] = found[0][1]
-            continue
-        docs = array("I")
-        for offset, posting in found:
-            docs.extend(array("I", [doc + offset for doc in posting.docs]) if offset else posting.docs)
-        has_positions = found[0][1].positions is not None
-        postings[term] = Posting(
-            docs,
-            b"".join(bytes(p.impacts) for _o, p in found),
-            b"".join(p.positions for _o, p in found) if has_positions else None,  # type: ignore[misc]
-        )
+            have = postings.get(term)
+            if have is None:
+                postings[term] = posting
+                continue
+            if not isinstance(have.impacts, bytearray):
+                have.impacts = bytearray(have.impacts)
+            have.impacts += posting.impacts  # type: ignore[operator]
+            have.docs.extend(posting.docs)  # type: ignore[arg-type]
+            if have.positions is not None:
+                if not isinstance(have.positions, bytearray):
+                    have.positions = bytearray(have.positions)  # type: ignore[arg-type]
+                have.positions += posting.positions  # type: ignore[operator]
     return SegmentData(rows, postings)
 
 

@@ -17,6 +17,7 @@ reply match its thread's words). Never touches files outside ``output/search/``.
 
 from __future__ import annotations
 
+import gc
 import json
 import multiprocessing
 import os
@@ -51,6 +52,7 @@ B = 0.75
 EXCERPT = 240
 _DEFAULT_AVGDL = 150.0
 _PARALLEL_FROM = 400
+_CHUNK_DOCS = 500
 _SAMPLE = 200
 _WS_RE = re.compile(r"\s+")
 
@@ -82,9 +84,7 @@ def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:
     if address and obfuscate:
         address = obfuscate_address(address)
     body = display.text
-    excerpt = _WS_RE.sub(" ", body).strip()
-    if len(excerpt) > EXCERPT:
-        excerpt = excerpt[:EXCERPT].rsplit(" ", 1)[0] + "…"
+    excerpt = _excerpt(body)
     return Doc(
         call=row.call,
         message_id=row.message_id or "",
@@ -103,6 +103,17 @@ def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:
     )
 
 
+def _excerpt(body: str) -> str:
+    """The first ``EXCERPT`` characters of the body, whitespace collapsed, cut at a word."""
+    head = body[: EXCERPT * 4]  # collapsing a long body to keep its start costs more than the rest
+    excerpt = _WS_RE.sub(" ", head).strip()
+    if len(excerpt) <= EXCERPT and len(head) < len(body):
+        excerpt = _WS_RE.sub(" ", body).strip()  # mostly whitespace at the start: the slow way
+    if len(excerpt) > EXCERPT:
+        excerpt = excerpt[:EXCERPT].rsplit(" ", 1)[0] + "…"
+    return excerpt
+
+
 # Worker-process state (set by _init_worker; never in the main process).
 _worker: tuple[Path, bool, float] | None = None
 
@@ -112,14 +123,15 @@ def _init_worker(content: Path, obfuscate: bool, avgdl: float) -> None:
     _worker = (content, obfuscate, avgdl)
 
 
-def _invert_chunk(rows: list[Row]) -> SegmentData:
+def _invert_chunk(job: tuple[int, list[Row]]) -> SegmentData:
     assert _worker is not None
-    return _invert_rows(rows, *_worker)
+    first, rows = job
+    return _invert_rows(rows, *_worker, first=first)
 
 
-def _invert_rows(rows: list[Row], content: Path, obfuscate: bool, avgdl: float) -> SegmentData:
+def _invert_rows(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, first: int = 0) -> SegmentData:
     docs = [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
-    return invert(docs, avgdl, B)
+    return invert(docs, avgdl, B, first)
 
 
 def _invert_all(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int) -> SegmentData:
@@ -128,13 +140,20 @@ def _invert_all(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, w
     rows = sorted(rows, key=lambda row: (row.list, row.date, row.call))
     if workers <= 1 or len(rows) < _PARALLEL_FROM:
         return concat([_invert_rows(rows, content, obfuscate, avgdl)])
-    size = max(100, min(2000, len(rows) // (workers * 4)))
-    chunks = [rows[i : i + size] for i in range(0, len(rows), size)]
+    # Small runs: a worker's analysed documents (every token a string) are the biggest
+    # thing it holds.
+    size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
+    chunks = [(i, rows[i : i + size]) for i in range(0, len(rows), size)]
     context = multiprocessing.get_context("fork")
-    with ProcessPoolExecutor(
-        workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl)
-    ) as pool:
-        return concat(list(pool.map(_invert_chunk, chunks)))
+    gc.collect()
+    gc.freeze()  # the workers share this process's pages; a collection there would copy them
+    try:
+        with ProcessPoolExecutor(
+            workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl)
+        ) as pool:
+            return concat(pool.map(_invert_chunk, chunks))
+    finally:
+        gc.unfreeze()
 
 
 def _estimate_avgdl(rows: list[Row], content: Path, obfuscate: bool) -> float:
