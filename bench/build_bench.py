@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
 from email.header import Header
 from email.utils import format_datetime
+from itertools import accumulate
 from pathlib import Path
 
 from import_bench import precompile, tree_rss
@@ -121,6 +122,39 @@ _NAME_TEXT = (
 WORDS = _WORD_TEXT.split()
 TOPIC = WORDS[47:]
 """The technical words, for subjects and code."""
+
+
+def _vocabulary(size: int = 30_000) -> tuple[list[str], list[float]]:
+    """Body words with Zipf frequencies (weight 1/rank), as in real text: the 47 function
+    words first, the technical words spread over ranks 48-600, then made-up words
+    ("kestravo") for the long tail. Uniform draws from 128 words would put every word
+    in over half the messages, which no real archive does (search postings would all
+    be huge)."""
+    rng = random.Random(1234)
+    onsets, vowels, codas = (
+        ["b", "br", "c", "d", "dr", "f", "g", "gr", "k", "l", "m", "n", "p", "pr", "s", "st", "t", "tr", "v", "z"],
+        "aeiou",
+        ["", "n", "s", "r", "l"],
+    )
+    tail: list[str] = []
+    seen = set(WORDS)
+    while len(tail) < size - len(WORDS):
+        word = "".join(rng.choice(onsets) + rng.choice(vowels) + rng.choice(codas) for _ in range(rng.randint(2, 3)))
+        if word not in seen:
+            seen.add(word)
+            tail.append(word)
+    words: list[str] = WORDS[:47]
+    topic = iter(TOPIC)
+    for word in tail:
+        if len(words) % 7 == 0 and len(words) < 47 + 7 * len(TOPIC):
+            words.append(next(topic))  # the technical words at every 7th rank from 49 on
+        words.append(word)
+    words.extend(topic)  # none left unless the vocabulary is tiny
+    weights = [1 / rank for rank in range(1, len(words) + 1)]
+    return words, list(accumulate(weights))
+
+
+VOCABULARY, _CUMULATIVE = _vocabulary()
 FIRST, LAST = (names.split() for names in _NAME_TEXT)
 NON_ASCII_PEOPLE = ["José Núñez", "Jürgen Müller", "Zoë Brontë", "Søren Ødegård", "田中 太郎", "Анна Петрова"]
 NON_ASCII_SUBJECTS = [
@@ -208,7 +242,7 @@ def own_text(n: int, seed: int) -> list[str]:
     for _ in range(rng.choice((1, 1, 2, 2, 3, 3, 4, 5, 8))):
         sentences = []
         for _ in range(rng.randint(1, 5)):
-            words = [rng.choice(WORDS) for _ in range(rng.randint(5, 22))]
+            words = rng.choices(VOCABULARY, cum_weights=_CUMULATIVE, k=rng.randint(5, 22))
             sentences.append(" ".join(words).capitalize() + rng.choice(".....?!"))
         paragraphs.append(textwrap.fill(" ".join(sentences), 72))
     return paragraphs
