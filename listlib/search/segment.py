@@ -59,7 +59,7 @@ WEIGHTS = {"subject": 3, "author": 2, "attachments": 2, "body": 1}
 """How much an occurrence counts towards a plain word's frequency and a document's length."""
 FIELD_GAP = 8
 """Positions skipped between fields, so no phrase spans two."""
-DOCS_CHUNK = 8
+DOCS_CHUNK = 4
 DICT_CHUNK = 8_000
 POSTINGS_CHUNK = 8_000
 DAY_SAMPLE = 64
