@@ -70,6 +70,13 @@ def _echo_error(message: str) -> None:
     click.echo(f"Error: {message}", err=True)
 
 
+def _wait_option(help_text: str) -> Callable[[F], F]:
+    """``--wait SECONDS``: how long a cron command waits for a run already in progress."""
+    return click.option(
+        "--wait", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS", help=help_text
+    )
+
+
 def _handle_errors(func: F) -> F:
     """Run a command body, turning listlib errors into clear messages and exit codes."""
 
@@ -454,14 +461,7 @@ def search(
 @main.command()
 @click.argument("accounts", nargs=-1, metavar="[ACCOUNT]...")
 @click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless mail came or something failed.")
-@click.option(
-    "--wait",
-    type=click.FloatRange(min=0),
-    default=10.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long to wait for another 'listlib fetch' of the same account before skipping it.",
-)
+@_wait_option("How long to wait for another 'listlib fetch' of the same account before skipping it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON (for scripts).")
 @click.pass_obj
 @_handle_errors
@@ -668,14 +668,7 @@ def _select_threads(
 @click.option("--drop", metavar="ID", multiple=True, help="Remove a held or failed post for good; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report (or with --status, the queue) as JSON.")
 @click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless something was sent or failed.")
-@click.option(
-    "--wait",
-    type=click.FloatRange(min=0),
-    default=10.0,
-    show_default=True,
-    metavar="SECONDS",
-    help="How long to wait for another 'listlib deliver' before skipping this run.",
-)
+@_wait_option("How long to wait for another 'listlib deliver' before skipping this run.")
 @click.pass_obj
 @_handle_errors
 def deliver(

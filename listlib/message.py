@@ -20,6 +20,8 @@ from typing import NamedTuple
 from .charsets import decode_bytes
 
 __all__ = [
+    "FIELD_NAME_RE",
+    "FIELD_RE",
     "MessageFacts",
     "body_tokens",
     "decode_header_value",
@@ -33,10 +35,12 @@ __all__ = [
 ]
 
 # A header field name is printable ASCII except ':' (RFC 5322 section 2.2).
-_FIELD_RE = re.compile(rb"([\x21-\x39\x3b-\x7e]+)[ \t]*:")
+FIELD_NAME_RE = re.compile(rb"([\x21-\x39\x3b-\x7e]+)[ \t]*:")
+"""A field name and its colon, at the start of a header line."""
 _LEADING_BLANK_RE = re.compile(rb"(?:[ \t\r]*\n)+")
 _HEADER_BLOCK_RE = re.compile(rb"(?:(?:[\x21-\x39\x3b-\x7e]+[ \t]*:|[ \t])[^\n]*(?:\n|\Z))*")
-_FIELD_ITER_RE = re.compile(rb"^([\x21-\x39\x3b-\x7e]+)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
+FIELD_RE = re.compile(rb"^([\x21-\x39\x3b-\x7e]+)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
+"""Every (name, folded value) of a header block."""
 _WANTED_FIELD_RE = re.compile(
     rb"^(message-id|in-reply-to|references|subject|from|date|list-id|received|to|cc|delivered-to"
     rb"|x-original-to|resent-to|envelope-to|x-no-archive|archive)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)",
@@ -361,7 +365,7 @@ def parse_message(raw: bytes) -> MessageFacts:
     """Read the facts filing needs from a raw message; never raises on bad mail."""
     header, body = split_message(raw)
     pairs = _iter_fields(header)
-    has_headers = bool(pairs) or bool(_FIELD_ITER_RE.search(header))
+    has_headers = bool(pairs) or bool(FIELD_RE.search(header))
     first: dict[str, bytes] = {}
     recipients_raw: list[str] = []
     list_ids: list[str] = []

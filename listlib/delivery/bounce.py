@@ -22,12 +22,12 @@ from pathlib import Path
 
 from ..config import ListDelivery
 from ..fsutil import fsync_dir
+from ..message import FIELD_RE
 
 __all__ = ["Bounce", "BounceLog", "decode_verp", "find_bounces", "verp_sender"]
 
 _ADDR_RE = re.compile(rb"[^\s<>()\[\],;:\"']+@[^\s<>()\[\],;:\"']+")
 _ADDRESS_FIELDS = (b"to", b"cc", b"delivered-to", b"x-original-to", b"envelope-to", b"x-envelope-to", b"x-rcpt-to")
-_FIELD_RE = re.compile(rb"^([\x21-\x39\x3b-\x7e]+)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
 _FINAL_RE = re.compile(
     rb"^(?:Final|Original)-Recipient:[ \t]*rfc822[ \t]*;[ \t]*<?([^\s<>]+@[^\s<>]+?)>?[ \t]*\r?$", re.M | re.I
 )
@@ -69,7 +69,7 @@ def _header(raw: bytes) -> bytes:
 def find_bounces(raw: bytes, lists: Iterable[tuple[str, ListDelivery]]) -> list[Bounce]:
     """The subscribers this message reports as bouncing, for any of ``lists`` (slug, delivery)."""
     addresses: list[str] = []
-    for name, value in _FIELD_RE.findall(_header(raw)):
+    for name, value in FIELD_RE.findall(_header(raw)):
         if name.lower() in _ADDRESS_FIELDS:
             addresses += [a.decode("ascii", "replace").lower() for a in _ADDR_RE.findall(value)]
     found: list[Bounce] = []

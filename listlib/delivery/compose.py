@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 
 from ..config import ListDelivery
+from ..message import FIELD_NAME_RE
 
 __all__ = ["LIST_FIELDS", "compose_post"]
 
@@ -34,7 +35,6 @@ LIST_FIELDS = frozenset(
         "precedence",
     }
 )
-_FIELD_RE = re.compile(rb"([\x21-\x39\x3b-\x7e]+)[ \t]*:")
 _EOL_RE = re.compile(rb"\r?\n")
 _HEADER_END_RE = re.compile(rb"\r?\n\r?\n")
 
@@ -47,7 +47,7 @@ def _fold_header(header: bytes) -> list[tuple[bytes, bytes]]:
             name, text = fields[-1]
             fields[-1] = (name, text + line)
             continue
-        match = _FIELD_RE.match(line)
+        match = FIELD_NAME_RE.match(line)
         fields.append((match.group(1).lower() if match else b"", line))
     return fields
 
