@@ -42,7 +42,9 @@ _CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in _CJK_RANGES)
 _CJK_RE = re.compile(f"[{_CJK_CLASS}]+")
 
 
-_ASCII_WORD_RE = re.compile(r"[a-z0-9]+")
+_ASCII_SEPARATORS = {code: " " for code in range(128) if not chr(code).isalnum()}
+"""For ASCII text, every character that is not a letter or digit, as a space: ``translate``
+then ``split`` finds the words twice as fast as the regex."""
 _ALNUM_RE = re.compile(r"[^\W_]+")
 """Letters and numbers (``str.isalnum``): words are these plus marks, which ``\\w`` leaves out."""
 
@@ -94,9 +96,10 @@ def fold(text: str) -> str:
 
 def words(text: str) -> list[str]:
     """The tokens of ``text`` in order (rules 1-4)."""
-    folded = fold(text)
+    # ASCII text is already NFKC: lower-casing is all rule 1 does to it.
+    folded = text.lower() if text.isascii() else fold(text)
     if folded.isascii():
-        found = _ASCII_WORD_RE.findall(folded)
+        found = folded.translate(_ASCII_SEPARATORS).split()
         if found and max(map(len, found)) > MAX_WORD:
             found = [word for word in found if len(word) <= MAX_WORD]
         return found

@@ -51,6 +51,7 @@ __all__ = [
     "SegmentData",
     "concat",
     "invert",
+    "sort_rows",
     "term_key",
     "write_segment",
 ]
@@ -117,13 +118,17 @@ def sort_rows(rows: Sequence[list[object]]) -> list[int]:
     return sorted(range(len(rows)), key=lambda i: (str(rows[i][2]), int(rows[i][6]), str(rows[i][0])))  # type: ignore[call-overload]
 
 
+_Accumulators = dict[str, tuple["array[int]", bytearray, "array[int] | None"]]
+"""Per term, while inverting: doc numbers, impact bytes and (``u16``) positions."""
+
+
 def invert(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) -> SegmentData:
     """Number the documents ``first``, ``first + 1``, ... and build every term's postings,
     encoded (doc numbers as ``array('I')``, impacts and positions as bytes: compact to
     send from a worker). A worker given a run of documents starting at ``first`` makes
     postings that ``concat`` joins without renumbering."""
     order = sort_rows([d.display() for d in docs])
-    found: dict[str, tuple[array[int], bytearray, array[int] | None]] = {}
+    found: _Accumulators = {}
     rows: list[list[object]] = []
     weighted_fields = [(name, weight) for name, weight in WEIGHTS.items() if weight > 1]
     for number, index in enumerate(order, first):
@@ -160,21 +165,30 @@ def invert(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) -> Segme
             places = acc[2]
             places.append(len(plist))  # type: ignore[union-attr]
             places.extend(plist)  # type: ignore[union-attr]
-        for prefix, name in (("s:", "subject"), ("f:", "author")):
-            counts: dict[str, int] = {}
-            for tok in fields.get(name) or ():
-                counts[tok] = counts.get(tok, 0) + 1
-            for tok, count in counts.items():
-                acc = found.get(prefix + tok)
-                if acc is None:
-                    acc = found[prefix + tok] = (array("I"), bytearray(), None)
-                acc[0].append(number)
-                acc[1].append(quantize(WEIGHTS[name] * count / norm))
-    postings = {
+        _field_terms(found, number, fields, norm)
+    return SegmentData(rows, _postings_of(found))
+
+
+def _field_terms(found: _Accumulators, number: int, fields: dict[str, list[str]], norm: float) -> None:
+    """Add document ``number``'s field terms (``s:word``, ``f:word``: no positions) to ``found``."""
+    for prefix, name in (("s:", "subject"), ("f:", "author")):
+        counts: dict[str, int] = {}
+        for tok in fields.get(name) or ():
+            counts[tok] = counts.get(tok, 0) + 1
+        for tok, count in counts.items():
+            acc = found.get(prefix + tok)
+            if acc is None:
+                acc = found[prefix + tok] = (array("I"), bytearray(), None)
+            acc[0].append(number)
+            acc[1].append(quantize(WEIGHTS[name] * count / norm))
+
+
+def _postings_of(found: _Accumulators) -> dict[str, Posting]:
+    """The accumulated terms as postings, encoded (compact to send from a worker)."""
+    return {
         term: Posting(docs, bytes(impacts), _le_bytes(places) if places is not None else None)
         for term, (docs, impacts, places) in found.items()
     }
-    return SegmentData(rows, postings)
 
 
 def _le_bytes(values: array[int]) -> bytes:

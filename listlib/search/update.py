@@ -29,7 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..display import DisplayOptions, display_message, obfuscate_address
@@ -41,8 +41,11 @@ from .analysis import ANALYZER_VERSION, words
 from .codec import impact_table
 from .merge import merge_segments, pick_merges, read_segment
 from .reader import FORMAT
-from .segment import WEIGHTS, Doc, SegmentData, concat, invert, write_segment
+from .segment import WEIGHTS, Doc, SegmentData, invert, write_segment
 from .state import SearchState
+
+if TYPE_CHECKING:
+    from .bulk import Columns
 
 __all__ = ["SEARCH_DIR", "SearchReport", "update_index"]
 
@@ -53,6 +56,7 @@ EXCERPT = 240
 _DEFAULT_AVGDL = 150.0
 _PARALLEL_FROM = 400
 _CHUNK_DOCS = 500
+_BULK_FROM = 100
 _SAMPLE = 200
 _WS_RE = re.compile(r"\s+")
 
@@ -123,35 +127,42 @@ def _init_worker(content: Path, obfuscate: bool, avgdl: float) -> None:
     _worker = (content, obfuscate, avgdl)
 
 
-def _invert_chunk(job: tuple[int, list[Row]]) -> SegmentData:
+def _invert_chunk(job: tuple[int, list[Row]]) -> Columns:
+    from .bulk import invert_columns  # loaded before the fork
+
     assert _worker is not None
     first, rows = job
-    return _invert_rows(rows, *_worker, first=first)
+    content, obfuscate, avgdl = _worker
+    return invert_columns(_analyse_rows(rows, content, obfuscate), avgdl, B, first)
 
 
-def _invert_rows(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, first: int = 0) -> SegmentData:
-    docs = [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
-    return invert(docs, avgdl, B, first)
+def _analyse_rows(rows: list[Row], content: Path, obfuscate: bool) -> list[Doc]:
+    return [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
 
 
 def _invert_all(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int) -> SegmentData:
-    """The segment of these messages, analysed on every core when there are many: each
-    worker inverts a run of consecutive documents, and the runs are concatenated."""
+    """The segment of these messages. A few are inverted token by token (``invert``);
+    many with numpy (``bulk``), on every core: each worker inverts a run of
+    consecutive documents, and the runs are merged as they come back."""
     rows = sorted(rows, key=lambda row: (row.list, row.date, row.call))
+    if len(rows) < _BULK_FROM:
+        return invert(_analyse_rows(rows, content, obfuscate), avgdl, B)
+    from .bulk import invert_columns, merge_stream, to_segment  # numpy: worth its import for a batch
+
     if workers <= 1 or len(rows) < _PARALLEL_FROM:
-        return concat([_invert_rows(rows, content, obfuscate, avgdl)])
+        return to_segment(invert_columns(_analyse_rows(rows, content, obfuscate), avgdl, B))
     # Small runs: a worker's analysed documents (every token a string) are the biggest
     # thing it holds.
     size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
     chunks = [(i, rows[i : i + size]) for i in range(0, len(rows), size)]
     context = multiprocessing.get_context("fork")
     gc.collect()
-    gc.freeze()  # the workers share this process's pages; a collection there would copy them
+    gc.freeze()  # the workers share this process's pages (numpy included); a collection there would copy them
     try:
         with ProcessPoolExecutor(
             workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl)
         ) as pool:
-            return concat(pool.map(_invert_chunk, chunks))
+            return to_segment(merge_stream(pool.map(_invert_chunk, chunks)))
     finally:
         gc.unfreeze()
 

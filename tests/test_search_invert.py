@@ -1,0 +1,85 @@
+"""The two inverters (``segment.invert`` per token, ``bulk.invert_columns`` with arrays) make identical segments."""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from listlib.search.analysis import MAX_WORD, words
+from listlib.search.bulk import invert_columns, merge_columns, to_segment
+from listlib.search.codec import MAX_POSITION, decode_positions
+from listlib.search.segment import FIELD_GAP, Doc, SegmentData, invert
+
+_WORDS = st.sampled_from(["raid", "disk", "md", "resync", "a", "0", "über", "磁盘", "x" * 12])
+_FIELD = st.lists(_WORDS, max_size=30)
+
+
+def _doc(number: int, fields: dict[str, list[str]], date: int, slug: str) -> Doc:
+    return Doc(
+        call=f"c{number:07d}",
+        message_id=f"m{number}@example.org",
+        list=slug,
+        url=f"{slug}/{number}.html",
+        subject=" ".join(fields.get("subject", [])),
+        author="Ann",
+        date=date,
+        excerpt="",
+        fields=fields,
+    )
+
+
+_DOCS = st.lists(
+    st.builds(
+        lambda fields, date, slug: (fields, date, slug),
+        st.fixed_dictionaries({}, optional=dict.fromkeys(("subject", "author", "attachments", "body"), _FIELD)),
+        st.integers(0, 2_000_000_000),
+        st.sampled_from(["dev", "users"]),
+    ),
+    max_size=25,
+)
+
+
+def _plain(data: SegmentData) -> tuple[object, dict[str, tuple[list[int], bytes, bytes | None]]]:
+    return data.rows, {
+        term: (list(p.docs), bytes(p.impacts), None if p.positions is None else bytes(p.positions))  # type: ignore[arg-type]
+        for term, p in data.postings.items()
+    }
+
+
+@settings(max_examples=300, deadline=None)
+@given(_DOCS, st.integers(0, 100_000), st.floats(0.0, 500.0), st.sampled_from([0.0, 0.75, 1.0]))
+def test_bulk_inversion_equals_the_per_token_one(
+    specs: list[tuple[dict[str, list[str]], int, str]], first: int, avgdl: float, b: float
+) -> None:
+    docs = [_doc(number, *spec) for number, spec in enumerate(specs)]
+    assert _plain(to_segment(invert_columns(docs, avgdl, b, first))) == _plain(invert(docs, avgdl, b, first))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_DOCS, st.lists(st.integers(0, 25), max_size=4))
+def test_merged_runs_equal_one_inversion(specs: list[tuple[dict[str, list[str]], int, str]], cuts: list[int]) -> None:
+    docs = sorted((_doc(number, *spec) for number, spec in enumerate(specs)), key=lambda d: (d.list, d.date, d.call))
+    bounds = sorted({0, len(docs), *(min(cut, len(docs)) for cut in cuts)})
+    runs = [invert_columns(docs[a:b], 150.0, 0.75, a) for a, b in zip(bounds, bounds[1:], strict=False)]
+    whole = invert(docs, 150.0, 0.75)
+    assert _plain(to_segment(merge_columns(runs))) == _plain(whole) if runs else not whole.rows
+
+
+def test_positions_past_the_limit_are_dropped_alike() -> None:
+    body = ["raid", "disk"] * (MAX_POSITION // 2 + 50) + ["late"]
+    docs = [_doc(0, {"subject": ["raid"], "body": body}, 0, "dev"), _doc(1, {"body": ["late", "raid"]}, 1, "dev")]
+    bulk = to_segment(invert_columns(docs, 100.0, 0.75))
+    assert _plain(bulk) == _plain(invert(docs, 100.0, 0.75))
+    late = bulk.postings["late"]
+    assert list(late.docs) == [0, 1]
+    assert decode_positions(late.positions, 2) == [[], [3 * FIELD_GAP]]  # type: ignore[arg-type]  # after three empty fields
+    assert max(decode_positions(bulk.postings["raid"].positions, 2)[0]) < MAX_POSITION  # type: ignore[arg-type]
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=120))
+def test_ascii_words_are_runs_of_letters_and_digits(text: str) -> None:
+    expected = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) <= MAX_WORD]
+    assert words(text) == expected
