@@ -31,6 +31,7 @@ from .fsutil import acquire_lock, release_lock
 from .plan import Plan, plan_build
 from .render.runner import JobRunner
 from .render.writer import remove_files, sweep
+from .search.spool import SPOOL_DIR, clear_spool
 from .search.update import SearchReport, update_index
 from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
 from .sitedata import StoredList
@@ -275,13 +276,17 @@ def build_site(
                 if output.exists():
                     shutil.rmtree(output)
             cores = workers or os.cpu_count() or 1
-            with JobRunner(theme, config.site.content_dir, output, cores) as runner:
+            # Thread pages display every message they show: the search step reads their text from here.
+            spool = cache / SPOOL_DIR
+            clear_spool(spool)
+            with JobRunner(theme, config.site.content_dir, output, cores, spool) as runner:
                 planned = _plan(config, theme, state, full=clean, on_full=runner.start)
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
                 del planned  # the plan of a full build is big: free it before indexing
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
-        report.search = update_index(config, clean=clean, workers=cores, fault=fault)
+        report.search = update_index(config, clean=clean, workers=cores, fault=fault, spool=spool)
     finally:
+        clear_spool(cache / SPOOL_DIR)
         release_lock(lock)
     report.seconds = time.monotonic() - started
     return report

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from hypothesis import given, settings
@@ -62,7 +63,7 @@ def test_bulk_inversion_equals_the_per_token_one(
 def test_merged_runs_equal_one_inversion(specs: list[tuple[dict[str, list[str]], int, str]], cuts: list[int]) -> None:
     docs = sorted((_doc(number, *spec) for number, spec in enumerate(specs)), key=lambda d: (d.list, d.date, d.call))
     bounds = sorted({0, len(docs), *(min(cut, len(docs)) for cut in cuts)})
-    runs = [invert_columns(docs[a:b], 150.0, 0.75, a) for a, b in zip(bounds, bounds[1:], strict=False)]
+    runs = [invert_columns(docs[a:b], 150.0, 0.75, a) for a, b in itertools.pairwise(bounds)]
     whole = invert(docs, 150.0, 0.75)
     assert _plain(to_segment(merge_columns(runs))) == _plain(whole) if runs else not whole.rows
 

@@ -27,6 +27,8 @@ import markdown
 
 from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
 from ..display.sanitize import sanitize_html
+from ..search.document import search_text
+from ..search.spool import SpoolWriter
 from ..theme import Theme
 from ..threader import normalize_subject
 from ..urls import attachment_dir, month_date_path, month_index_path, relative_url
@@ -97,8 +99,9 @@ class _Message:
 class Renderer:
     """Renders jobs of one site into one output folder."""
 
-    def __init__(self, theme: Theme, content_dir: Path, output_dir: Path) -> None:
+    def __init__(self, theme: Theme, content_dir: Path, output_dir: Path, spool: Path | None = None) -> None:
         self.theme = theme
+        self.spool = SpoolWriter(spool) if spool is not None else None
         self.content_dir = content_dir
         self.writer = Writer(output_dir)
         theme.env.filters.update(utc=_utc, iso=_iso, day=_day, local=_local, local_iso=_local_iso, size=_size)
@@ -117,6 +120,10 @@ class Renderer:
             "mid": self.render_mid,
             "static": self.render_static,
         }
+
+    def close(self) -> None:
+        if self.spool is not None:
+            self.spool.close()
 
     def run(self, kind: str, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
         """Make the files of one job; ``old`` are its files from the last build (path ->
@@ -163,7 +170,7 @@ class Renderer:
         _title, _base, obfuscate, images = args["site"]
         shown: list[_Message] = []
         subjects: dict[str, str] = {}
-        for call, parent, depth, year, month, store_path, _hash, no_archive, message_id, refs in args["messages"]:
+        for call, parent, depth, year, month, store_path, raw_hash, no_archive, message_id, refs in args["messages"]:
             folder = attachment_dir(slug, Month(year, month), call)
             options = DisplayOptions(
                 obfuscate_addresses=obfuscate,
@@ -171,6 +178,8 @@ class Renderer:
                 attachment_base=relative_url(page, folder + "/x")[:-1],
             )
             display = _display(self._raw(store_path), options, call, no_archive)
+            if self.spool is not None and not no_archive:
+                self.spool.add(call, raw_hash, search_text(display, obfuscate))
             subject_key = normalize_subject(display.subject)[0]
             subjects[call] = subject_key
             changed = parent is None or subjects.get(parent, subject_key) != subject_key
@@ -214,6 +223,8 @@ class Renderer:
             mbox=page[: -len(".html")] + ".mbox.gz",
         )
         self._put(files, old, page, html)
+        if self.spool is not None:
+            self.spool.flush()  # pool workers end without flushing
         return files
 
     def render_mbox(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:

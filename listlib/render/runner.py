@@ -41,11 +41,11 @@ Result = tuple[str, dict[str, str], list[str], int]
 _renderer: Renderer | None = None
 
 
-def _init_worker(theme: Theme, content: Path, output: Path) -> None:
+def _init_worker(theme: Theme, content: Path, output: Path, spool: Path | None) -> None:
     from .pages import Renderer
 
     global _renderer
-    _renderer = Renderer(theme, content, output)
+    _renderer = Renderer(theme, content, output, spool)
 
 
 def _ready() -> None:
@@ -86,8 +86,10 @@ def _chunks(jobs: Iterable[Job], old: dict[str, dict[str, str]]) -> Iterator[Chu
 class JobRunner:
     """Renders jobs for one build; a context manager that stops its workers on exit."""
 
-    def __init__(self, theme: Theme, content: Path, output: Path, workers: int) -> None:
+    def __init__(self, theme: Theme, content: Path, output: Path, workers: int, spool: Path | None = None) -> None:
+        """``spool``: a folder for the search text of the messages displayed (``search.spool``)."""
         self.theme, self.content, self.output, self.workers = theme, content, output, workers
+        self.spool = spool
         self._pool: ProcessPoolExecutor | None = None
         self._frozen = False
 
@@ -115,7 +117,7 @@ class JobRunner:
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("fork"),
             initializer=_init_worker,
-            initargs=(self.theme, self.content, self.output),
+            initargs=(self.theme, self.content, self.output, self.spool),
         )
 
     def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
@@ -127,10 +129,13 @@ class JobRunner:
             # Imported here: a build with nothing to render need not load the renderer.
             from .pages import Renderer
 
-            renderer = Renderer(self.theme, self.content, self.output)
-            for chunk in _chunks(by_id.values(), old):
-                for result in _run_with(renderer, chunk):
-                    yield by_id[result[0]], result
+            renderer = Renderer(self.theme, self.content, self.output, self.spool)
+            try:
+                for chunk in _chunks(by_id.values(), old):
+                    for result in _run_with(renderer, chunk):
+                        yield by_id[result[0]], result
+            finally:
+                renderer.close()
             return
         if self._pool is None:
             gc.freeze()

@@ -139,7 +139,7 @@ def sweep(root: Path, owned: set[str], folders: Iterable[str]) -> list[str]:
     removed: list[str] = []
     emptied: set[Path] = set()
     if not root.is_dir():
-        return 0
+        return removed
     for dirpath, _dirs, names in os.walk(root):
         rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
         top = rel_dir.split("/", 1)[0]

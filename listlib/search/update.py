@@ -21,7 +21,6 @@ import gc
 import json
 import multiprocessing
 import os
-import re
 import secrets
 import shutil
 import time
@@ -32,16 +31,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
-from ..display import DisplayOptions, display_message, obfuscate_address
 from ..index import Row
 from ..store import Store
-from ..urls import message_path
-from ..values import Month
-from .analysis import ANALYZER_VERSION, words
+from .analysis import ANALYZER_VERSION
 from .codec import impact_table
+from .document import analyse, document
 from .merge import merge_segments, pick_merges, read_segment
 from .reader import FORMAT
 from .segment import WEIGHTS, Doc, SegmentData, invert, write_segment
+from .spool import SpoolReader
 from .state import SearchState
 
 if TYPE_CHECKING:
@@ -52,13 +50,11 @@ __all__ = ["SEARCH_DIR", "SearchReport", "update_index"]
 SEARCH_DIR = "search"
 K1 = 1.2
 B = 0.75
-EXCERPT = 240
 _DEFAULT_AVGDL = 150.0
 _PARALLEL_FROM = 400
 _CHUNK_DOCS = 500
 _BULK_FROM = 100
 _SAMPLE = 200
-_WS_RE = re.compile(r"\s+")
 
 
 @dataclass
@@ -81,50 +77,13 @@ class SearchReport:
         }
 
 
-def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:
-    """One stored message as a search document."""
-    display = display_message(raw, DisplayOptions(obfuscate_addresses=obfuscate))
-    address = display.author_address
-    if address and obfuscate:
-        address = obfuscate_address(address)
-    body = display.text
-    excerpt = _excerpt(body)
-    return Doc(
-        call=row.call,
-        message_id=row.message_id or "",
-        list=row.list,
-        url=message_path(row.list, Month(row.year, row.month), row.call),
-        subject=display.subject,
-        author=display.author_shown,
-        date=row.date,
-        excerpt=excerpt,
-        fields={
-            "subject": words(display.subject),
-            "author": words(f"{display.author_name} {address}"),
-            "attachments": words(" ".join(a.filename for a in display.attachments)),
-            "body": words(body),
-        },
-    )
-
-
-def _excerpt(body: str) -> str:
-    """The first ``EXCERPT`` characters of the body, whitespace collapsed, cut at a word."""
-    head = body[: EXCERPT * 4]  # collapsing a long body to keep its start costs more than the rest
-    excerpt = _WS_RE.sub(" ", head).strip()
-    if len(excerpt) <= EXCERPT and len(head) < len(body):
-        excerpt = _WS_RE.sub(" ", body).strip()  # mostly whitespace at the start: the slow way
-    if len(excerpt) > EXCERPT:
-        excerpt = excerpt[:EXCERPT].rsplit(" ", 1)[0] + "…"
-    return excerpt
-
-
 # Worker-process state (set by _init_worker; never in the main process).
-_worker: tuple[Path, bool, float] | None = None
+_worker: tuple[Path, bool, float, SpoolReader | None] | None = None
 
 
-def _init_worker(content: Path, obfuscate: bool, avgdl: float) -> None:
+def _init_worker(content: Path, obfuscate: bool, avgdl: float, spool: SpoolReader | None) -> None:
     global _worker
-    _worker = (content, obfuscate, avgdl)
+    _worker = (content, obfuscate, avgdl, spool)
 
 
 def _invert_chunk(job: tuple[int, list[Row]]) -> Columns:
@@ -132,25 +91,35 @@ def _invert_chunk(job: tuple[int, list[Row]]) -> Columns:
 
     assert _worker is not None
     first, rows = job
-    content, obfuscate, avgdl = _worker
-    return invert_columns(_analyse_rows(rows, content, obfuscate), avgdl, B, first)
+    content, obfuscate, avgdl, spool = _worker
+    return invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B, first)
 
 
-def _analyse_rows(rows: list[Row], content: Path, obfuscate: bool) -> list[Doc]:
-    return [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows]
+def _analyse_rows(rows: list[Row], content: Path, obfuscate: bool, spool: SpoolReader | None) -> list[Doc]:
+    """The documents of these messages: from the render pass's spooled text when there
+    is some for the same bytes, else displayed here."""
+    docs = []
+    for row in rows:
+        text = spool.text(row.call, row.raw_hash) if spool is not None else None
+        if text is None:
+            docs.append(analyse(row, (content / row.path).read_bytes(), obfuscate))
+        else:
+            docs.append(document(row, text))
+    return docs
 
 
-def _invert_all(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int) -> SegmentData:
-    """The segment of these messages. A few are inverted token by token (``invert``);
+def _invert_all(
+    rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int, spool: SpoolReader | None
+) -> SegmentData:
+    """The segment of these messages (in (list, date, call) order). A few are inverted token by token (``invert``);
     many with numpy (``bulk``), on every core: each worker inverts a run of
     consecutive documents, and the runs are merged as they come back."""
-    rows = sorted(rows, key=lambda row: (row.list, row.date, row.call))
     if len(rows) < _BULK_FROM:
-        return invert(_analyse_rows(rows, content, obfuscate), avgdl, B)
+        return invert(_analyse_rows(rows, content, obfuscate, spool), avgdl, B)
     from .bulk import invert_columns, merge_stream, to_segment  # numpy: worth its import for a batch
 
     if workers <= 1 or len(rows) < _PARALLEL_FROM:
-        return to_segment(invert_columns(_analyse_rows(rows, content, obfuscate), avgdl, B))
+        return to_segment(invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B))
     # Small runs: a worker's analysed documents (every token a string) are the biggest
     # thing it holds.
     size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
@@ -160,20 +129,20 @@ def _invert_all(rows: list[Row], content: Path, obfuscate: bool, avgdl: float, w
     gc.freeze()  # the workers share this process's pages (numpy included); a collection there would copy them
     try:
         with ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl)
+            workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl, spool)
         ) as pool:
             return to_segment(merge_stream(pool.map(_invert_chunk, chunks)))
     finally:
         gc.unfreeze()
 
 
-def _estimate_avgdl(rows: list[Row], content: Path, obfuscate: bool) -> float:
+def _estimate_avgdl(rows: list[Row], content: Path, obfuscate: bool, spool: SpoolReader | None) -> float:
     """The average weighted document length, from up to ``_SAMPLE`` messages spread
     over the first batch; fixed for the life of the index (``--clean`` renews it)."""
     if len(rows) < 20:
         return _DEFAULT_AVGDL
     step = max(1, len(rows) // _SAMPLE)
-    sample = [analyse(row, (content / row.path).read_bytes(), obfuscate) for row in rows[::step]]
+    sample = _analyse_rows(rows[::step], content, obfuscate, spool)
     return round(sum(_doc_length(doc) for doc in sample) / len(sample), 3)
 
 
@@ -208,13 +177,19 @@ def _doc_length(doc: Doc) -> int:
 
 
 def update_index(
-    config: Config, *, clean: bool = False, workers: int = 1, fault: Callable[[str], None] | None = None
+    config: Config,
+    *,
+    clean: bool = False,
+    workers: int = 1,
+    fault: Callable[[str], None] | None = None,
+    spool: Path | None = None,
 ) -> SearchReport:
     """Index what changed in the store since the last update (everything when ``clean``,
     when the settings changed, or when output/search/ and the cache disagree).
     ``fault`` is called at named points (crash tests kill the process there):
     ``search-segment`` (a segment written), ``search-manifest`` (the manifest written,
-    the cache not yet)."""
+    the cache not yet). ``spool``: a folder of text the build's render pass spooled
+    (``spool``), used for the messages spooled from the bytes now in the store."""
     started = time.monotonic()
     report = SearchReport()
     folder = config.site.output_dir / SEARCH_DIR
@@ -241,7 +216,12 @@ def update_index(
                 "lists": {},
             }
             report.rebuilt = True
-        _update(config, folder, state, manifest, settings, workers, report, fault or _no_fault)
+        spooled = SpoolReader(spool) if spool is not None else None
+        try:
+            _update(config, folder, state, manifest, settings, workers, spooled, report, fault or _no_fault)
+        finally:
+            if spooled is not None:
+                spooled.close()
     finally:
         state.close()
     report.seconds = time.monotonic() - started
@@ -255,6 +235,7 @@ def _update(
     manifest: dict[str, Any],
     settings: str,
     workers: int,
+    spool: SpoolReader | None,
     report: SearchReport,
     fault: Callable[[str], None],
 ) -> None:
@@ -289,8 +270,9 @@ def _update(
                     if old is None or old[0] != row.raw_hash:
                         add.append(row)
     obfuscate = config.site.obfuscate_addresses
+    add.sort(key=lambda row: (row.list, row.date, row.call))  # months came in set order
     if manifest["avgdl"] is None:
-        manifest["avgdl"] = _estimate_avgdl(add, content, obfuscate)
+        manifest["avgdl"] = _estimate_avgdl(add, content, obfuscate, spool)
     segments: list[dict[str, Any]] = manifest["segments"]
     by_id = {str(info["id"]): info for info in segments}
     for _call, segment, doc in remove:
@@ -302,7 +284,7 @@ def _update(
     new_docs: list[tuple[str, str, int, int, str, str, int]] = []
     moves: list[tuple[str, int, str]] = []
     if add:
-        data = _invert_all(add, content, obfuscate, float(manifest["avgdl"]), workers)
+        data = _invert_all(add, content, obfuscate, float(manifest["avgdl"]), workers, spool)
         info = _write(folder, data, generation)
         fault("search-segment")
         segments.append(info)

@@ -1,0 +1,89 @@
+"""What the index reads of a displayed message (``SearchText``), and the search
+document made of it (``document``).
+
+The render pass displays every message of the threads it renders; it hands the
+``SearchText`` of each to the indexer (``spool``), which would otherwise display
+the same messages again. Only the address obfuscation option changes these fields,
+so the render pass's display (with its attachment links and image settings) and the
+indexer's own give the same ``SearchText`` (a test holds them to that). Pure.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from ..display import DisplayOptions, MessageDisplay, display_message, obfuscate_address
+from ..index import Row
+from ..urls import message_path
+from ..values import Month
+from .analysis import words
+from .segment import Doc
+
+__all__ = ["EXCERPT", "SearchText", "analyse", "document", "excerpt_of", "search_text"]
+
+EXCERPT = 240
+_WS_RE = re.compile(r"\s+")
+
+
+class SearchText(NamedTuple):
+    subject: str
+    author: str
+    """As results show it (``MessageDisplay.author_shown``)."""
+    author_name: str
+    address: str
+    """Obfuscated when the site obfuscates addresses."""
+    attachments: str
+    """File names, space-separated."""
+    body: str
+
+
+def search_text(display: MessageDisplay, obfuscate: bool) -> SearchText:
+    address = display.author_address
+    if address and obfuscate:
+        address = obfuscate_address(address)
+    return SearchText(
+        display.subject,
+        display.author_shown,
+        display.author_name,
+        address,
+        " ".join(a.filename for a in display.attachments),
+        display.text,
+    )
+
+
+def document(row: Row, text: SearchText) -> Doc:
+    """The search document of a stored message."""
+    return Doc(
+        call=row.call,
+        message_id=row.message_id or "",
+        list=row.list,
+        url=message_path(row.list, Month(row.year, row.month), row.call),
+        subject=text.subject,
+        author=text.author,
+        date=row.date,
+        excerpt=excerpt_of(text.body),
+        fields={
+            "subject": words(text.subject),
+            "author": words(f"{text.author_name} {text.address}"),
+            "attachments": words(text.attachments),
+            "body": words(text.body),
+        },
+    )
+
+
+def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:
+    """One stored message as a search document, displayed here."""
+    display = display_message(raw, DisplayOptions(obfuscate_addresses=obfuscate))
+    return document(row, search_text(display, obfuscate))
+
+
+def excerpt_of(body: str) -> str:
+    """The first ``EXCERPT`` characters of the body, whitespace collapsed, cut at a word."""
+    head = body[: EXCERPT * 4]  # collapsing a long body to keep its start costs more than the rest
+    excerpt = _WS_RE.sub(" ", head).strip()
+    if len(excerpt) <= EXCERPT and len(head) < len(body):
+        excerpt = _WS_RE.sub(" ", body).strip()  # mostly whitespace at the start: the slow way
+    if len(excerpt) > EXCERPT:
+        excerpt = excerpt[:EXCERPT].rsplit(" ", 1)[0] + "…"
+    return excerpt

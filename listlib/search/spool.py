@@ -1,0 +1,118 @@
+"""Search text handed from a build's render pass to its indexing step, through files.
+
+Render workers append one record per displayed message to a file of their own in
+the spool folder (``SpoolWriter``; flushed after every job, since pool workers end
+without flushing); once rendering is over, the indexer reads the records' places
+(``SpoolReader``) and loads the text of each message it indexes from there instead
+of displaying the message again. A record carries the raw-bytes hash it was made
+from, and the indexer uses it only when that matches the store's, so a stale or
+missing record just means displaying the message. The folder lives for one build
+(``clear_spool`` before and after); nothing else reads it.
+
+Record: ``u32 length``, ``u8 call length``, call, ``u8 hash length``, raw hash,
+then ``length`` bytes of the pickled ``SearchText``.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import shutil
+import struct
+from pathlib import Path
+from typing import BinaryIO, NamedTuple
+
+from .document import SearchText
+
+__all__ = ["SPOOL_DIR", "SpoolReader", "SpoolWriter", "Spooled", "clear_spool"]
+
+SPOOL_DIR = "search-spool"
+_LENGTH = struct.Struct("<I")
+
+
+class Spooled(NamedTuple):
+    path: str
+    offset: int
+    length: int
+    raw_hash: str
+
+
+class SpoolWriter:
+    """One process's spool file, opened on first use."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._file: BinaryIO | None = None
+
+    def add(self, call: str, raw_hash: str, text: SearchText) -> None:
+        if self._file is None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            self._file = open(self.folder / f"{os.getpid()}.bin", "ab")  # noqa: SIM115 (kept open across jobs)
+        payload = pickle.dumps(tuple(text), protocol=pickle.HIGHEST_PROTOCOL)
+        key = call.encode()
+        digest = raw_hash.encode()
+        head = _LENGTH.pack(len(payload)) + bytes([len(key)]) + key + bytes([len(digest)]) + digest
+        self._file.write(head + payload)
+
+    def flush(self) -> None:
+        if self._file is not None:
+            self._file.flush()
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class SpoolReader:
+    """The spooled records of a folder: ``text`` of a message, when spooled from the same bytes."""
+
+    def __init__(self, folder: Path) -> None:
+        self.places: dict[str, Spooled] = _read_places(folder)
+        self._fds: dict[str, int] = {}
+
+    def text(self, call: str, raw_hash: str) -> SearchText | None:
+        place = self.places.get(call)
+        if place is None or place.raw_hash != raw_hash:
+            return None
+        fd = self._fds.get(place.path)
+        if fd is None:
+            fd = self._fds[place.path] = os.open(place.path, os.O_RDONLY)
+        return SearchText(*pickle.loads(os.pread(fd, place.length, place.offset)))
+
+    def close(self) -> None:
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
+
+
+def _read_places(folder: Path) -> dict[str, Spooled]:
+    """Where each spooled message's text is (a torn last record is ignored)."""
+    found: dict[str, Spooled] = {}
+    if not folder.is_dir():
+        return found
+    for entry in sorted(folder.iterdir()):
+        with open(entry, "rb") as handle:
+            size = os.fstat(handle.fileno()).st_size
+            at = 0
+            while True:
+                head = handle.read(5)
+                if len(head) < 5:
+                    break
+                (length,) = _LENGTH.unpack_from(head)
+                call = handle.read(head[4])
+                digest_size = handle.read(1)
+                if len(call) < head[4] or not digest_size:
+                    break
+                digest = handle.read(digest_size[0])
+                at += 5 + len(call) + 1 + len(digest)
+                if len(digest) < digest_size[0] or at + length > size:
+                    break
+                found[call.decode()] = Spooled(str(entry), at, length, digest.decode())
+                at += length
+                handle.seek(at)
+    return found
+
+
+def clear_spool(folder: Path) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
