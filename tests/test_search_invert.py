@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from listlib.search.analysis import MAX_WORD, words
-from listlib.search.bulk import invert_columns, merge_columns, to_segment
+from listlib.search.bulk import collect_runs, invert_columns, merge_columns, to_segment
 from listlib.search.codec import MAX_POSITION, decode_positions
 from listlib.search.segment import FIELD_GAP, Doc, SegmentData, invert
 
@@ -84,3 +84,14 @@ def test_positions_past_the_limit_are_dropped_alike() -> None:
 def test_ascii_words_are_runs_of_letters_and_digits(text: str) -> None:
     expected = [w for w in re.findall(r"[a-z0-9]+", text.lower()) if len(w) <= MAX_WORD]
     assert words(text) == expected
+
+
+def test_runs_collected_as_they_come_merge_to_one_inversion() -> None:
+    docs = [
+        _doc(n, {"subject": ["raid", str(n % 7)], "body": ["disk", "md", str(n % 5)] * (n % 4)}, n, "dev")
+        for n in range(70)
+    ]
+    runs = [invert_columns(docs[a : a + 3], 150.0, 0.75, a) for a in range(0, len(docs), 3)]  # 24 runs: two levels
+    collected = collect_runs(iter(runs))
+    assert len(collected) < len(runs)
+    assert _plain(to_segment(merge_columns(collected))) == _plain(invert(docs, 150.0, 0.75))

@@ -18,7 +18,7 @@ Imports numpy, so callers load this module only for big batches. Pure.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import count
 from typing import NamedTuple
 
@@ -27,7 +27,7 @@ import numpy as np
 from .codec import MAX_POSITION, quantize
 from .segment import FIELD_GAP, WEIGHTS, Doc, Posting, SegmentData, sort_rows
 
-__all__ = ["Columns", "invert_columns", "merge_columns", "merge_stream", "to_segment"]
+__all__ = ["Columns", "invert_columns", "merge_columns", "collect_runs", "to_segment"]
 
 _FIELDS = list(WEIGHTS.items())
 _PREFIXED = (("s:", "subject"), ("f:", "author"))
@@ -170,9 +170,20 @@ def _impacts(doc: np.ndarray, weighted: np.ndarray, norms: list[float]) -> np.nd
 
 
 def _gather(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The indexes of the spans ``[start, start + length)``, one after another."""
-    before = np.cumsum(lengths) - lengths
-    return np.repeat(starts - before, lengths) + np.arange(int(lengths.sum()), dtype=np.int64)
+    """The indexes of the spans ``[start, start + length)``, one after another. Built
+    as the running sum of one array of steps (1 inside a span, a jump at its start):
+    no temporaries as big as the result, which can be tens of millions long."""
+    keep = lengths > 0
+    starts, lengths = starts[keep], lengths[keep]
+    total = int(lengths.sum())
+    small = total < 2**31 and (not len(starts) or int(starts.max()) + int(lengths.max()) < 2**31)
+    steps = np.ones(total, dtype=np.int32 if small else np.int64)
+    if total:
+        begins = np.cumsum(lengths[:-1])
+        steps[0] = starts[0]
+        steps[begins] = starts[1:] - (starts[:-1] + lengths[:-1]) + 1
+        np.cumsum(steps, out=steps)
+    return steps
 
 
 def _spans(ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -185,6 +196,8 @@ def _spans(ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 def merge_columns(parts: Sequence[Columns]) -> Columns:
     """Runs of consecutive documents (numbered as one, in order) as one run."""
+    if not parts:
+        return _empty([])
     if len(parts) == 1:
         return parts[0]
     terms: list[str] = []
@@ -226,31 +239,55 @@ def merge_columns(parts: Sequence[Columns]) -> Columns:
     )
 
 
-def merge_stream(parts: Iterable[Columns]) -> Columns:
-    """Runs of consecutive documents, taken in as they come, as one run. Merged like a
-    binary counter: each posting is copied about log2(runs) times, and runs do not
-    wait in memory to be merged."""
+_MERGE_FANIN = 8
+
+
+def collect_runs(parts: Iterable[Columns]) -> list[Columns]:
+    """Runs of consecutive documents, taken in as they come, merged ``_MERGE_FANIN`` at
+    a time like a counter in that base, so that runs (each with its own copy of its
+    terms) do not pile up and each posting is copied about log8(runs) times. Returns
+    the few runs left, in order, for ``merge_columns`` (the biggest merge: callers
+    may first let go of what they no longer need, such as worker processes)."""
     stack: list[tuple[int, Columns]] = []  # (level, run), earliest documents first
     for part in parts:
-        level = 0
-        while stack and stack[-1][0] == level:
-            part = merge_columns([stack.pop()[1], part])
-            level += 1
-        stack.append((level, part))
-    return merge_columns([run for _level, run in stack]) if stack else _empty([])
+        stack.append((0, part))
+        while len(stack) >= _MERGE_FANIN and len({level for level, _run in stack[-_MERGE_FANIN:]}) == 1:
+            level = stack[-1][0]
+            group = [run for _level, run in stack[-_MERGE_FANIN:]]
+            del stack[-_MERGE_FANIN:]
+            stack.append((level + 1, merge_columns(group)))
+    return [run for _level, run in stack]
 
 
 def to_segment(columns: Columns) -> SegmentData:
-    """``Columns`` as the ``SegmentData`` that ``write_segment`` writes."""
-    docs = columns.docs.tobytes()
-    impacts = columns.impacts.tobytes()
-    places = columns.places.astype("<u2").tobytes()
-    postings: dict[str, Posting] = {}
-    start = place_start = 0
-    for term, end, place_end in zip(columns.terms, columns.ends.tolist(), columns.place_ends.tolist(), strict=True):
-        numbers = array("I")
-        numbers.frombytes(docs[start * 4 : end * 4])
-        positions = places[place_start * 2 : place_end * 2] if place_end > place_start else None
-        postings[term] = Posting(numbers, impacts[start:end], positions)
-        start, place_start = end, place_end
-    return SegmentData(columns.rows, postings)
+    """``Columns`` as the ``SegmentData`` that ``write_segment`` writes; each term's
+    ``Posting`` is made when asked for, so the postings are never held twice."""
+    return SegmentData(columns.rows, _ColumnPostings(columns))
+
+
+class _ColumnPostings(Mapping[str, Posting]):
+    def __init__(self, columns: Columns) -> None:
+        self.terms = columns.terms
+        self.number = {term: number for number, term in enumerate(columns.terms)}
+        self.ends = columns.ends.tolist()
+        self.place_ends = columns.place_ends.tolist()
+        self.docs = memoryview(columns.docs.view(np.uint8))
+        self.impacts = memoryview(columns.impacts)
+        self.places = memoryview(columns.places.astype("<u2", copy=False).view(np.uint8))
+
+    def __getitem__(self, term: str) -> Posting:
+        number = self.number[term]
+        start = self.ends[number - 1] if number else 0
+        end = self.ends[number]
+        place_start = self.place_ends[number - 1] if number else 0
+        place_end = self.place_ends[number]
+        docs = array("I")
+        docs.frombytes(self.docs[start * 4 : end * 4])
+        positions = bytes(self.places[place_start * 2 : place_end * 2]) if place_end > place_start else None
+        return Posting(docs, bytes(self.impacts[start:end]), positions)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.terms)
+
+    def __len__(self) -> int:
+        return len(self.terms)

@@ -35,7 +35,7 @@ import struct
 import sys
 from array import array
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -49,7 +49,6 @@ __all__ = [
     "Doc",
     "Posting",
     "SegmentData",
-    "concat",
     "invert",
     "sort_rows",
     "term_key",
@@ -106,7 +105,7 @@ class SegmentData:
 
     rows: list[list[object]]
     """Display rows in doc-number order."""
-    postings: dict[str, Posting]
+    postings: Mapping[str, Posting]
 
 
 def _day(date: int) -> int:
@@ -125,8 +124,8 @@ _Accumulators = dict[str, tuple["array[int]", bytearray, "array[int] | None"]]
 def invert(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) -> SegmentData:
     """Number the documents ``first``, ``first + 1``, ... and build every term's postings,
     encoded (doc numbers as ``array('I')``, impacts and positions as bytes: compact to
-    send from a worker). A worker given a run of documents starting at ``first`` makes
-    postings that ``concat`` joins without renumbering."""
+    send from a worker). ``first`` numbers a run of documents as part of a bigger
+    segment (``bulk.merge_columns`` joins such runs)."""
     order = sort_rows([d.display() for d in docs])
     found: _Accumulators = {}
     rows: list[list[object]] = []
@@ -196,29 +195,6 @@ def _le_bytes(values: array[int]) -> bytes:
         values = array(values.typecode, values)
         values.byteswap()
     return values.tobytes()
-
-
-def concat(parts: Iterable[SegmentData]) -> SegmentData:
-    """Segments of consecutive runs of documents, numbered as one (``invert``'s ``first``),
-    as one segment; each part is taken in as it comes, so parts may be a stream."""
-    rows: list[list[object]] = []
-    postings: dict[str, Posting] = {}
-    for part in parts:
-        rows.extend(part.rows)
-        for term, posting in part.postings.items():
-            have = postings.get(term)
-            if have is None:
-                postings[term] = posting
-                continue
-            if not isinstance(have.impacts, bytearray):
-                have.impacts = bytearray(have.impacts)
-            have.impacts += posting.impacts  # type: ignore[operator]
-            have.docs.extend(posting.docs)  # type: ignore[arg-type]
-            if have.positions is not None:
-                if not isinstance(have.positions, bytearray):
-                    have.positions = bytearray(have.positions)  # type: ignore[arg-type]
-                have.positions += posting.positions  # type: ignore[operator]
-    return SegmentData(rows, postings)
 
 
 class _Files:

@@ -116,7 +116,7 @@ def _invert_all(
     consecutive documents, and the runs are merged as they come back."""
     if len(rows) < _BULK_FROM:
         return invert(_analyse_rows(rows, content, obfuscate, spool), avgdl, B)
-    from .bulk import invert_columns, merge_stream, to_segment  # numpy: worth its import for a batch
+    from .bulk import collect_runs, invert_columns, merge_columns, to_segment  # numpy: worth its import for a batch
 
     if workers <= 1 or len(rows) < _PARALLEL_FROM:
         return to_segment(invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B))
@@ -131,9 +131,10 @@ def _invert_all(
         with ProcessPoolExecutor(
             workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl, spool)
         ) as pool:
-            return to_segment(merge_stream(pool.map(_invert_chunk, chunks)))
+            runs = collect_runs(pool.map(_invert_chunk, chunks))
     finally:
         gc.unfreeze()
+    return to_segment(merge_columns(runs))  # the workers gone: the last merge is the biggest
 
 
 def _estimate_avgdl(rows: list[Row], content: Path, obfuscate: bool, spool: SpoolReader | None) -> float:
