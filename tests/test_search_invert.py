@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import itertools
 import re
+from pathlib import Path
 
+import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from listlib.search.analysis import MAX_WORD, words
-from listlib.search.bulk import collect_runs, invert_columns, merge_columns, to_segment
-from listlib.search.codec import MAX_POSITION, decode_positions
-from listlib.search.segment import FIELD_GAP, Doc, SegmentData, invert
+from listlib.search.bulk import collect_runs, encode_all_postings, invert_columns, merge_columns, to_segment
+from listlib.search.codec import MAX_POSITION, decode_positions, encode_postings
+from listlib.search.segment import FIELD_GAP, Doc, SegmentData, invert, write_segment
 
 _WORDS = st.sampled_from(["raid", "disk", "md", "resync", "a", "0", "über", "磁盘", "x" * 12])
 _FIELD = st.lists(_WORDS, max_size=30)
@@ -95,3 +98,44 @@ def test_runs_collected_as_they_come_merge_to_one_inversion() -> None:
     collected = collect_runs(iter(runs))
     assert len(collected) < len(runs)
     assert _plain(to_segment(merge_columns(collected))) == _plain(invert(docs, 150.0, 0.75))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.lists(st.integers(0, 2**32 - 1), min_size=1, max_size=300, unique=True).map(sorted),
+        min_size=1,
+        max_size=6,
+    )
+)
+def test_all_postings_encode_as_each_alone(terms: list[list[int]]) -> None:
+    docs = np.array([doc for term in terms for doc in term], dtype=np.uint32)
+    impacts = np.array([(doc * 7 + 1) % 255 + 1 for doc in docs.tolist()], dtype=np.uint8)
+    ends = np.cumsum([len(term) for term in terms])
+    blob, offsets = encode_all_postings(docs, impacts, ends)
+    start = 0
+    for number, end in enumerate(ends.tolist()):
+        expected = encode_postings(docs[start:end].tolist(), impacts[start:end].tobytes())
+        assert blob[offsets[number] : offsets[number + 1]] == expected
+        start = end
+    assert offsets[-1] == len(blob)
+
+
+@pytest.mark.parametrize("count", [1, 40, 300])
+def test_a_segment_written_from_columns_is_the_per_token_one(tmp_path: Path, count: int) -> None:
+    words = ["raid", "disk", "md", "resync", "über", "磁盘", "a", "0"]
+    docs = [
+        _doc(
+            n,
+            {"subject": [words[n % 8], "md"], "author": ["ann"], "body": [words[(n * k) % 8] for k in range(n % 50)]},
+            n * 86_400 * 3,
+            "dev",
+        )
+        for n in range(count)
+    ]
+    write_segment(tmp_path / "columns", to_segment(invert_columns(docs, 150.0, 0.75)))
+    write_segment(tmp_path / "tokens", invert(docs, 150.0, 0.75))
+    files = sorted(p.name for p in (tmp_path / "tokens").iterdir())
+    assert files == sorted(p.name for p in (tmp_path / "columns").iterdir())
+    for name in files:
+        assert (tmp_path / "columns" / name).read_bytes() == (tmp_path / "tokens" / name).read_bytes(), name

@@ -24,10 +24,10 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .codec import MAX_POSITION, quantize
-from .segment import FIELD_GAP, WEIGHTS, Doc, Posting, SegmentData, sort_rows
+from .codec import BLOCK, MAX_POSITION, quantize
+from .segment import FIELD_GAP, WEIGHTS, Doc, Entry, Posting, SegmentData, sort_rows, term_key
 
-__all__ = ["Columns", "invert_columns", "merge_columns", "collect_runs", "to_segment"]
+__all__ = ["Columns", "collect_runs", "encode_all_postings", "invert_columns", "merge_columns", "to_segment"]
 
 _FIELDS = list(WEIGHTS.items())
 _PREFIXED = (("s:", "subject"), ("f:", "author"))
@@ -262,7 +262,71 @@ def collect_runs(parts: Iterable[Columns]) -> list[Columns]:
 def to_segment(columns: Columns) -> SegmentData:
     """``Columns`` as the ``SegmentData`` that ``write_segment`` writes; each term's
     ``Posting`` is made when asked for, so the postings are never held twice."""
-    return SegmentData(columns.rows, _ColumnPostings(columns))
+    return SegmentData(columns.rows, _ColumnPostings(columns), lambda: _encoded(columns))
+
+
+def _encoded(columns: Columns) -> Iterator[Entry]:
+    """Every term, encoded as ``codec.encode_postings`` does, in ``term_key`` order."""
+    blob, offsets = encode_all_postings(columns.docs, columns.impacts, columns.ends)
+    postings = memoryview(blob)
+    places = memoryview(columns.places.astype("<u2", copy=False).view(np.uint8))
+    ends = columns.ends.tolist()
+    place_ends = columns.place_ends.tolist()
+    terms = columns.terms
+    for number in sorted(range(len(terms)), key=[term_key(term) for term in terms].__getitem__):
+        start = ends[number - 1] if number else 0
+        place_start = place_ends[number - 1] if number else 0
+        place_end = place_ends[number]
+        positions = places[place_start * 2 : place_end * 2] if place_end > place_start else None
+        yield terms[number], ends[number] - start, postings[offsets[number] : offsets[number + 1]], positions
+
+
+def encode_all_postings(docs: np.ndarray, impacts: np.ndarray, ends: np.ndarray) -> tuple[bytes, list[int]]:
+    """The postings of every term (term k: ``docs``/``impacts`` up to ``ends[k]``), each
+    encoded as ``codec.encode_postings`` does, one after another; and the offsets where
+    each term's bytes start (one more at the end). Array operations throughout."""
+    ends = ends.astype(np.int64)
+    count = len(docs)
+    df = np.diff(ends, prepend=0)
+    term = np.repeat(np.arange(len(ends)), df)
+    within = np.arange(count, dtype=np.int64) - np.repeat(ends - df, df)
+    docs = docs.astype(np.int64)
+    gaps = np.zeros(count, dtype=np.int64)
+    gaps[1:] = docs[1:] - docs[:-1]
+    at_block = within % BLOCK == 0
+    gaps[at_block] = 0
+    block_starts = np.flatnonzero(at_block)
+    block = np.cumsum(at_block) - 1
+    size = np.diff(block_starts, append=count)
+    biggest = np.maximum.reduceat(gaps, block_starts) if count else gaps
+    width = np.where(biggest < 0x100, 1, np.where(biggest < 0x10000, 2, 4))
+    block_bytes = 5 + (size - 1) * width + size
+    # Offsets: every term's 4-byte count, then its blocks.
+    blocks_before = np.cumsum(block_bytes) - block_bytes
+    block_term = term[block_starts]
+    block_at = blocks_before + 4 * (block_term + 1)
+    term_bytes = 4 * np.ones(len(ends), dtype=np.int64)
+    np.add.at(term_bytes, block_term, block_bytes)
+    offsets = np.zeros(len(ends) + 1, dtype=np.int64)
+    np.cumsum(term_bytes, out=offsets[1:])
+    out = np.zeros(int(offsets[-1]), dtype=np.uint8)
+    _put_le(out, offsets[:-1], df, 4)
+    out[block_at] = width
+    _put_le(out, block_at + 1, docs[block_starts], 4)
+    step = within % BLOCK
+    posting_width = width[block]
+    gap_at = block_at[block] + 5 + (step - 1) * posting_width
+    inside = ~at_block
+    for byte in range(4):
+        has = inside & (posting_width > byte)
+        out[gap_at[has] + byte] = (gaps[has] >> (8 * byte)) & 0xFF
+    out[block_at[block] + 5 + (size[block] - 1) * posting_width + step] = impacts
+    return out.tobytes(), offsets.tolist()
+
+
+def _put_le(out: np.ndarray, at: np.ndarray, values: np.ndarray, width: int) -> None:
+    for byte in range(width):
+        out[at + byte] = (values >> (8 * byte)) & 0xFF
 
 
 class _ColumnPostings(Mapping[str, Posting]):
