@@ -12,6 +12,7 @@ per site (a lock in the cache folder).
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import os
@@ -28,6 +29,7 @@ from .config import Config, ListConfig
 from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
+from .heap import trim_heap
 from .plan import Plan, plan_build
 from .render.runner import JobRunner
 from .render.writer import remove_files, sweep
@@ -55,6 +57,8 @@ class BuildReport:
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    plan_seconds: float = 0.0
+    """Of ``seconds``, the time spent deciding what to rebuild."""
     planned: list[dict[str, Any]] = field(default_factory=list)
     """For a plan: each job that would run, with the files it made last time."""
     search: SearchReport | None = None
@@ -68,6 +72,7 @@ class BuildReport:
             "unchanged": self.unchanged,
             "removed": len(self.removed),
             "seconds": round(self.seconds, 3),
+            "plan_seconds": round(self.plan_seconds, 3),
         }
         if with_files:
             data["written_files"] = sorted(self.written)
@@ -280,10 +285,15 @@ def build_site(
             spool = cache / SPOOL_DIR
             clear_spool(spool)
             with JobRunner(theme, config.site.content_dir, output, cores, spool) as runner:
+                planning = time.monotonic()
                 planned = _plan(config, theme, state, full=clean, on_full=runner.start)
+                plan_seconds = time.monotonic() - planning
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
+                report.plan_seconds = plan_seconds
                 del planned  # the plan of a full build is big: free it before indexing
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
+        gc.collect()
+        trim_heap()  # rendering left freed memory scattered over the heap: the index workers would inherit it
         report.search = update_index(config, clean=clean, workers=cores, fault=fault, spool=spool)
     finally:
         clear_spool(cache / SPOOL_DIR)
@@ -318,7 +328,24 @@ def _build(
     produced: dict[str, str] = {}
     total = sum(job.weight for job in plan.run)
     done = 0
-    pending_records = 0
+    # Records go to the state 500 jobs at a time, in one transaction (as durable as one per job:
+    # a build killed before the commit is finished by the next one).
+    pending: list[tuple[str, str, dict[str, str]]] = []
+    newcomers: list[str] = []
+    # Files of earlier builds may belong to jobs this build keeps; in a fresh state none can.
+    check_owners = state.has_files()
+
+    def flush() -> None:
+        if check_owners:
+            for path, owner in state.owner_of(newcomers).items():
+                if owner not in not_kept:
+                    raise BuildError(f"{path}: made by two jobs ({owner} and {produced[path]})")
+        state.record_many(pending)
+        state.commit()
+        state.begin()
+        pending.clear()
+        newcomers.clear()
+
     state.begin()
     try:
         for job, (_id, files, written, unchanged) in runner.run(plan.run, old, total):
@@ -326,22 +353,18 @@ def _build(
                 if path in produced:
                     raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
                 produced[path] = job.id
-            newcomers = [path for path in files if path not in old.get(job.id, {})]
-            for path, owner in state.owner_of(newcomers).items():
-                if owner not in not_kept:
-                    raise BuildError(f"{path}: made by two jobs ({owner} and {job.id})")
-            state.record(job.id, job.key, files)
+            before = old.get(job.id, {})
+            newcomers.extend(path for path in files if path not in before)
+            pending.append((job.id, job.key, files))
             fault("job-done")
             report.written.extend(written)
             report.unchanged += unchanged
             done += job.weight
-            pending_records += 1
-            if pending_records >= 500:
-                state.commit()
-                state.begin()
-                pending_records = 0
+            if len(pending) >= 500:
+                flush()
             if progress is not None:
                 progress(done, total)
+        flush()
         state.forget(plan.dropped)
         state.commit()
     except BaseException:

@@ -174,11 +174,19 @@ class BuildState:
     def commit(self) -> None:
         self.db.execute("COMMIT")
 
-    def record(self, job_id: str, key: str, files: dict[str, str]) -> None:
-        """A job ran: its key and the files it now owns (path -> digest)."""
-        self.db.execute("DELETE FROM files WHERE job = ?", (job_id,))
-        self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?)", ((p, job_id, d) for p, d in files.items()))
-        self.db.execute("INSERT OR REPLACE INTO jobs VALUES (?, ?)", (job_id, key))
+    def has_files(self) -> bool:
+        return self.db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
+
+    def record_many(self, jobs: list[tuple[str, str, dict[str, str]]]) -> None:
+        """Jobs ran: for each (id, key, files), its key and the files it now owns (path -> digest)."""
+        for start in range(0, len(jobs), 500):
+            chunk = [job_id for job_id, _key, _files in jobs[start : start + 500]]
+            self.db.execute(f"DELETE FROM files WHERE job IN ({','.join('?' * len(chunk))})", chunk)
+        self.db.executemany(
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
+            ((path, job_id, digest) for job_id, _key, files in jobs for path, digest in files.items()),
+        )
+        self.db.executemany("INSERT OR REPLACE INTO jobs VALUES (?, ?)", ((job, key) for job, key, _files in jobs))
 
     def forget(self, job_ids: Iterable[str]) -> None:
         for job_id in job_ids:

@@ -101,6 +101,9 @@ class Theme:
             trim_blocks=True,
             lstrip_blocks=True,
             keep_trailing_newline=True,
+            # A Theme lives for one build: checking every template's file again at each
+            # use (two stats per page and per included message) buys nothing.
+            auto_reload=False,
         )
         self._fingerprints: dict[str, str] = {}
 

@@ -9,14 +9,15 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
-    {"errors", "values", "charsets"},
+    {"errors", "values", "charsets", "heap"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "index", "threader", "threadcache", "urls", "theme", "plan"}
     | {"search", "search.analysis", "search.codec"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
     | {"delivery", "delivery.queue", "delivery.compose", "delivery.policy", "delivery.bounce", "delivery.transport"}
-    | {"search.query", "search.segment", "search.merge", "search.reader", "search.state"},
+    | {"search.query", "search.segment", "search.merge", "search.reader", "search.state", "search.bulk"}
+    | {"search.document", "search.spool"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
     | {"render.runner", "delivery.runner"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"},
@@ -32,6 +33,7 @@ ONLY_IN = {
     "watchfiles": {"serve"},
     "smtplib": {"delivery.transport"},
     "aiosmtpd": set(),
+    "numpy": {"search.bulk"},
 }
 
 

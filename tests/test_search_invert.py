@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from listlib.search import bulk
 from listlib.search.analysis import MAX_WORD, words
 from listlib.search.bulk import collect_runs, encode_all_postings, invert_columns, merge_columns, to_segment
 from listlib.search.codec import MAX_POSITION, decode_positions, encode_postings
@@ -109,6 +110,16 @@ def test_runs_collected_as_they_come_merge_to_one_inversion() -> None:
     )
 )
 def test_all_postings_encode_as_each_alone(terms: list[list[int]]) -> None:
+    _check_encoding(terms)
+
+
+@pytest.mark.parametrize("step", [1, 5, 64, 129])
+def test_postings_encode_alike_in_any_steps(monkeypatch: pytest.MonkeyPatch, step: int) -> None:
+    monkeypatch.setattr(bulk, "_ENCODE_STEP", step)
+    _check_encoding([[1, 5, 9], list(range(0, 3000, 7)), [2**31 + 5], list(range(40, 400, 3)), [0, 70000]])
+
+
+def _check_encoding(terms: list[list[int]]) -> None:
     docs = np.array([doc for term in terms for doc in term], dtype=np.uint32)
     impacts = np.array([(doc * 7 + 1) % 255 + 1 for doc in docs.tolist()], dtype=np.uint8)
     ends = np.cumsum([len(term) for term in terms])

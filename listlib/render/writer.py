@@ -16,8 +16,7 @@ import contextlib
 import hashlib
 import itertools
 import os
-import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = ["TEMP_PREFIX", "Writer", "digest_of", "prune_empty_dirs", "remove_files", "sweep"]
@@ -70,12 +69,7 @@ class Writer:
         if (digest == old_digest and os.path.isfile(target)) or self._same_on_disk(target, data):
             self.unchanged += 1
             return digest
-
-        def fill(temp: str) -> None:
-            with open(temp, "wb") as handle:
-                handle.write(data)
-
-        self._replace(path, target, fill)
+        self._replace(path, target, data)
         return digest
 
     def copy(self, path: str, source: Path, digest: str, old_digest: str | None) -> str:
@@ -84,14 +78,16 @@ class Writer:
         if digest == old_digest and os.path.isfile(target):
             self.unchanged += 1
             return digest
-        self._replace(path, target, lambda temp: shutil.copyfile(source, temp))
+        # Messages are small: reading them whole is cheaper than shutil.copyfile's checks and sendfile.
+        self._replace(path, target, source.read_bytes())
         return digest
 
-    def _replace(self, path: str, target: str, fill: Callable[[str], object]) -> None:
-        """Fill a temporary file beside ``target``, then rename it into place."""
+    def _replace(self, path: str, target: str, data: bytes) -> None:
+        """Write ``data`` to a temporary file beside ``target``, then rename it into place."""
         temp = self._temp(target)
         try:
-            fill(temp)
+            with open(temp, "wb") as handle:
+                handle.write(data)
             os.replace(temp, target)
         except BaseException:
             _unlink(temp)

@@ -17,6 +17,7 @@ Imports numpy, so callers load this module only for big batches. Pure.
 
 from __future__ import annotations
 
+import itertools
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from itertools import count
@@ -24,8 +25,9 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ..heap import trim_heap
 from .codec import BLOCK, MAX_POSITION, quantize
-from .segment import FIELD_GAP, WEIGHTS, Doc, Entry, Posting, SegmentData, sort_rows, term_key
+from .segment import FIELD_GAP, WEIGHTS, DisplayRow, Doc, Entry, Posting, SegmentData, sort_rows, term_key
 
 __all__ = ["Columns", "collect_runs", "encode_all_postings", "invert_columns", "merge_columns", "to_segment"]
 
@@ -36,8 +38,9 @@ _PREFIXES = tuple(prefix for prefix, _ in _PREFIXED)
 
 def invert_columns(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) -> Columns:
     """``segment.invert(docs, avgdl, b, first)`` as ``Columns``, computed with array operations."""
-    order = sort_rows([d.display() for d in docs])
-    rows: list[list[object]] = []
+    shown = [d.display() for d in docs]
+    order = sort_rows(shown)
+    rows: list[DisplayRow] = []
     tokens: list[str] = []
     # One run per (document, field): its document, token count, weight and first position.
     run_doc: list[int] = []
@@ -47,7 +50,7 @@ def invert_columns(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) 
     norms: list[float] = []
     for number, index in enumerate(order):
         doc = docs[index]
-        rows.append(doc.display())
+        rows.append(shown[index])
         fields = doc.fields
         at = 0
         length = 0
@@ -77,7 +80,7 @@ def invert_columns(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) 
 class Columns(NamedTuple):
     """The postings of a run of documents, term after term, as flat arrays."""
 
-    rows: list[list[object]]
+    rows: list[DisplayRow]
     """Display rows in doc-number order."""
     terms: list[str]
     ends: np.ndarray
@@ -93,7 +96,7 @@ class Columns(NamedTuple):
 
 
 def _columns(
-    rows: list[list[object]],
+    rows: list[DisplayRow],
     tokens: list[str],
     run_doc: list[int],
     run_len: list[int],
@@ -156,7 +159,7 @@ def _columns(
     )
 
 
-def _empty(rows: list[list[object]]) -> Columns:
+def _empty(rows: list[DisplayRow]) -> Columns:
     none = np.zeros(0, dtype=np.int64)
     return Columns(rows, [], none, none.astype(np.uint32), none.astype(np.uint8), none, none.astype("<u2"))
 
@@ -169,23 +172,6 @@ def _impacts(doc: np.ndarray, weighted: np.ndarray, norms: list[float]) -> np.nd
     return np.array(values, dtype=np.uint8)[where]
 
 
-def _gather(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:
-    """The indexes of the spans ``[start, start + length)``, one after another. Built
-    as the running sum of one array of steps (1 inside a span, a jump at its start):
-    no temporaries as big as the result, which can be tens of millions long."""
-    keep = lengths > 0
-    starts, lengths = starts[keep], lengths[keep]
-    total = int(lengths.sum())
-    small = total < 2**31 and (not len(starts) or int(starts.max()) + int(lengths.max()) < 2**31)
-    steps = np.ones(total, dtype=np.int32 if small else np.int64)
-    if total:
-        begins = np.cumsum(lengths[:-1])
-        steps[0] = starts[0]
-        steps[begins] = starts[1:] - (starts[:-1] + lengths[:-1]) + 1
-        np.cumsum(steps, out=steps)
-    return steps
-
-
 def _spans(ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(start, length) of the pieces ending at the cumulative ``ends``."""
     ends = ends.astype(np.int64)
@@ -194,49 +180,79 @@ def _spans(ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return starts, ends - starts
 
 
-def merge_columns(parts: Sequence[Columns]) -> Columns:
-    """Runs of consecutive documents (numbered as one, in order) as one run."""
+def merge_columns(parts: list[Columns]) -> Columns:
+    """Runs of consecutive documents (numbered as one, in order) as one run. ``parts``
+    is used up: each array of the runs is let go as soon as it is merged (``_scatter``)."""
     if not parts:
         return _empty([])
     if len(parts) == 1:
-        return parts[0]
+        return parts.pop()
     terms: list[str] = []
-    rows: list[list[object]] = []
-    starts, lengths, place_starts, place_lengths = [], [], [], []
-    doc_base = place_base = 0
+    rows: list[DisplayRow] = []
+    starts, ends, place_starts, place_ends = [], [], [], []
     for part in parts:
         rows.extend(part.rows)
         terms.extend(part.terms)
-        start, length = _spans(part.ends)
-        starts.append(start + doc_base)
-        lengths.append(length)
-        start, length = _spans(part.place_ends)
-        place_starts.append(start + place_base)
-        place_lengths.append(length)
-        doc_base += len(part.docs)
-        place_base += len(part.places)
+        for begin, end, spans in ((starts, ends, part.ends), (place_starts, place_ends, part.place_ends)):
+            start, _length = _spans(spans)
+            begin.append(start)
+            end.append(spans.astype(np.int64))
     if not terms:
+        parts.clear()
         return _empty(rows)
     vocabulary: dict[str, int] = {}
     firsts = np.fromiter(map(vocabulary.setdefault, terms, count()), dtype=np.int64, count=len(terms))
     dense = np.zeros(len(terms), dtype=np.int64)
     dense[np.fromiter(vocabulary.values(), dtype=np.int64, count=len(vocabulary))] = np.arange(len(vocabulary))
     # Each term's pieces in part order, which is doc-number order.
-    order = np.argsort(dense[firsts], kind="stable")
-    start, length = np.concatenate(starts)[order], np.concatenate(lengths)[order]
-    take = _gather(start, length)
-    place_start, place_length = np.concatenate(place_starts)[order], np.concatenate(place_lengths)[order]
-    grouped = dense[firsts][order]
+    grouped = dense[firsts]
+    order = np.argsort(grouped, kind="stable")
+    grouped = grouped[order]
     last = np.r_[np.flatnonzero(grouped[1:] != grouped[:-1]), len(grouped) - 1]
-    return Columns(
-        rows,
-        list(vocabulary),
-        np.cumsum(length)[last],
-        np.concatenate([part.docs for part in parts])[take],
-        np.concatenate([part.impacts for part in parts])[take],
-        np.cumsum(place_length)[last],
-        np.concatenate([part.places for part in parts])[_gather(place_start, place_length)],
-    )
+    bounds = np.cumsum([0, *(len(part.terms) for part in parts)]).tolist()
+    start, end = np.concatenate(starts), np.concatenate(ends)
+    place_start, place_end = np.concatenate(place_starts), np.concatenate(place_ends)
+    new_ends = np.cumsum((end - start)[order])[last]
+    new_place_ends = np.cumsum((place_end - place_start)[order])[last]
+    docs = _scatter(parts, "docs", start, end, order, bounds)
+    impacts = _scatter(parts, "impacts", start, end, order, bounds)
+    places = _scatter(parts, "places", place_start, place_end, order, bounds)
+    parts.clear()
+    return Columns(rows, list(vocabulary), new_ends, docs, impacts, new_place_ends, places)
+
+
+_SCATTER = 1 << 20
+"""Elements moved per step of ``_scatter`` (bounds its index arrays to a few MB)."""
+
+
+def _scatter(
+    parts: list[Columns], name: str, start: np.ndarray, end: np.ndarray, order: np.ndarray, bounds: list[int]
+) -> np.ndarray:
+    """One array of the merged run: piece k (``start[k]:end[k]`` of its part's array,
+    pieces numbered part after part, ``bounds`` where each part's begin) goes to place
+    ``order``-th. Part by part, a bounded slice at a time; each part's array is let go
+    once moved, so the merge needs little more than its result on top of its input."""
+    lengths = end - start
+    dest = np.empty_like(lengths)
+    ordered = lengths[order]
+    dest[order] = np.cumsum(ordered) - ordered
+    out = np.empty(int(lengths.sum()), dtype=getattr(parts[0], name).dtype)
+    for number, part in enumerate(parts):
+        source = getattr(part, name)
+        parts[number] = part._replace(**{name: source[:0]})
+        low, high = bounds[number], bounds[number + 1]
+        shift = dest[low:high] - start[low:high]
+        sizes = lengths[low:high]
+        cuts = np.searchsorted(np.cumsum(sizes), np.arange(_SCATTER, int(sizes.sum()), _SCATTER)).tolist()
+        for first, stop in itertools.pairwise([0, *cuts, high - low]):
+            if stop <= first:
+                continue
+            begin, finish = int(start[low + first]), int(end[low + stop - 1])
+            places = np.repeat(shift[first:stop], sizes[first:stop])
+            places += np.arange(begin, finish)
+            out[places] = source[begin:finish]
+        del source
+    return out
 
 
 _MERGE_FANIN = 8
@@ -256,6 +272,7 @@ def collect_runs(parts: Iterable[Columns]) -> list[Columns]:
             group = [run for _level, run in stack[-_MERGE_FANIN:]]
             del stack[-_MERGE_FANIN:]
             stack.append((level + 1, merge_columns(group)))
+            trim_heap()  # the merged runs were many small arrays: give their memory back
     return [run for _level, run in stack]
 
 
@@ -281,11 +298,33 @@ def _encoded(columns: Columns) -> Iterator[Entry]:
         yield terms[number], ends[number] - start, postings[offsets[number] : offsets[number + 1]], positions
 
 
+_ENCODE_STEP = 1 << 18
+"""Postings encoded per step of ``encode_all_postings`` (its temporaries are ten times that in bytes)."""
+
+
 def encode_all_postings(docs: np.ndarray, impacts: np.ndarray, ends: np.ndarray) -> tuple[bytes, list[int]]:
     """The postings of every term (term k: ``docs``/``impacts`` up to ``ends[k]``), each
     encoded as ``codec.encode_postings`` does, one after another; and the offsets where
-    each term's bytes start (one more at the end). Array operations throughout."""
+    each term's bytes start (one more at the end). Array operations, on a few hundred
+    thousand postings (whole terms) at a time."""
     ends = ends.astype(np.int64)
+    cuts = np.searchsorted(ends, np.arange(_ENCODE_STEP, int(ends[-1]) if len(ends) else 0, _ENCODE_STEP), "right")
+    blobs: list[bytes] = []
+    offsets: list[int] = [0]
+    first = 0
+    for stop in [*np.unique(cuts).tolist(), len(ends)]:
+        if stop <= first:
+            continue
+        base, top = (int(ends[first - 1]) if first else 0), int(ends[stop - 1])
+        blob, local = _encode_terms(docs[base:top], impacts[base:top], ends[first:stop] - base)
+        at = offsets[-1]
+        offsets.extend(offset + at for offset in local[1:])
+        blobs.append(blob)
+        first = stop
+    return b"".join(blobs), offsets
+
+
+def _encode_terms(docs: np.ndarray, impacts: np.ndarray, ends: np.ndarray) -> tuple[bytes, list[int]]:
     count = len(docs)
     df = np.diff(ends, prepend=0)
     term = np.repeat(np.arange(len(ends)), df)

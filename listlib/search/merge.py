@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .codec import decode_positions, decode_postings
-from .segment import Posting, SegmentData, sort_rows
+from .segment import DisplayRow, Posting, SegmentData, display_row, sort_rows
 
 __all__ = ["MERGE_FACTOR", "merge_segments", "pick_merges", "read_segment"]
 
@@ -26,10 +26,10 @@ _DELETED_SHARE = 0.3
 
 def read_segment(folder: Path) -> SegmentData:
     meta = json.loads((folder / "meta.json").read_bytes())
-    rows: list[list[Any]] = []
+    rows: list[DisplayRow] = []
     number = 0
     while len(rows) < meta["docs"]:
-        rows.extend(json.loads((folder / f"d{number}.json").read_bytes()))
+        rows.extend(display_row(row) for row in json.loads((folder / f"d{number}.json").read_bytes()))
         number += 1
     files: dict[str, bytes] = {}
 
@@ -50,7 +50,7 @@ def read_segment(folder: Path) -> SegmentData:
 def merge_segments(parts: list[tuple[SegmentData, set[int]]]) -> SegmentData:
     """One segment of every live document of ``parts`` ((data, deleted doc numbers))."""
     live: list[tuple[int, int]] = []
-    rows: list[list[object]] = []
+    rows: list[DisplayRow] = []
     for index, (data, deleted) in enumerate(parts):
         for number, row in enumerate(data.rows):
             if number not in deleted:

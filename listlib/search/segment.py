@@ -38,6 +38,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from .codec import MAX_POSITION, encode_positions, encode_postings, quantize
 
@@ -47,9 +48,11 @@ __all__ = [
     "Entry",
     "FIELD_GAP",
     "WEIGHTS",
+    "DisplayRow",
     "Doc",
     "Posting",
     "SegmentData",
+    "display_row",
     "invert",
     "sort_rows",
     "term_key",
@@ -87,8 +90,24 @@ class Doc:
     fields: dict[str, list[str]] = field(default_factory=dict)
     """Tokens per field name of ``WEIGHTS``."""
 
-    def display(self) -> list[object]:
-        return [self.call, self.message_id, self.list, self.url, self.subject, self.author, self.date, self.excerpt]
+    def display(self) -> DisplayRow:
+        shown = [self.call, self.message_id, self.list, self.url, self.subject, self.author, self.date, self.excerpt]
+        return display_row(shown)
+
+
+class DisplayRow(NamedTuple):
+    """A document's result-display data: what ordering and the segment's meta need,
+    and the row as JSON (``[call, message_id, list, url, subject, author, date,
+    excerpt]``), as compact as it gets while a big segment is being put together."""
+
+    call: str
+    list: str
+    date: int
+    json: bytes
+
+
+def display_row(row: list[object]) -> DisplayRow:
+    return DisplayRow(str(row[0]), str(row[2]), int(row[6]), _json(row))  # type: ignore[call-overload]
 
 
 @dataclass(slots=True)
@@ -108,8 +127,8 @@ Entry = tuple[str, int, bytes | memoryview, bytes | memoryview | None]
 class SegmentData:
     """A segment in memory: display rows and postings, ready to write (or read back to merge)."""
 
-    rows: list[list[object]]
-    """Display rows in doc-number order."""
+    rows: list[DisplayRow]
+    """In doc-number order."""
     postings: Mapping[str, Posting]
     entries: Callable[[], Iterator[Entry]] | None = None
     """The postings already encoded, in ``term_key`` order, when their maker can do it faster."""
@@ -128,9 +147,9 @@ def _day(date: int) -> int:
     return max(0, min(0xFFFF, date // _DAY))
 
 
-def sort_rows(rows: Sequence[list[object]]) -> list[int]:
+def sort_rows(rows: Sequence[DisplayRow]) -> list[int]:
     """Indexes of ``rows`` in doc-number order: (list, date, call)."""
-    return sorted(range(len(rows)), key=lambda i: (str(rows[i][2]), int(rows[i][6]), str(rows[i][0])))  # type: ignore[call-overload]
+    return sorted(range(len(rows)), key=lambda i: (rows[i].list, rows[i].date, rows[i].call))
 
 
 _Accumulators = dict[str, tuple["array[int]", bytearray, "array[int] | None"]]
@@ -142,13 +161,14 @@ def invert(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) -> Segme
     encoded (doc numbers as ``array('I')``, impacts and positions as bytes: compact to
     send from a worker). ``first`` numbers a run of documents as part of a bigger
     segment (``bulk.merge_columns`` joins such runs)."""
-    order = sort_rows([d.display() for d in docs])
+    shown = [d.display() for d in docs]
+    order = sort_rows(shown)
     found: _Accumulators = {}
-    rows: list[list[object]] = []
+    rows: list[DisplayRow] = []
     weighted_fields = [(name, weight) for name, weight in WEIGHTS.items() if weight > 1]
     for number, index in enumerate(order, first):
         doc = docs[index]
-        rows.append(doc.display())
+        rows.append(shown[index])
         fields = doc.fields
         positions: defaultdict[str, list[int]] = defaultdict(list)
         length = 0
@@ -280,12 +300,13 @@ def _write(folder: Path, data: SegmentData) -> dict[str, object]:
     postings_files.flush()
     positions_files.flush()
     for start in range(0, len(rows), DOCS_CHUNK):
-        (folder / f"d{start // DOCS_CHUNK}.json").write_bytes(_json(rows[start : start + DOCS_CHUNK]))
-    days = array("H", (_day(int(row[6])) for row in rows))  # type: ignore[call-overload]
+        chunk = b",".join(row.json for row in rows[start : start + DOCS_CHUNK])
+        (folder / f"d{start // DOCS_CHUNK}.json").write_bytes(b"[" + chunk + b"]")
+    days = array("H", (_day(row.date) for row in rows))
     (folder / "days.bin").write_bytes(struct.pack(f"<{len(days)}H", *days))
     lists: dict[str, list[int]] = {}
     for number, row in enumerate(rows):
-        span = lists.setdefault(str(row[2]), [number, number + 1])
+        span = lists.setdefault(row.list, [number, number + 1])
         span[1] = number + 1
     meta = {
         "docs": len(rows),

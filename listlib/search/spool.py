@@ -92,6 +92,7 @@ def _read_places(folder: Path) -> dict[str, Spooled]:
     if not folder.is_dir():
         return found
     for entry in sorted(folder.iterdir()):
+        path = str(entry)
         with open(entry, "rb") as handle:
             size = os.fstat(handle.fileno()).st_size
             at = 0
@@ -108,7 +109,7 @@ def _read_places(folder: Path) -> dict[str, Spooled]:
                 at += 5 + len(call) + 1 + len(digest)
                 if len(digest) < digest_size[0] or at + length > size:
                     break
-                found[call.decode()] = Spooled(str(entry), at, length, digest.decode())
+                found[call.decode()] = Spooled(path, at, length, digest.decode())
                 at += length
                 handle.seek(at)
     return found

@@ -291,7 +291,7 @@ def _update(
         segments.append(info)
         hashes = {row.call: row for row in add}
         for number, row in enumerate(data.rows):
-            r = hashes[str(row[0])]
+            r = hashes[row.call]
             new_docs.append((r.call, r.list, r.year, r.month, r.raw_hash, str(info["id"]), number))
         report.segments += 1
     while True:
@@ -307,7 +307,7 @@ def _update(
         if merged.rows:
             info = _write(folder, merged, generation)
             segments.append(info)
-            moves.extend((str(info["id"]), number, str(row[0])) for number, row in enumerate(merged.rows))
+            moves.extend((str(info["id"]), number, row.call) for number, row in enumerate(merged.rows))
     segments.sort(key=lambda info: str(info["id"]))
     names = {lst.slug: lst.name for lst in config.lists}
     if not (add or remove or report.merged or report.rebuilt) and manifest["lists"] == names:
