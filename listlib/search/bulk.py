@@ -20,6 +20,7 @@ from __future__ import annotations
 import itertools
 from array import array
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from functools import cached_property
 from itertools import count
 from typing import NamedTuple
 
@@ -108,14 +109,8 @@ def _columns(
     n = len(tokens)
     if not n:
         return _empty(rows)
-    # A term's number: the index of its first occurrence (setdefault with a rising
-    # default, all in C), then made dense through the distinct first occurrences.
-    vocabulary: dict[str, int] = {}
-    firsts = np.fromiter(map(vocabulary.setdefault, tokens, count()), dtype=np.int64, count=n)
-    terms = list(vocabulary)
-    dense = np.zeros(n, dtype=np.uint16 if len(terms) <= 0x10000 else np.uint32)  # radix-sorted when u16
-    dense[np.fromiter(vocabulary.values(), dtype=np.int64, count=len(terms))] = np.arange(len(terms))
-    term_of = dense[firsts]
+    terms, numbers = _numbered(tokens)
+    term_of = numbers.astype(np.uint16 if len(terms) <= 0x10000 else np.uint32)  # radix-sorted when u16
     lengths = np.array(run_len, dtype=np.int64)
     run_start = np.cumsum(lengths) - lengths
     doc = np.repeat(np.array(run_doc, dtype=np.int64), lengths)
@@ -159,6 +154,17 @@ def _columns(
     )
 
 
+def _numbered(strings: list[str]) -> tuple[list[str], np.ndarray]:
+    """The distinct strings in order of first appearance, and each string's number among
+    them. ``setdefault`` with a rising default finds the first occurrences in C; their
+    indexes are then made dense."""
+    vocabulary: dict[str, int] = {}
+    firsts = np.fromiter(map(vocabulary.setdefault, strings, count()), dtype=np.int64, count=len(strings))
+    dense = np.zeros(len(strings), dtype=np.int64)
+    dense[np.fromiter(vocabulary.values(), dtype=np.int64, count=len(vocabulary))] = np.arange(len(vocabulary))
+    return list(vocabulary), dense[firsts]
+
+
 def _empty(rows: list[DisplayRow]) -> Columns:
     none = np.zeros(0, dtype=np.int64)
     return Columns(rows, [], none, none.astype(np.uint32), none.astype(np.uint8), none, none.astype("<u2"))
@@ -172,12 +178,11 @@ def _impacts(doc: np.ndarray, weighted: np.ndarray, norms: list[float]) -> np.nd
     return np.array(values, dtype=np.uint8)[where]
 
 
-def _spans(ends: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """(start, length) of the pieces ending at the cumulative ``ends``."""
-    ends = ends.astype(np.int64)
-    starts = np.zeros_like(ends)
+def _starts(ends: np.ndarray) -> np.ndarray:
+    """Where the pieces ending at the cumulative ``ends`` start."""
+    starts = np.zeros(len(ends), dtype=np.int64)
     starts[1:] = ends[:-1]
-    return starts, ends - starts
+    return starts
 
 
 def merge_columns(parts: list[Columns]) -> Columns:
@@ -194,18 +199,13 @@ def merge_columns(parts: list[Columns]) -> Columns:
         rows.extend(part.rows)
         terms.extend(part.terms)
         for begin, end, spans in ((starts, ends, part.ends), (place_starts, place_ends, part.place_ends)):
-            start, _length = _spans(spans)
-            begin.append(start)
+            begin.append(_starts(spans))
             end.append(spans.astype(np.int64))
     if not terms:
         parts.clear()
         return _empty(rows)
-    vocabulary: dict[str, int] = {}
-    firsts = np.fromiter(map(vocabulary.setdefault, terms, count()), dtype=np.int64, count=len(terms))
-    dense = np.zeros(len(terms), dtype=np.int64)
-    dense[np.fromiter(vocabulary.values(), dtype=np.int64, count=len(vocabulary))] = np.arange(len(vocabulary))
+    distinct, grouped = _numbered(terms)
     # Each term's pieces in part order, which is doc-number order.
-    grouped = dense[firsts]
     order = np.argsort(grouped, kind="stable")
     grouped = grouped[order]
     last = np.r_[np.flatnonzero(grouped[1:] != grouped[:-1]), len(grouped) - 1]
@@ -218,7 +218,7 @@ def merge_columns(parts: list[Columns]) -> Columns:
     impacts = _scatter(parts, "impacts", start, end, order, bounds)
     places = _scatter(parts, "places", place_start, place_end, order, bounds)
     parts.clear()
-    return Columns(rows, list(vocabulary), new_ends, docs, impacts, new_place_ends, places)
+    return Columns(rows, distinct, new_ends, docs, impacts, new_place_ends, places)
 
 
 _SCATTER = 1 << 20
@@ -285,17 +285,12 @@ def to_segment(columns: Columns) -> SegmentData:
 def _encoded(columns: Columns) -> Iterator[Entry]:
     """Every term, encoded as ``codec.encode_postings`` does, in ``term_key`` order."""
     blob, offsets = encode_all_postings(columns.docs, columns.impacts, columns.ends)
-    postings = memoryview(blob)
-    places = memoryview(columns.places.astype("<u2", copy=False).view(np.uint8))
-    ends = columns.ends.tolist()
-    place_ends = columns.place_ends.tolist()
+    encoded = memoryview(blob)
+    postings = _ColumnPostings(columns)
     terms = columns.terms
     for number in sorted(range(len(terms)), key=[term_key(term) for term in terms].__getitem__):
-        start = ends[number - 1] if number else 0
-        place_start = place_ends[number - 1] if number else 0
-        place_end = place_ends[number]
-        positions = places[place_start * 2 : place_end * 2] if place_end > place_start else None
-        yield terms[number], ends[number] - start, postings[offsets[number] : offsets[number + 1]], positions
+        start, end, positions = postings.span(number)
+        yield terms[number], end - start, encoded[offsets[number] : offsets[number + 1]], positions
 
 
 _ENCODE_STEP = 1 << 18
@@ -369,25 +364,33 @@ def _put_le(out: np.ndarray, at: np.ndarray, values: np.ndarray, width: int) -> 
 
 
 class _ColumnPostings(Mapping[str, Posting]):
+    """The postings of ``Columns`` by term, each made when asked for."""
+
     def __init__(self, columns: Columns) -> None:
         self.terms = columns.terms
-        self.number = {term: number for number, term in enumerate(columns.terms)}
         self.ends = columns.ends.tolist()
         self.place_ends = columns.place_ends.tolist()
         self.docs = memoryview(columns.docs.view(np.uint8))
         self.impacts = memoryview(columns.impacts)
         self.places = memoryview(columns.places.astype("<u2", copy=False).view(np.uint8))
 
-    def __getitem__(self, term: str) -> Posting:
-        number = self.number[term]
+    @cached_property
+    def number(self) -> dict[str, int]:
+        return {term: number for number, term in enumerate(self.terms)}
+
+    def span(self, number: int) -> tuple[int, int, memoryview | None]:
+        """Term ``number``'s postings (start, end) and its encoded positions (None for a field term)."""
         start = self.ends[number - 1] if number else 0
-        end = self.ends[number]
         place_start = self.place_ends[number - 1] if number else 0
         place_end = self.place_ends[number]
+        positions = self.places[place_start * 2 : place_end * 2] if place_end > place_start else None
+        return start, self.ends[number], positions
+
+    def __getitem__(self, term: str) -> Posting:
+        start, end, positions = self.span(self.number[term])
         docs = array("I")
         docs.frombytes(self.docs[start * 4 : end * 4])
-        positions = bytes(self.places[place_start * 2 : place_end * 2]) if place_end > place_start else None
-        return Posting(docs, bytes(self.impacts[start:end]), positions)
+        return Posting(docs, bytes(self.impacts[start:end]), None if positions is None else bytes(positions))
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.terms)

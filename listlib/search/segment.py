@@ -156,17 +156,16 @@ _Accumulators = dict[str, tuple["array[int]", bytearray, "array[int] | None"]]
 """Per term, while inverting: doc numbers, impact bytes and (``u16``) positions."""
 
 
-def invert(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) -> SegmentData:
-    """Number the documents ``first``, ``first + 1``, ... and build every term's postings,
-    encoded (doc numbers as ``array('I')``, impacts and positions as bytes: compact to
-    send from a worker). ``first`` numbers a run of documents as part of a bigger
-    segment (``bulk.merge_columns`` joins such runs)."""
+def invert(docs: Sequence[Doc], avgdl: float, b: float) -> SegmentData:
+    """Number the documents and build every term's postings, token by token (the
+    definition ``bulk`` follows with array operations; used for small batches), encoded:
+    doc numbers as ``array('I')``, impacts and positions as bytes."""
     shown = [d.display() for d in docs]
     order = sort_rows(shown)
     found: _Accumulators = {}
     rows: list[DisplayRow] = []
     weighted_fields = [(name, weight) for name, weight in WEIGHTS.items() if weight > 1]
-    for number, index in enumerate(order, first):
+    for number, index in enumerate(order):
         doc = docs[index]
         rows.append(shown[index])
         fields = doc.fields

@@ -111,9 +111,10 @@ def _analyse_rows(rows: list[Row], content: Path, obfuscate: bool, spool: SpoolR
 def _invert_all(
     rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int, spool: SpoolReader | None
 ) -> SegmentData:
-    """The segment of these messages (in (list, date, call) order). A few are inverted token by token (``invert``);
-    many with numpy (``bulk``), on every core: each worker inverts a run of
-    consecutive documents, and the runs are merged as they come back."""
+    """The segment of these messages (``rows`` in (list, date, call) order). A few are
+    inverted token by token (``invert``); many with numpy (``bulk``), on every core:
+    each worker inverts a run of consecutive documents, and the runs are merged as
+    they come back."""
     if len(rows) < _BULK_FROM:
         return invert(_analyse_rows(rows, content, obfuscate, spool), avgdl, B)
     from .bulk import collect_runs, invert_columns, merge_columns, to_segment  # numpy: worth its import for a batch
