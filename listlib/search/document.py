@@ -4,13 +4,13 @@ document made of it (``document``).
 The render pass displays every message of the threads it renders; it hands the
 ``SearchText`` of each to the indexer (``spool``), which would otherwise display
 the same messages again. Only the address obfuscation option changes these fields,
-so the render pass's display (with its attachment links and image settings) and the
-indexer's own give the same ``SearchText`` (a test holds them to that). Pure.
+so the render pass's display (with its attachment links, image settings and HTML) and
+the indexer's own (text only, ``indexer_options``) give the same ``SearchText`` (a test
+holds them to that). Pure.
 """
 
 from __future__ import annotations
 
-import re
 from typing import NamedTuple
 
 from ..display import DisplayOptions, MessageDisplay, display_message, obfuscate_address
@@ -20,10 +20,9 @@ from ..values import Month
 from .analysis import words
 from .segment import Doc
 
-__all__ = ["EXCERPT", "SearchText", "analyse", "document", "excerpt_of", "search_text"]
+__all__ = ["EXCERPT", "SearchText", "analyse", "document", "excerpt_of", "indexer_options", "search_text"]
 
 EXCERPT = 240
-_WS_RE = re.compile(r"\s+")
 
 
 class SearchText(NamedTuple):
@@ -73,17 +72,23 @@ def document(row: Row, text: SearchText) -> Doc:
 
 
 def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:
-    """One stored message as a search document, displayed here."""
-    display = display_message(raw, DisplayOptions(obfuscate_addresses=obfuscate))
+    """One stored message as a search document, displayed here (text only)."""
+    display = display_message(raw, indexer_options(obfuscate))
     return document(row, search_text(display, obfuscate))
+
+
+def indexer_options(obfuscate: bool) -> DisplayOptions:
+    """How the indexer displays a message: no HTML, only the text fields."""
+    return DisplayOptions(obfuscate_addresses=obfuscate, text_only=True)
 
 
 def excerpt_of(body: str) -> str:
     """The first ``EXCERPT`` characters of the body, whitespace collapsed, cut at a word."""
     head = body[: EXCERPT * 4]  # collapsing a long body to keep its start costs more than the rest
-    excerpt = _WS_RE.sub(" ", head).strip()
+    # str.split() splits at the characters regex \s matches (both use Py_UNICODE_ISSPACE).
+    excerpt = " ".join(head.split())
     if len(excerpt) <= EXCERPT and len(head) < len(body):
-        excerpt = _WS_RE.sub(" ", body).strip()  # mostly whitespace at the start: the slow way
+        excerpt = " ".join(body.split())  # mostly whitespace at the start: the slow way
     if len(excerpt) > EXCERPT:
         excerpt = excerpt[:EXCERPT].rsplit(" ", 1)[0] + "…"
     return excerpt
