@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import unicodedata
 from html import escape
@@ -11,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from listlib.display import DisplayOptions, display_message, safe_filename
+from listlib.display import DisplayOptions, MessageDisplay, display_message, safe_filename
 from listlib.display.attachments import MAX_BYTES
 from listlib.display.textbody import markup_text, render_plain
 
@@ -303,6 +304,48 @@ def test_any_plain_text_renders_to_balanced_inert_html(text: str, hide: bool) ->
     html, _ = render_plain(clean_text(text), hide)
     assert_nothing_executable(f'<div class="msg-body">{html}</div>')
     assert_nothing_executable(f'<pre class="text">{markup_text(text, hide)}</pre>')
+
+
+_LINES = st.sampled_from(
+    [
+        "",
+        "> quoted",
+        ">> deeper",
+        ">",
+        "-- ",
+        "--",
+        "On Mon, Ann <ann@example.org> wrote:",
+        "-----Original Message-----",
+        "_" * 40,
+        "dev mailing list",
+        "see https://example.org/a@b.c (and mailto:bo@example.org)",
+        "mail neilb@suse.de now",
+        "plain words",
+    ]
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(_LINES, st.text(max_size=30)), max_size=60).map("\n".join), st.booleans())
+def test_the_text_without_html_is_the_text_that_comes_with_it(text: str, hide: bool) -> None:
+    from listlib.display.textbody import clean_text, plain_text
+
+    cleaned = clean_text(text)
+    assert plain_text(cleaned, hide) == render_plain(cleaned, hide)[1]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated(), st.booleans())
+def test_a_text_only_display_has_the_text_fields_of_the_full_one(raw: bytes, hide: bool) -> None:
+    full = display_message(raw, DisplayOptions(obfuscate_addresses=hide))
+    text_only = display_message(raw, DisplayOptions(obfuscate_addresses=hide, text_only=True))
+    assert _text_fields(text_only) == _text_fields(full)
+
+
+def _text_fields(shown: MessageDisplay) -> tuple[object, ...]:
+    """Everything but the HTML (and what only the HTML decides: which attachments it shows inline)."""
+    fields = dataclasses.astuple(dataclasses.replace(shown, body_html="", attachments=()))
+    return (*fields, [(a.filename, a.content_type, a.data) for a in shown.attachments])
 
 
 # -- Complexity guards (not speed targets: each input takes minutes when a step is quadratic) -------------

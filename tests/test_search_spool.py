@@ -12,7 +12,7 @@ import pytest
 from listlib.config import load_config
 from listlib.display import DisplayOptions, display_message
 from listlib.search import update
-from listlib.search.document import SearchText, search_text
+from listlib.search.document import SearchText, indexer_options, search_text
 from listlib.search.spool import SpoolReader, SpoolWriter
 from listlib.search.update import update_index
 
@@ -35,7 +35,7 @@ def test_the_render_pass_display_gives_the_indexers_search_text(obfuscate: bool)
     assert samples
     for path in samples:
         raw = path.read_bytes()
-        own = search_text(display_message(raw, DisplayOptions(obfuscate_addresses=obfuscate)), obfuscate)
+        own = search_text(display_message(raw, indexer_options(obfuscate)), obfuscate)
         for images in (True, False):
             options = DisplayOptions(obfuscate_addresses=obfuscate, load_remote_images=images, attachment_base="../a/")
             assert search_text(display_message(raw, options), obfuscate) == own, path

@@ -94,7 +94,7 @@ def _display(raw: bytes, options: DisplayOptions) -> MessageDisplay:
     name, address, shown = author_fields(headers, options.obfuscate_addresses)
     walk = Walk(options)
     walk.part(root)
-    body_html = walk.body_html()
+    body_html = "" if options.text_only else walk.body_html()
     return MessageDisplay(
         subject=subject,
         author_name=name,

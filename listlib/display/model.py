@@ -23,6 +23,8 @@ class DisplayOptions:
     """Let HTML mail load ``http(s)`` images (they tell the sender who read the page)."""
     attachment_base: str = ""
     """Relative URL prefix; an attachment's URL is ``attachment_base + urllib.parse.quote(filename)``."""
+    text_only: bool = False
+    """Leave ``body_html`` empty and make only the text fields (what the search indexer reads)."""
 
 
 @dataclass(frozen=True)

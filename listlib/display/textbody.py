@@ -42,6 +42,7 @@ __all__ = [
     "markup_text",
     "obfuscate_address",
     "obfuscate_addresses",
+    "plain_text",
     "render_plain",
     "unflow",
 ]
@@ -232,7 +233,7 @@ def markup_text(text: str, obfuscate: bool) -> str:
 
 
 def _markup(text: str, obfuscate: bool) -> tuple[str, str]:
-    """(``markup_text``, the plain text with addresses obfuscated when ``obfuscate``)."""
+    """(``markup_text``, ``_plain``) in one pass over the links."""
     if "://" not in text and "@" not in text:
         return escape(text, quote=False), text
     html: list[str] = []
@@ -268,6 +269,23 @@ def _markup(text: str, obfuscate: bool) -> tuple[str, str]:
         return "".join(html), text
     plain.append(text[pos:])
     return "".join(html), "".join(plain)
+
+
+def _plain(text: str, obfuscate: bool) -> str:
+    """The text with its addresses obfuscated when ``obfuscate`` (not those inside URLs)."""
+    if not obfuscate or "@" not in text:
+        return text
+    plain: list[str] = []
+    pos = 0
+    for start, end, kind in _links(text):
+        if kind == "url":
+            continue
+        found = text[start:end]
+        plain.append(text[pos:start])
+        plain.append(obfuscate_address(found) if kind == "email" else obfuscate_addresses(found))
+        pos = end
+    plain.append(text[pos:])
+    return "".join(plain)
 
 
 # -- Block structure -------------------------------------------------------------------------------
@@ -419,7 +437,7 @@ def _trim(text: str) -> str:
 
 
 def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
-    """(safe HTML, plain new text) of a cleaned plain-text body."""
+    """(safe HTML, ``plain_text``) of a cleaned plain-text body."""
     html: list[str] = []
     new_text: list[str] = []
     pending: list[str] = []  # marked-up text and short quotes, shown in one <pre>
@@ -443,7 +461,17 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
             if body:
                 html.append(_folded(block, body, obfuscate))
     flush()
-    return "".join(html), _BLANK_LINES_RE.sub("\n\n", "\n".join(new_text)).strip()
+    return "".join(html), _new_text(new_text)
+
+
+def plain_text(text: str, obfuscate: bool) -> str:
+    """The new text of a cleaned plain-text body (quotes and signatures left out, addresses
+    obfuscated when ``obfuscate``): ``render_plain``'s second half without its HTML."""
+    return _new_text([_plain(block.text, obfuscate) for block in _structure(text) if block.kind == "text"])
+
+
+def _new_text(pieces: list[str]) -> str:
+    return _BLANK_LINES_RE.sub("\n\n", "\n".join(pieces)).strip()
 
 
 _BLANK_LINES_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")

@@ -36,7 +36,7 @@ from . import sanitize
 from .attachments import unique_filename
 from .mime import MESSAGES, Headers, Part
 from .model import Attachment, DisplayOptions
-from .textbody import clean_text, obfuscate_address, obfuscate_addresses, render_plain, unflow
+from .textbody import clean_text, obfuscate_address, obfuscate_addresses, plain_text, render_plain, unflow
 
 __all__ = ["MAX_SHOWN_BYTES", "Walk", "author_fields", "clean_field", "date_of", "is_no_archive"]
 
@@ -222,6 +222,9 @@ class Walk:
         text = clean_text(text)
         if part.params.get("format", "").lower() == "flowed":
             text = unflow(text, part.params.get("delsp", "").lower() == "yes")
+        if self.options.text_only:
+            self.texts.append(plain_text(text, obfuscate))
+            return
         html, plain = render_plain(text, obfuscate)
         if html:
             self.blocks.append(html)
