@@ -5,7 +5,7 @@ For linux-raid (19,526 real messages) and a generated 50,000-message archive, in
 
 - ``listlib import --list bench`` + ``listlib build`` in a fresh site (real commands,
   subprocesses): wall time, CPU time (user + sys of the process tree, from ``os.wait4``),
-  peak PSS of the tree (sampled every 20 ms), files written (``build --json``);
+  peak PSS of the tree (sampled every 20 ms, less often for big processes), files written (``build --json``);
 - one reply to an old thread (~10% into the archive, dated now), imported and built:
   wall time of import + build;
 - MHonArc on the same inputs when installed: ``mhonarc -quiet -outdir DIR FILE.mbox``
@@ -45,7 +45,7 @@ from email.utils import format_datetime
 from itertools import accumulate
 from pathlib import Path
 
-from import_bench import precompile, tree_rss
+from import_bench import precompile, watch
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
@@ -83,20 +83,12 @@ def measured(cmd: list[str], cwd: Path, stdin: Path | None = None) -> Run:
         with open(stdin or os.devnull, "rb") as source:
             started = time.monotonic()
             proc = subprocess.Popen(cmd, cwd=cwd, stdin=source, stdout=out, stderr=err, env=env)
-            peak = 0
-            while True:
-                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-                if pid:
-                    break
-                peak = max(peak, tree_rss(proc.pid))
-                time.sleep(0.02)
-            wall = time.monotonic() - started
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
+            watched = watch(proc)
         out.seek(0)
         err.seek(0)
         if proc.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.read().decode(errors='replace')[-3000:]}")
-        return Run(wall, usage.ru_utime + usage.ru_stime, peak, out.read().decode(errors="replace"))
+        return Run(watched.ended - started, watched.cpu, watched.peak, out.read().decode(errors="replace"))
 
 
 def listlib(*args: str | Path, cwd: Path, stdin: Path | None = None) -> Run:
