@@ -23,8 +23,6 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import markdown
-
 from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
 from ..display.sanitize import sanitize_html
 from ..search.document import search_text
@@ -475,4 +473,6 @@ def _excerpt(text: str, limit: int = 400) -> str:
 
 def _markdown(text: str) -> str:
     """A Markdown page from content/, sanitized like HTML mail."""
+    import markdown  # 28 ms to import; most builds render no Markdown page
+
     return sanitize_html(markdown.markdown(text, extensions=["extra", "sane_lists"], output_format="html"))
