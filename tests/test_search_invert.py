@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import itertools
+import random
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +17,7 @@ from listlib.search import bulk
 from listlib.search.analysis import MAX_WORD, words
 from listlib.search.bulk import collect_runs, encode_all_postings, invert_columns, merge_columns, to_segment
 from listlib.search.codec import MAX_POSITION, decode_positions, encode_postings
-from listlib.search.segment import FIELD_GAP, Doc, SegmentData, invert, write_segment
+from listlib.search.segment import FIELD_GAP, Doc, SegmentData, invert, term_key, write_segment
 
 _WORDS = st.sampled_from(["raid", "disk", "md", "resync", "a", "0", "über", "磁盘", "x" * 12])
 _FIELD = st.lists(_WORDS, max_size=30)
@@ -64,13 +66,41 @@ def test_bulk_inversion_equals_the_per_token_one(
 
 
 @settings(max_examples=200, deadline=None)
-@given(_DOCS, st.lists(st.integers(0, 25), max_size=4))
-def test_merged_runs_equal_one_inversion(specs: list[tuple[dict[str, list[str]], int, str]], cuts: list[int]) -> None:
+@given(_DOCS, st.lists(st.integers(0, 25), max_size=4), st.booleans())
+def test_merged_runs_equal_one_inversion(
+    specs: list[tuple[dict[str, list[str]], int, str]], cuts: list[int], by_key: bool
+) -> None:
     docs = sorted((_doc(number, *spec) for number, spec in enumerate(specs)), key=lambda d: (d.list, d.date, d.call))
     bounds = sorted({0, len(docs), *(min(cut, len(docs)) for cut in cuts)})
     runs = [invert_columns(docs[a:b], 150.0, 0.75, a) for a, b in itertools.pairwise(bounds)]
     whole = invert(docs, 150.0, 0.75)
-    assert _plain(to_segment(merge_columns(runs))) == _plain(whole) if runs else not whole.rows
+    merged = merge_columns(runs, by_key=by_key)
+    if by_key:
+        assert merged.terms == sorted(merged.terms, key=term_key)
+    assert _plain(to_segment(merged)) == _plain(whole) if bounds != [0] else not whole.rows
+    with tempfile.TemporaryDirectory() as tmp:
+        assert _written(Path(tmp), to_segment(merged)) == _written(Path(tmp), whole)
+
+
+def _written(folder: Path, data: SegmentData) -> dict[str, bytes]:
+    target = folder / f"s{len(list(folder.iterdir()))}"
+    write_segment(target, data)
+    return {p.name: p.read_bytes() for p in target.iterdir()}
+
+
+def test_a_big_merged_segment_is_written_as_the_per_token_one(tmp_path: Path) -> None:
+    """Many distinct terms: many dictionary chunks and postings and positions files."""
+    rng = random.Random(7)
+    vocabulary = [f"w{n}" for n in range(6000)] + ["über", "磁盘", "a"]
+    fields = [
+        {"subject": rng.sample(vocabulary, 3), "body": rng.choices(vocabulary, k=rng.randint(0, 120))}
+        for _ in range(600)
+    ]
+    docs = [_doc(n, spec, n, "dev") for n, spec in enumerate(fields)]
+    runs = [invert_columns(docs[a : a + 70], 150.0, 0.75, a) for a in range(0, len(docs), 70)]
+    merged = _written(tmp_path, to_segment(merge_columns(runs, by_key=True)))
+    assert sum(name.startswith("p") for name in merged) > 10 and sum(name.startswith("t") for name in merged) > 10
+    assert merged == _written(tmp_path, invert(docs, 150.0, 0.75))
 
 
 def test_positions_past_the_limit_are_dropped_alike() -> None:

@@ -28,7 +28,7 @@ import numpy as np
 
 from ..heap import trim_heap
 from .codec import BLOCK, MAX_POSITION, quantize
-from .segment import FIELD_GAP, WEIGHTS, DisplayRow, Doc, Entry, Posting, SegmentData, sort_rows, term_key
+from .segment import FIELD_GAP, WEIGHTS, DisplayRow, Doc, Layout, Posting, SegmentData, sort_rows, term_key
 
 __all__ = ["Columns", "collect_runs", "encode_all_postings", "invert_columns", "merge_columns", "to_segment"]
 
@@ -94,6 +94,8 @@ class Columns(NamedTuple):
     """Per term, the end of its positions in ``places`` (cumulative; none for field terms)."""
     places: np.ndarray
     """Per posting of a word term: u16 count, then that many u16 positions."""
+    by_key: bool = False
+    """Whether ``terms`` are in ``term_key`` order (a final merge puts them so)."""
 
 
 def _columns(
@@ -167,7 +169,7 @@ def _numbered(strings: list[str]) -> tuple[list[str], np.ndarray]:
 
 def _empty(rows: list[DisplayRow]) -> Columns:
     none = np.zeros(0, dtype=np.int64)
-    return Columns(rows, [], none, none.astype(np.uint32), none.astype(np.uint8), none, none.astype("<u2"))
+    return Columns(rows, [], none, none.astype(np.uint32), none.astype(np.uint8), none, none.astype("<u2"), True)
 
 
 def _impacts(doc: np.ndarray, weighted: np.ndarray, norms: list[float]) -> np.ndarray:
@@ -185,12 +187,14 @@ def _starts(ends: np.ndarray) -> np.ndarray:
     return starts
 
 
-def merge_columns(parts: list[Columns]) -> Columns:
-    """Runs of consecutive documents (numbered as one, in order) as one run. ``parts``
-    is used up: each array of the runs is let go as soon as it is merged (``_scatter``)."""
+def merge_columns(parts: list[Columns], *, by_key: bool = False) -> Columns:
+    """Runs of consecutive documents (numbered as one, in order) as one run, its terms
+    in ``term_key`` order when ``by_key`` (what a segment is written in: the last merge
+    sorts them at no extra cost). ``parts`` is used up: each array of the runs is let go
+    as soon as it is merged (``_scatter``)."""
     if not parts:
         return _empty([])
-    if len(parts) == 1:
+    if len(parts) == 1 and not (by_key and not parts[0].by_key):
         return parts.pop()
     terms: list[str] = []
     rows: list[DisplayRow] = []
@@ -205,6 +209,11 @@ def merge_columns(parts: list[Columns]) -> Columns:
         parts.clear()
         return _empty(rows)
     distinct, grouped = _numbered(terms)
+    if by_key:
+        order = _key_order(distinct)
+        rank = np.empty(len(order), dtype=np.int64)
+        rank[order] = np.arange(len(order))
+        distinct, grouped = [distinct[i] for i in order], rank[grouped]
     # Each term's pieces in part order, which is doc-number order.
     order = np.argsort(grouped, kind="stable")
     grouped = grouped[order]
@@ -218,7 +227,7 @@ def merge_columns(parts: list[Columns]) -> Columns:
     impacts = _scatter(parts, "impacts", start, end, order, bounds)
     places = _scatter(parts, "places", place_start, place_end, order, bounds)
     parts.clear()
-    return Columns(rows, distinct, new_ends, docs, impacts, new_place_ends, places)
+    return Columns(rows, distinct, new_ends, docs, impacts, new_place_ends, places, by_key)
 
 
 _SCATTER = 1 << 20
@@ -279,18 +288,29 @@ def collect_runs(parts: Iterable[Columns]) -> list[Columns]:
 def to_segment(columns: Columns) -> SegmentData:
     """``Columns`` as the ``SegmentData`` that ``write_segment`` writes; each term's
     ``Posting`` is made when asked for, so the postings are never held twice."""
-    return SegmentData(columns.rows, _ColumnPostings(columns), lambda: _encoded(columns))
+    return SegmentData(columns.rows, _ColumnPostings(columns), lambda: _layout(columns))
 
 
-def _encoded(columns: Columns) -> Iterator[Entry]:
-    """Every term, encoded as ``codec.encode_postings`` does, in ``term_key`` order."""
+def _layout(columns: Columns) -> Layout:
+    """Every term encoded as ``codec.encode_postings`` does, laid out in ``term_key`` order."""
+    if not columns.by_key:
+        columns = merge_columns([columns], by_key=True)  # a copy: callers with big runs merge them so first
     blob, offsets = encode_all_postings(columns.docs, columns.impacts, columns.ends)
-    encoded = memoryview(blob)
-    postings = _ColumnPostings(columns)
-    terms = columns.terms
-    for number in sorted(range(len(terms)), key=[term_key(term) for term in terms].__getitem__):
-        start, end, positions = postings.span(number)
-        yield terms[number], end - start, encoded[offsets[number] : offsets[number + 1]], positions
+    ends = columns.ends.tolist()
+    places = columns.places.astype("<u2", copy=False)
+    return Layout(
+        columns.terms,
+        [end - start for start, end in itertools.pairwise([0, *ends])],
+        blob,
+        offsets,
+        memoryview(places.view(np.uint8)),
+        [0, *(2 * columns.place_ends).tolist()],
+    )
+
+
+def _key_order(terms: list[str]) -> list[int]:
+    """Term numbers in ``term_key`` order."""
+    return sorted(range(len(terms)), key=[term_key(term) for term in terms].__getitem__)
 
 
 _ENCODE_STEP = 1 << 18

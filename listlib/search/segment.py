@@ -28,6 +28,8 @@ renamed into place, so a segment is either whole or absent. Writes only its fold
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import json
 import os
 import shutil
@@ -46,6 +48,7 @@ __all__ = [
     "DAY_SAMPLE",
     "DOCS_CHUNK",
     "Entry",
+    "Layout",
     "FIELD_GAP",
     "WEIGHTS",
     "DisplayRow",
@@ -130,8 +133,22 @@ class SegmentData:
     rows: list[DisplayRow]
     """In doc-number order."""
     postings: Mapping[str, Posting]
-    entries: Callable[[], Iterator[Entry]] | None = None
-    """The postings already encoded, in ``term_key`` order, when their maker can do it faster."""
+    layout: Callable[[], Layout] | None = None
+    """The postings already encoded and laid end to end, when their maker can do it faster."""
+
+
+class Layout(NamedTuple):
+    """Every term's encoded postings and positions, one after another in ``term_key``
+    order: each postings file of a segment is then one slice of ``postings``."""
+
+    terms: list[str]
+    df: list[int]
+    postings: bytes | memoryview
+    postings_at: list[int]
+    """Where each term's postings start, and one more at the end."""
+    positions: bytes | memoryview
+    positions_at: list[int]
+    """Likewise; a term without positions (a field term) has an empty span."""
 
 
 def _entries(postings: Mapping[str, Posting]) -> Iterator[Entry]:
@@ -254,6 +271,86 @@ class _Files:
         self.buffer = bytearray()
 
 
+class _Dictionary:
+    """Writes dictionary entries in chunks of about ``DICT_CHUNK`` bytes (``t0.json``, ...)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.chunk: list[list[object]] = []
+        self.size = 0
+        self.firsts: list[str] = []
+        """The first term of each chunk."""
+
+    def add(self, entry: list[object], term: str) -> None:
+        self.chunk.append(entry)
+        self.size += len(term.encode()) + 30
+        if self.size >= DICT_CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.chunk:
+            (self.folder / f"t{len(self.firsts)}.json").write_bytes(_json(self.chunk))
+            self.firsts.append(str(self.chunk[0][0]))
+            self.chunk, self.size = [], 0
+
+
+def _write_entries(folder: Path, entries: Iterator[Entry]) -> list[str]:
+    """The dictionary, postings and positions files, term by term; the dictionary's first terms."""
+    postings_files = _Files(folder, "p", POSTINGS_CHUNK)
+    positions_files = _Files(folder, "q", POSTINGS_CHUNK * 2)
+    dictionary = _Dictionary(folder)
+    for term, df, encoded, positions in entries:
+        p = postings_files.add(encoded)
+        q = positions_files.add(positions) if positions is not None else _NO_POSITIONS
+        dictionary.add([term, df, *p, *q], term)
+    dictionary.flush()
+    postings_files.flush()
+    positions_files.flush()
+    return dictionary.firsts
+
+
+_NO_POSITIONS = (-1, 0, 0)
+
+
+def _write_layout(folder: Path, layout: Layout) -> list[str]:
+    """What ``_write_entries`` writes for the same terms, cut from the laid-out blobs: a
+    file is one slice of them, and where each file and dictionary chunk ends is found by
+    bisecting running totals, so Python does little per term."""
+    p = _pack(folder, "p", POSTINGS_CHUNK, layout.postings, layout.postings_at)
+    q = _pack(folder, "q", POSTINGS_CHUNK * 2, layout.positions, layout.positions_at)
+    terms = layout.terms
+    entries = [[term, df, *at_p, *at_q] for term, df, at_p, at_q in zip(terms, layout.df, p, q, strict=True)]
+    # A chunk ends with the entry that brings its size to DICT_CHUNK (as _Dictionary.add does).
+    total = list(itertools.accumulate((len(term.encode()) + 30 for term in terms), initial=0))
+    firsts: list[str] = []
+    start = 0
+    while start < len(terms):
+        end = min(bisect.bisect_left(total, total[start] + DICT_CHUNK, start + 1), len(terms))
+        (folder / f"t{len(firsts)}.json").write_bytes(_json(entries[start:end]))
+        firsts.append(terms[start])
+        start = end
+    return firsts
+
+
+def _pack(folder: Path, letter: str, limit: int, blob: bytes | memoryview, at: list[int]) -> list[tuple[int, int, int]]:
+    """Each piece's (file, offset, length) as ``_Files`` numbers them (empty pieces:
+    ``_NO_POSITIONS``, not stored), writing the files on the way. A file takes pieces
+    while they fit in ``limit`` bytes, and at least one."""
+    spans: list[tuple[int, int, int]] = []
+    pieces = len(at) - 1
+    start = number = 0
+    while start < pieces and at[start] < at[-1]:
+        end = max(bisect.bisect_right(at, at[start] + limit, start) - 1, start + 1)
+        base = at[start]
+        (folder / f"{letter}{number}.bin").write_bytes(blob[base : at[end]])
+        spans.extend(
+            (number, at[k] - base, at[k + 1] - at[k]) if at[k + 1] > at[k] else _NO_POSITIONS for k in range(start, end)
+        )
+        start, number = end, number + 1
+    spans.extend([_NO_POSITIONS] * (pieces - len(spans)))
+    return spans
+
+
 def _json(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -274,30 +371,10 @@ def write_segment(folder: Path, data: SegmentData) -> dict[str, object]:
 
 def _write(folder: Path, data: SegmentData) -> dict[str, object]:
     rows = data.rows
-    postings_files = _Files(folder, "p", POSTINGS_CHUNK)
-    positions_files = _Files(folder, "q", POSTINGS_CHUNK * 2)
-    chunk: list[list[object]] = []
-    chunk_size = 0
-    firsts: list[str] = []
-
-    def flush_dict() -> None:
-        nonlocal chunk, chunk_size
-        if chunk:
-            (folder / f"t{len(firsts)}.json").write_bytes(_json(chunk))
-            firsts.append(str(chunk[0][0]))
-            chunk, chunk_size = [], 0
-
-    for term, df, encoded, positions in data.entries() if data.entries else _entries(data.postings):
-        p = postings_files.add(encoded)
-        q = positions_files.add(positions) if positions is not None else (-1, 0, 0)
-        entry = [term, df, *p, *q]
-        chunk.append(entry)
-        chunk_size += len(term.encode()) + 30
-        if chunk_size >= DICT_CHUNK:
-            flush_dict()
-    flush_dict()
-    postings_files.flush()
-    positions_files.flush()
+    if data.layout is not None:
+        firsts = _write_layout(folder, data.layout())
+    else:
+        firsts = _write_entries(folder, _entries(data.postings))
     for start in range(0, len(rows), DOCS_CHUNK):
         chunk = b",".join(row.json for row in rows[start : start + DOCS_CHUNK])
         (folder / f"d{start // DOCS_CHUNK}.json").write_bytes(b"[" + chunk + b"]")

@@ -120,7 +120,8 @@ def _invert_all(
     from .bulk import collect_runs, invert_columns, merge_columns, to_segment  # numpy: worth its import for a batch
 
     if workers <= 1 or len(rows) < _PARALLEL_FROM:
-        return to_segment(invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B))
+        run = invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B)
+        return to_segment(merge_columns([run], by_key=True))
     # Small runs: a worker's analysed documents (every token a string) are the biggest
     # thing it holds.
     size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
@@ -135,7 +136,7 @@ def _invert_all(
             runs = collect_runs(pool.map(_invert_chunk, chunks))
     finally:
         gc.unfreeze()
-    return to_segment(merge_columns(runs))  # the workers gone: the last merge is the biggest
+    return to_segment(merge_columns(runs, by_key=True))  # the workers gone: the last merge is the biggest
 
 
 def _estimate_avgdl(rows: list[Row], content: Path, obfuscate: bool, spool: SpoolReader | None) -> float:
