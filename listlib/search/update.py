@@ -120,8 +120,9 @@ def _invert_all(
     from .bulk import collect_runs, invert_columns, merge_columns, to_segment  # numpy: worth its import for a batch
 
     if workers <= 1 or len(rows) < _PARALLEL_FROM:
-        run = invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B)
-        return to_segment(merge_columns([run], by_key=True))
+        # Sorted by merging it alone (no name holds the run or the documents: they go as they are used).
+        run = [invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B)]
+        return to_segment(merge_columns(run, by_key=True))
     # Small runs: a worker's analysed documents (every token a string) are the biggest
     # thing it holds.
     size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
