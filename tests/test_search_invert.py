@@ -17,6 +17,7 @@ from listlib.search import bulk
 from listlib.search.analysis import MAX_WORD, words
 from listlib.search.bulk import collect_runs, encode_all_postings, invert_columns, merge_columns, to_segment
 from listlib.search.codec import MAX_POSITION, decode_positions, encode_postings
+from listlib.search.merge import read_segment
 from listlib.search.segment import FIELD_GAP, Doc, SegmentData, invert, term_key, write_segment
 
 _WORDS = st.sampled_from(["raid", "disk", "md", "resync", "a", "0", "über", "磁盘", "x" * 12])
@@ -100,7 +101,10 @@ def test_a_big_merged_segment_is_written_as_the_per_token_one(tmp_path: Path) ->
     runs = [invert_columns(docs[a : a + 70], 150.0, 0.75, a) for a in range(0, len(docs), 70)]
     merged = _written(tmp_path, to_segment(merge_columns(runs, by_key=True)))
     assert sum(name.startswith("p") for name in merged) > 10 and sum(name.startswith("t") for name in merged) > 10
-    assert merged == _written(tmp_path, invert(docs, 150.0, 0.75))
+    whole = invert(docs, 150.0, 0.75)
+    assert merged == _written(tmp_path, whole)
+    # Read back through the dictionary's offsets and written again: the same files.
+    assert _written(tmp_path, read_segment(tmp_path / "s0")) == merged
 
 
 def test_positions_past_the_limit_are_dropped_alike() -> None:

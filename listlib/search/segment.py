@@ -151,6 +151,27 @@ class Layout(NamedTuple):
     """Likewise; a term without positions (a field term) has an empty span."""
 
 
+def _laid_out(postings: Mapping[str, Posting]) -> Layout:
+    """Postings encoded term by term and laid end to end (what ``bulk`` makes with arrays)."""
+    terms: list[str] = []
+    dfs: list[int] = []
+    encoded: list[bytes | memoryview] = []
+    positions: list[bytes | memoryview] = []
+    for term, df, blob, places in _entries(postings):
+        terms.append(term)
+        dfs.append(df)
+        encoded.append(blob)
+        positions.append(b"" if places is None else places)
+    return Layout(
+        terms,
+        dfs,
+        b"".join(encoded),
+        list(itertools.accumulate(map(len, encoded), initial=0)),
+        b"".join(positions),
+        list(itertools.accumulate(map(len, positions), initial=0)),
+    )
+
+
 def _entries(postings: Mapping[str, Posting]) -> Iterator[Entry]:
     for term in sorted(postings, key=term_key):
         posting = postings[term]
@@ -249,78 +270,19 @@ def _le_bytes(values: array[int]) -> bytes:
     return values.tobytes()
 
 
-class _Files:
-    """Appends blobs to numbered files of about ``limit`` bytes each."""
-
-    def __init__(self, folder: Path, letter: str, limit: int) -> None:
-        self.folder, self.letter, self.limit = folder, letter, limit
-        self.number = -1
-        self.buffer = bytearray()
-
-    def add(self, blob: bytes | memoryview) -> tuple[int, int, int]:
-        if self.number < 0 or (self.buffer and len(self.buffer) + len(blob) > self.limit):
-            self.flush()
-            self.number += 1
-        offset = len(self.buffer)
-        self.buffer += blob
-        return self.number, offset, len(blob)
-
-    def flush(self) -> None:
-        if self.number >= 0 and self.buffer:
-            (self.folder / f"{self.letter}{self.number}.bin").write_bytes(self.buffer)
-        self.buffer = bytearray()
-
-
-class _Dictionary:
-    """Writes dictionary entries in chunks of about ``DICT_CHUNK`` bytes (``t0.json``, ...)."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        self.chunk: list[list[object]] = []
-        self.size = 0
-        self.firsts: list[str] = []
-        """The first term of each chunk."""
-
-    def add(self, entry: list[object], term: str) -> None:
-        self.chunk.append(entry)
-        self.size += len(term.encode()) + 30
-        if self.size >= DICT_CHUNK:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.chunk:
-            (self.folder / f"t{len(self.firsts)}.json").write_bytes(_json(self.chunk))
-            self.firsts.append(str(self.chunk[0][0]))
-            self.chunk, self.size = [], 0
-
-
-def _write_entries(folder: Path, entries: Iterator[Entry]) -> list[str]:
-    """The dictionary, postings and positions files, term by term; the dictionary's first terms."""
-    postings_files = _Files(folder, "p", POSTINGS_CHUNK)
-    positions_files = _Files(folder, "q", POSTINGS_CHUNK * 2)
-    dictionary = _Dictionary(folder)
-    for term, df, encoded, positions in entries:
-        p = postings_files.add(encoded)
-        q = positions_files.add(positions) if positions is not None else _NO_POSITIONS
-        dictionary.add([term, df, *p, *q], term)
-    dictionary.flush()
-    postings_files.flush()
-    positions_files.flush()
-    return dictionary.firsts
-
-
 _NO_POSITIONS = (-1, 0, 0)
 
 
 def _write_layout(folder: Path, layout: Layout) -> list[str]:
-    """What ``_write_entries`` writes for the same terms, cut from the laid-out blobs: a
-    file is one slice of them, and where each file and dictionary chunk ends is found by
-    bisecting running totals, so Python does little per term."""
+    """The dictionary, postings and positions files of the laid-out terms; returns the
+    dictionary chunks' first terms. A postings or positions file is one slice of the
+    blobs, and where each file and dictionary chunk ends is found by bisecting running
+    totals, so Python does little per term."""
     p = _pack(folder, "p", POSTINGS_CHUNK, layout.postings, layout.postings_at)
     q = _pack(folder, "q", POSTINGS_CHUNK * 2, layout.positions, layout.positions_at)
     terms = layout.terms
     entries = [[term, df, *at_p, *at_q] for term, df, at_p, at_q in zip(terms, layout.df, p, q, strict=True)]
-    # A chunk ends with the entry that brings its size to DICT_CHUNK (as _Dictionary.add does).
+    # A chunk ends with the entry that brings its size to DICT_CHUNK.
     total = list(itertools.accumulate((len(term.encode()) + 30 for term in terms), initial=0))
     firsts: list[str] = []
     start = 0
@@ -333,9 +295,9 @@ def _write_layout(folder: Path, layout: Layout) -> list[str]:
 
 
 def _pack(folder: Path, letter: str, limit: int, blob: bytes | memoryview, at: list[int]) -> list[tuple[int, int, int]]:
-    """Each piece's (file, offset, length) as ``_Files`` numbers them (empty pieces:
-    ``_NO_POSITIONS``, not stored), writing the files on the way. A file takes pieces
-    while they fit in ``limit`` bytes, and at least one."""
+    """Each piece's (file, offset, length) (empty pieces: ``_NO_POSITIONS``, not
+    stored), writing the files on the way. A file takes pieces while they fit in
+    ``limit`` bytes, and at least one."""
     spans: list[tuple[int, int, int]] = []
     pieces = len(at) - 1
     start = number = 0
@@ -371,10 +333,7 @@ def write_segment(folder: Path, data: SegmentData) -> dict[str, object]:
 
 def _write(folder: Path, data: SegmentData) -> dict[str, object]:
     rows = data.rows
-    if data.layout is not None:
-        firsts = _write_layout(folder, data.layout())
-    else:
-        firsts = _write_entries(folder, _entries(data.postings))
+    firsts = _write_layout(folder, data.layout() if data.layout is not None else _laid_out(data.postings))
     for start in range(0, len(rows), DOCS_CHUNK):
         chunk = b",".join(row.json for row in rows[start : start + DOCS_CHUNK])
         (folder / f"d{start // DOCS_CHUNK}.json").write_bytes(b"[" + chunk + b"]")
