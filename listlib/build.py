@@ -43,6 +43,9 @@ from .threadset import ThreadSet
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
 
+_BIG_BUILD = 500
+"""Jobs run from which the heap is tidied before indexing (a small build leaves little)."""
+
 Progress = Callable[[int, int], None]
 """Called with (work done, total work) as jobs finish."""
 
@@ -292,8 +295,10 @@ def build_site(
                 report.plan_seconds = plan_seconds
                 del planned  # the plan of a full build is big: free it before indexing
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
-        gc.collect()
-        trim_heap()  # rendering left freed memory scattered over the heap: the index workers would inherit it
+        if report.jobs_run >= _BIG_BUILD:
+            # Rendering left freed memory scattered over the heap: index workers would inherit it.
+            gc.collect()
+            trim_heap()
         report.search = update_index(config, clean=clean, workers=cores, fault=fault, spool=spool)
     finally:
         clear_spool(cache / SPOOL_DIR)

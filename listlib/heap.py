@@ -7,22 +7,25 @@ the C library has no ``malloc_trim`` (musl, macOS) this does nothing.
 
 from __future__ import annotations
 
-import ctypes
-import ctypes.util
+from collections.abc import Callable
+from functools import cache
 
 __all__ = ["trim_heap"]
 
 
-def _load() -> object | None:
+@cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    """Loaded when first needed: ctypes costs a few ms that builds with nothing to index need not pay."""
+    import ctypes
+    import ctypes.util
+
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or None).malloc_trim
+        return ctypes.CDLL(ctypes.util.find_library("c") or None).malloc_trim  # type: ignore[no-any-return]
     except (OSError, AttributeError):
         return None
 
 
-_MALLOC_TRIM = _load()
-
-
 def trim_heap() -> None:
-    if _MALLOC_TRIM is not None:
-        _MALLOC_TRIM(0)  # type: ignore[operator]
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
