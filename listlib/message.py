@@ -38,14 +38,22 @@ __all__ = [
 FIELD_NAME_RE = re.compile(rb"([\x21-\x39\x3b-\x7e]+)[ \t]*:")
 """A field name and its colon, at the start of a header line."""
 _LEADING_BLANK_RE = re.compile(rb"(?:[ \t\r]*\n)+")
-_HEADER_BLOCK_RE = re.compile(rb"(?:(?:[\x21-\x39\x3b-\x7e]+[ \t]*:|[ \t])[^\n]*(?:\n|\Z))*")
+# A header line starts a field ("Name:") or continues one (white space). Searching for
+# the first line that does neither jumps from newline to newline (a literal first
+# character), several times faster than matching the block line by line.
+_HEADER_LINE_RE = re.compile(rb"[ \t]|[\x21-\x39\x3b-\x7e]+[ \t]*:")
+_NOT_HEADER_LINE_RE = re.compile(rb"\n(?![ \t]|[\x21-\x39\x3b-\x7e]+[ \t]*:)")
 FIELD_RE = re.compile(rb"^([\x21-\x39\x3b-\x7e]+)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
 """Every (name, folded value) of a header block."""
+# Fields are found by their preceding newline (the header is searched with one put in
+# front): a literal first character lets the regex engine skip from line to line,
+# where "^" with re.M would try every position.
 _WANTED_FIELD_RE = re.compile(
-    rb"^(message-id|in-reply-to|references|subject|from|date|list-id|received|to|cc|delivered-to"
+    rb"\n(message-id|in-reply-to|references|subject|from|date|list-id|to|cc|delivered-to"
     rb"|x-original-to|resent-to|envelope-to|x-no-archive|archive)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)",
-    re.M | re.I,
+    re.I,
 )
+_RECEIVED_FIELD_RE = re.compile(rb"\nreceived[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.I)
 # RFC 2047 encoded-word, as leniently as the stdlib reads it (spaces inside the payload allowed).
 _ENCODED_WORD_RE = re.compile(r"=\?([^?]*?)\?([QqBb])\?(.*?)\?=")
 _NOT_BASE64 = bytes(b for b in range(256) if not (chr(b).isascii() and (chr(b).isalnum() or chr(b) in "+/")))
@@ -134,28 +142,36 @@ def split_message(raw: bytes) -> tuple[bytes, bytes]:
         end, body = blank + 1, blank + 2
     else:
         end = body = len(raw)
-    valid = _HEADER_BLOCK_RE.match(raw, start, end)
-    if valid and valid.end() == end:
+    # A line that is neither a field nor a continuation ends the header early. The
+    # newline ending the last line is left out of the search: the blank line after
+    # it is not a header line.
+    if start < end and not _HEADER_LINE_RE.match(raw, start, end):
+        return b"", raw[start:]
+    last = end - 1 if raw[end - 1 : end] == b"\n" else end
+    bad = _NOT_HEADER_LINE_RE.search(raw, start, last)
+    if bad is None:
         return raw[start:end], raw[body:]
-    # A line that is neither a field nor a continuation ends the header early.
-    stop = valid.end() if valid else start
+    stop = bad.start() + 1
     return raw[start:stop], raw[stop:]
 
 
+def _unfold(value: bytes) -> bytes:
+    """Unfold a field value and collapse runs of white space (RFC 5322 section 2.2.3)."""
+    return b" ".join(value.split()) if b"\n" in value else value.strip()
+
+
 def _iter_fields(header: bytes) -> list[tuple[str, bytes]]:
-    """Unfolded (lower-case name, raw value) pairs in header order."""
-    out = []
-    dated_received = False
-    for name, value in _WANTED_FIELD_RE.findall(header):
-        lower = name.decode("ascii").lower()
-        if lower == "received":
-            # Only the newest Received header with a date is used; skip unfolding the rest.
-            if dated_received:
-                continue
-            dated_received = b";" in value
-        # Unfold and collapse runs of whitespace (RFC 5322 section 2.2.3).
-        out.append((lower, b" ".join(value.split()) if b"\n" in value else value.strip()))
-    return out
+    """Unfolded (lower-case name, value) pairs of the wanted fields but Received, in header order."""
+    return [(name.decode("ascii").lower(), _unfold(value)) for name, value in _WANTED_FIELD_RE.findall(b"\n" + header)]
+
+
+def _received_date(header: bytes) -> int | None:
+    """The date of the newest (topmost) Received field that has one (after its last ';')."""
+    for match in _RECEIVED_FIELD_RE.finditer(b"\n" + header):
+        value = match.group(1)
+        if b";" in value:
+            return parse_date(_text(_unfold(value).rpartition(b";")[2]))
+    return None
 
 
 def _text(value: bytes) -> str:
@@ -369,7 +385,6 @@ def parse_message(raw: bytes) -> MessageFacts:
     first: dict[str, bytes] = {}
     recipients_raw: list[str] = []
     list_ids: list[str] = []
-    received_date = None
     for name, value in pairs:
         if name not in first:
             first[name] = value
@@ -377,10 +392,6 @@ def parse_message(raw: bytes) -> MessageFacts:
             recipients_raw.append(_text(value))
         elif name == "list-id":
             list_ids.append(_list_id(_text(value)))
-        elif name == "received" and received_date is None:
-            _, sep, when = value.rpartition(b";")
-            if sep:
-                received_date = parse_date(_text(when))
     text = {name: _text(first[name]) for name in _TEXT_FIELDS if name in first}
     subject = decode_header_value(first.get("subject", b""))
     from_name, from_addr = parse_from(decode_header_value(first.get("from", b"")))
@@ -397,7 +408,7 @@ def parse_message(raw: bytes) -> MessageFacts:
         from_name=from_name,
         from_addr=from_addr,
         date=parse_date(date_text) if date_text else None,
-        received_date=received_date,
+        received_date=_received_date(header),
         list_ids=tuple(list_ids),
         recipient_fields=tuple(recipients_raw),
         vitals=_vitals(from_addr, subject, body),
