@@ -45,3 +45,15 @@ def test_where_in_touches_exactly_the_keys() -> None:
     where_in(bulk, "DELETE FROM t WHERE k", [])
     insert_rows(bulk, "INSERT INTO t", 3, [])
     assert bulk.execute("SELECT count(*) FROM t").fetchone() == (1000,)
+
+
+@given(st.integers(0, 2100), st.sampled_from([0, 40, 300]))
+def test_insert_rows_keeps_every_row_in_order_at_any_count_and_parameter_limit(count: int, limit: int) -> None:
+    bulk, plain = _tables()
+    if limit:
+        bulk.setlimit(sqlite3.SQLITE_LIMIT_VARIABLE_NUMBER, limit)
+    rows = [(None, f"a{i}", i) for i in range(count)]  # k NULL: the rowid shows the insertion order
+    insert_rows(bulk, "INSERT INTO t (k, a, b)", 3, rows)
+    plain.executemany("INSERT INTO t (k, a, b) VALUES (?, ?, ?)", rows)
+    query = "SELECT k, a, b FROM t ORDER BY k"
+    assert bulk.execute(query).fetchall() == plain.execute(query).fetchall()
