@@ -19,7 +19,16 @@ from pathlib import Path
 
 from .errors import LockTimeoutError
 
-__all__ = ["acquire_lock", "fsync_dir", "make_dirs", "release_lock", "sync_files", "write_file"]
+__all__ = [
+    "acquire_lock",
+    "fsync_dir",
+    "fsync_file",
+    "make_dirs",
+    "release_lock",
+    "same_file_system",
+    "sync_files",
+    "write_file",
+]
 
 _GROUP_SYNC_THRESHOLD = 8
 
@@ -58,24 +67,38 @@ def fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def sync_files(paths: Iterable[Path | str], anchor: Path) -> None:
-    """Make the contents of already written files durable, as one group commit when possible."""
+def sync_files(paths: Iterable[Path | str], anchor: Path) -> bool:
+    """Make the contents of already written files durable, as one group commit when possible.
+
+    Returns True when that was one ``syncfs`` of ``anchor``'s whole file system:
+    then every file written there before the call is durable too.
+    """
     paths = list(paths)
     if not paths:
-        return
+        return False
     if _SYNCFS is not None and len(paths) >= _GROUP_SYNC_THRESHOLD:
         fd = os.open(anchor, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             if _SYNCFS(fd) == 0:  # type: ignore[operator]
-                return
+                return True
         finally:
             os.close(fd)
     for path in paths:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_file(path)
+    return False
+
+
+def fsync_file(path: Path | str) -> None:
+    """Make a file's written contents durable (any descriptor of the file will do)."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def same_file_system(a: Path, b: Path) -> bool:
+    return os.stat(a).st_dev == os.stat(b).st_dev
 
 
 def make_dirs(path: Path) -> None:

@@ -17,6 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
+from .fsutil import fsync_file
 from .sqlbulk import insert_rows, where_in
 
 __all__ = ["FILED", "PENDING", "SCHEMA_VERSION", "Index", "Row"]
@@ -121,7 +122,9 @@ class Index:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.db = sqlite3.connect(path, isolation_level=None, timeout=60)
-        self.db.execute("PRAGMA journal_mode=WAL")
+        # Some file systems cannot hold a WAL (no shared memory): then commits stay FULL.
+        self._wal = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+        self._unsynced = False
         self.db.execute("PRAGMA synchronous=FULL")
         self._drop_old_schema()
         self.db.executescript(_SCHEMA)
@@ -155,15 +158,39 @@ class Index:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return row[0] if row else None
 
-    def begin(self) -> None:
-        self.db.execute("BEGIN IMMEDIATE")
+    def begin(self, *, synced: bool = True) -> None:
+        """Start a write transaction; with ``synced=False`` its commit does not wait for
+        the disk (WAL mode keeps the index consistent: a crash may lose that commit,
+        never damage the file) and the caller makes it durable, with ``sync`` or one
+        sync of the whole file system that it does anyway."""
+        if not synced and self._wal:
+            self.db.execute("PRAGMA synchronous=NORMAL")  # not allowed inside a transaction
+            self._unsynced = True
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        finally:
+            self._restore_synchronous()
 
     def commit(self) -> None:
-        self.db.execute("COMMIT")
+        try:
+            self.db.execute("COMMIT")
+        finally:
+            self._restore_synchronous()
 
     def rollback(self) -> None:
         if self.db.in_transaction:
             self.db.execute("ROLLBACK")
+        self._restore_synchronous()
+
+    def _restore_synchronous(self) -> None:
+        if self._unsynced and not self.db.in_transaction:
+            self.db.execute("PRAGMA synchronous=FULL")
+            self._unsynced = False
+
+    def sync(self) -> None:
+        """Make every commit so far durable (fsync the write-ahead log)."""
+        if self._wal:
+            fsync_file(f"{self.path}-wal")
 
     def insert_many(self, rows: Iterable[Row]) -> None:
         insert_rows(self.db, f"INSERT INTO messages ({_COLUMNS})", len(Row._fields), rows)
@@ -177,14 +204,12 @@ class Index:
         WAL mode keeps the commit atomic and ordered; if a crash loses it, the rows
         are pending again and recovery resolves them from the files.
         """
-        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.begin(synced=False)
         try:
-            self.begin()
             self.mark_filed(calls)
             self.commit()
         finally:
             self.rollback()
-            self.db.execute("PRAGMA synchronous=FULL")
 
     def delete(self, calls: Iterable[str]) -> None:
         where_in(self.db, "DELETE FROM messages WHERE call", calls)

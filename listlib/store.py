@@ -11,9 +11,10 @@ Layout::
     content/.tmp/                            temporary files; only written under the lock
     content/.lock                            the store lock
 
-A batch is filed under the store lock in this order: temporary files written
-and synced; index rows inserted as *pending* and committed; files renamed into
-place and their folders synced; rows marked *filed* and committed. Whoever
+A batch is filed under the store lock in this order: temporary files written;
+index rows inserted as *pending* and committed; both made durable (one
+``syncfs`` of the file system where Linux has it); files renamed into place and
+their folders synced; rows marked *filed* and committed. Whoever
 takes the lock next resolves pending rows by looking at the files, and removes
 temporary files (no process holds one outside the lock). So a kill at any
 instant loses nothing and files nothing twice. This module never parses
@@ -34,7 +35,7 @@ from typing import Literal, NamedTuple
 
 from .dedup import is_same_post
 from .errors import StoreError
-from .fsutil import acquire_lock, fsync_dir, make_dirs, release_lock, sync_files, write_file
+from .fsutil import acquire_lock, fsync_dir, make_dirs, release_lock, same_file_system, sync_files, write_file
 from .index import PENDING, SCHEMA_VERSION, Index, Row
 from .layout import encode_sidecar, iter_message_files, make_row, message_path, row_from_file
 from .message import MessageFacts, parse_message
@@ -110,6 +111,7 @@ class Store:
         self._root_str = str(root)
         self._tmp_str = str(self.tmp_dir)
         self._last_tick = 0
+        self._index_shares_fs = False
 
     # -- opening, locking, recovery -------------------------------------------------
 
@@ -132,6 +134,7 @@ class Store:
             # version is rebuilt from the files, once, by whoever gets the lock first.
             with self.locked(recover=False):
                 self._index = Index(self.index_path)
+                self._index_shares_fs = same_file_system(self.index_path.parent, self.root)
                 if self._index.schema_version() != SCHEMA_VERSION:
                     self.rebuild_index()
         except sqlite3.DatabaseError as exc:
@@ -278,7 +281,7 @@ class Store:
         with self.locked():
             index = self.index
             if not index.db.in_transaction:
-                index.begin()
+                index.begin(synced=False)  # made durable with the files (_commit_batch)
             self._refresh_high_water()
             batch = _Batch(index, items)
             writes: list[tuple[str, str]] = []
@@ -355,12 +358,16 @@ class Store:
         index = self.index
         self._wait_for_writes()
         self.fault("temp-written")
-        sync_files((tmp for tmp, _ in writes), self.root)
-        self.fault("temp-synced")
         if calls:
             index.set_meta("high_water", call_number_from_int(self._last_tick))
-        index.commit()  # rows are durable as pending
+        # The pending rows and the temporary files become durable together: one
+        # syncfs covers both when the index shares the store's file system.
+        index.commit()
         self.fault("pending-committed")
+        whole_fs = sync_files((tmp for tmp, _ in writes), self.root)
+        if not (whole_fs and self._index_shares_fs):
+            index.sync()
+        self.fault("temp-synced")  # the rows are durable as pending, the files as temporary files
         touched: set[str] = set()
         for tmp, final in writes:
             folder = os.path.dirname(final)

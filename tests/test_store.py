@@ -264,3 +264,30 @@ def test_an_index_from_an_older_schema_is_rebuilt_with_the_new_columns(site: Pat
         rows = {row.message_id: row for row in store.index.iter_rows()}
         assert store.index.schema_version() == 4
     assert rows["s@x"].no_archive == 1 and rows["a@x"].no_archive == 0
+
+
+def test_a_batch_commits_without_waiting_for_the_disk_and_every_other_commit_waits(site: Path) -> None:
+    """The pending rows of a batch are made durable by the same sync as its files;
+    the index's own commits stay FULL before and after, also when a batch fails."""
+    from listlib.index import Index
+
+    index = Index(site / "index.sqlite")
+
+    def level() -> int:
+        return index.db.execute("PRAGMA synchronous").fetchone()[0]
+
+    assert level() == 2  # FULL
+    index.begin(synced=False)
+    assert level() == 1  # NORMAL, for this transaction only
+    index.set_meta("x", "1")
+    index.commit()
+    assert level() == 2
+    index.begin(synced=False)
+    index.rollback()
+    assert level() == 2
+    index.begin()
+    assert level() == 2
+    index.rollback()
+    index.sync()  # the write-ahead log exists while the index is open
+    assert Path(f"{index.path}-wal").exists()
+    index.close()
