@@ -13,7 +13,7 @@ from typing import Literal, NamedTuple
 
 from .values import Month
 
-__all__ = ["DateChoice", "DateSource", "choose_date", "month_of"]
+__all__ = ["DateChoice", "DateSource", "choose_date", "month_of", "plausible"]
 
 DateSource = Literal["date", "received", "envelope", "import"]
 
@@ -32,7 +32,8 @@ class DateChoice(NamedTuple):
     source: DateSource
 
 
-def _plausible(when: int | None, now: int) -> bool:
+def plausible(when: int | None, now: int) -> bool:
+    """A date a message could have been sent at (after 1971, not in the future)."""
     return when is not None and EARLIEST <= when <= now + MAX_AHEAD
 
 
@@ -43,12 +44,12 @@ def choose_date(
     now: int,
 ) -> DateChoice:
     """Pick the filing date from the Date header, Received, envelope or ``now``."""
-    transport = received if _plausible(received, now) else None
-    if transport is None and _plausible(envelope, now):
+    transport = received if plausible(received, now) else None
+    if transport is None and plausible(envelope, now):
         transport = envelope
     if (
         date is not None
-        and _plausible(date, now)
+        and plausible(date, now)
         and (transport is None or transport - MAX_BEHIND <= date <= transport + MAX_AHEAD)
     ):
         return DateChoice(date, "date")

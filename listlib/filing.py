@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from .config import ListConfig
-from .dating import choose_date
+from .dating import choose_date, plausible
 from .errors import SourceError
 from .filers import RawMail, Source, open_source
-from .filers.mbox import MboxFormat
+from .filers.mbox import MboxFormat, separator_date
 from .message import MessageFacts, parse_message, raw_hash
 from .routing import Router
 from .store import Outcome, Prepared, Store
@@ -120,17 +120,26 @@ class _Decision(NamedTuple):
 _EMPTY_FACTS = parse_message(b"")
 
 
+def _envelope_date(separator: bytes | None, received: int | None, now: int) -> int | None:
+    """The mbox separator's date, read only when ``choose_date`` can use it (no usable
+    Received date): parsing it is most of the cost of an envelope."""
+    if separator is None or plausible(received, now):
+        return None
+    return separator_date(separator)
+
+
 def prepare_message(
-    raw: bytes, envelope_date: int | None, router: Router, forced_list: str | None, now: int
+    raw: bytes, separator: bytes | None, router: Router, forced_list: str | None, now: int
 ) -> _Decision:
     """Parse, route and date one message; decide ``_failed`` with a reason when it cannot be filed."""
     try:
         facts = parse_message(raw)
     except Exception as exc:  # parse_message is lenient; this is the last line of defence
-        when = choose_date(None, None, envelope_date, now)
+        when = choose_date(None, None, _envelope_date(separator, None, now), now)
         facts = _EMPTY_FACTS._replace(raw_hash=raw_hash(raw))  # dedup in _failed goes by exact bytes
         return _Decision(facts, FAILED, when.when, when.source, "unparseable", f"{type(exc).__name__}: {exc}")
-    when = choose_date(facts.date, facts.received_date, envelope_date, now)
+    envelope = _envelope_date(separator, facts.received_date, now)
+    when = choose_date(facts.date, facts.received_date, envelope, now)
     if not raw.strip():
         return _Decision(facts, FAILED, when.when, when.source, "empty", "the message is empty")
     if not facts.has_headers:
@@ -162,7 +171,7 @@ class Filer:
         self.now = int(store.clock()) if now is None else now
 
     def decide(self, mail: RawMail) -> _Decision:
-        return prepare_message(mail.raw, mail.envelope_date, self.router, self.forced_list, self.now)
+        return prepare_message(mail.raw, mail.separator, self.router, self.forced_list, self.now)
 
     def file(self, mails: Sequence[RawMail], decisions: Sequence[_Decision] | None = None) -> list[Outcome]:
         """File one batch as one group commit; return an outcome per message, in order.
@@ -194,7 +203,7 @@ def _init_worker(lists: tuple[ListConfig, ...], forced_list: str | None, now: in
     _worker_args = (Router(lists), forced_list, now)
 
 
-def _prepare_chunk(chunk: list[tuple[bytes, int | None]]) -> list[_Decision]:
+def _prepare_chunk(chunk: list[tuple[bytes, bytes | None]]) -> list[_Decision]:
     assert _worker_args is not None
     router, forced, now = _worker_args
     decisions = [prepare_message(raw, env, router, forced, now) for raw, env in chunk]
@@ -337,7 +346,7 @@ def _run_pool(
         def read() -> None:
             try:
                 for chunk in _chunks(mails):
-                    job = pool.submit(_prepare_chunk, [(m.raw, m.envelope_date) for m in chunk])
+                    job = pool.submit(_prepare_chunk, [(m.raw, m.separator) for m in chunk])
                     if not put((chunk, job)):
                         return
                 put(None)

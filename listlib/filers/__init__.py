@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
 from ..errors import SourceError
-from .mbox import MboxFormat, is_separator, iter_mbox, separator_date
+from .mbox import MboxFormat, is_separator, iter_mbox
 
 __all__ = ["RawMail", "Source", "open_source"]
 
@@ -72,8 +72,9 @@ class RawMail(NamedTuple):
     """Stored bytes: for mbox input the separator is removed and mboxrd quoting undone."""
     origin: str
     """Where it came from, for reports: a path, plus ``#n`` for the n-th message of an mbox."""
-    envelope_date: int | None
-    """The mbox separator date (Unix seconds), when there was one."""
+    separator: bytes | None
+    """The mbox ``From `` line, when there was one (filing reads its date only when
+    the message's own dates are unusable: see ``filing.prepare_message``)."""
     done: int
     """Bytes of the source read so far (compressed bytes for compressed files), for progress."""
 
@@ -141,7 +142,7 @@ class Source:
                 yield RawMail(
                     part.raw,
                     f"{path}#{number}",
-                    separator_date(part.separator),
+                    part.separator,
                     done + raw.tell(),
                 )
 
