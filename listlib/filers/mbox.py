@@ -134,7 +134,9 @@ def _line_end(buf: _Buffer, start: int) -> int | None:
 def _header_end(data: bytes, pos: int) -> int:
     """Offset just past the blank line ending the header block at ``pos``, or -1."""
     lf = data.find(b"\n\n", pos)
-    crlf = data.find(b"\n\r\n", pos, lf if lf >= 0 else len(data))
+    stop = lf if lf >= 0 else len(data)
+    # Looking for a carriage return first is a memchr: most mboxes have none.
+    crlf = data.find(b"\n\r\n", pos, stop) if data.find(b"\r", pos, stop) >= 0 else -1
     if crlf >= 0:
         return crlf + 3
     return lf + 2 if lf >= 0 else -1
@@ -195,8 +197,9 @@ def iter_mbox(stream: BinaryIO, fmt: MboxFormat = "auto") -> Iterator[MboxPart]:
         start = sep_end + 1
         separator = buf.data[sep_start - buf.base : sep_end - buf.base].rstrip(b"\r")
         # Find the next separator: a line starting "From " that passes the strict rule,
-        # unless a trustworthy Content-Length points past it.
-        stop = _content_length_end(buf, start)
+        # unless a trustworthy Content-Length points past it. An mboxrd quotes every
+        # "From " line of a body, so there its Content-Length headers are not read.
+        stop = None if rd else _content_length_end(buf, start)
         search = start - 1 if stop is None else stop
         next_sep: int | None = None
         while True:
