@@ -53,6 +53,15 @@ _WANTED_FIELD_RE = re.compile(
     rb"|x-original-to|resent-to|envelope-to|x-no-archive|archive)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)",
     re.I,
 )
+_LOWER_NAMES = {
+    spelling.encode(): spelling.lower()
+    for name in (
+        "Message-ID", "In-Reply-To", "References", "Subject", "From", "Date", "List-Id", "To", "Cc",
+        "Delivered-To", "X-Original-To", "Resent-To", "Envelope-To", "X-No-Archive", "Archive",
+    )
+    for spelling in (name, name.lower(), name.replace("-ID", "-Id"), name.upper())
+}  # fmt: skip
+"""The usual spellings of the wanted field names, lower-cased without a decode."""
 _RECEIVED_FIELD_RE = re.compile(rb"\nreceived[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.I)
 # RFC 2047 encoded-word, as leniently as the stdlib reads it (spaces inside the payload allowed).
 _ENCODED_WORD_RE = re.compile(r"=\?([^?]*?)\?([QqBb])\?(.*?)\?=")
@@ -109,8 +118,9 @@ class MessageFacts(NamedTuple):
     received_date: int | None
     """Date of the newest (topmost) Received header that carries a parseable date."""
     list_ids: tuple[str, ...]
-    recipient_fields: tuple[str, ...]
-    """The text of the To, Cc, Delivered-To, ... fields (see ``RECIPIENT_FIELDS``), in order."""
+    recipient_fields: tuple[bytes, ...]
+    """The unfolded To, Cc, Delivered-To, ... fields (see ``RECIPIENT_FIELDS``), in order,
+    as bytes: only routing reads them, and only when no List-Id matched."""
     vitals: str
     """Hash of sender, subject and body words: equal for copies of one post."""
     no_archive: bool = False
@@ -120,7 +130,7 @@ class MessageFacts(NamedTuple):
     def recipients(self) -> tuple[str, ...]:
         """The lower-cased addresses of the recipient fields (only routing needs them: not
         worth extracting from every long Cc list up front)."""
-        return tuple(_recipients(self.recipient_fields))
+        return tuple(_recipients(_text(value) for value in self.recipient_fields))
 
 
 def split_message(raw: bytes) -> tuple[bytes, bytes]:
@@ -162,7 +172,13 @@ def _unfold(value: bytes) -> bytes:
 
 def _iter_fields(header: bytes) -> list[tuple[str, bytes]]:
     """Unfolded (lower-case name, value) pairs of the wanted fields but Received, in header order."""
-    return [(name.decode("ascii").lower(), _unfold(value)) for name, value in _WANTED_FIELD_RE.findall(b"\n" + header)]
+    return [
+        (
+            _LOWER_NAMES.get(name) or name.decode("ascii").lower(),
+            value.strip() if b"\n" not in value else b" ".join(value.split()),  # _unfold, inline
+        )
+        for name, value in _WANTED_FIELD_RE.findall(b"\n" + header)
+    ]
 
 
 def _received_date(header: bytes) -> int | None:
@@ -383,13 +399,13 @@ def parse_message(raw: bytes) -> MessageFacts:
     pairs = _iter_fields(header)
     has_headers = bool(pairs) or bool(FIELD_RE.search(header))
     first: dict[str, bytes] = {}
-    recipients_raw: list[str] = []
+    recipients_raw: list[bytes] = []
     list_ids: list[str] = []
     for name, value in pairs:
         if name not in first:
             first[name] = value
         if name in RECIPIENT_FIELDS:
-            recipients_raw.append(_text(value))
+            recipients_raw.append(value)
         elif name == "list-id":
             list_ids.append(_list_id(_text(value)))
     text = {name: _text(first[name]) for name in _TEXT_FIELDS if name in first}
