@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
-from contextlib import nullcontext
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -29,7 +29,7 @@ from .filers import RawMail, Source, open_source
 from .filers.mbox import MboxFormat, separator_date
 from .message import MessageFacts, parse_message, raw_hash
 from .routing import Router
-from .store import Outcome, Prepared, Store
+from .store import Outcome, Pipeline, Prepared, Store
 from .values import FAILED, NO_LIST
 
 __all__ = ["Filer", "FilingReport", "file_sources", "prepare_message"]
@@ -180,18 +180,42 @@ class Filer:
         filed (its bytes and index row are on disk), a duplicate of one that
         is, or quarantined in ``_failed``.
         """
-        if decisions is None:
-            decisions = [self.decide(mail) for mail in mails]
-        batch = [
-            Prepared(m.raw, d.facts, d.slug, d.date, d.date_source, m.origin, d.reason, d.detail)
-            for m, d in zip(mails, decisions, strict=True)
-        ]
+        batch = self._prepared(mails, decisions)
         outcomes = self.store.file_batch(batch, dry_run=self.dry_run)
         if self.after_filing is not None and not self.dry_run:
             self.after_filing(mails, outcomes)
+        self._count(batch, outcomes)
+        return outcomes
+
+    def submit(
+        self,
+        pipeline: Pipeline,
+        mails: Sequence[RawMail],
+        decisions: Sequence[_Decision],
+        then: Callable[[], None],
+    ) -> None:
+        """File one batch through a store pipeline: counted in the report, and ``then``
+        called, once the batch is durable (from the pipeline's thread)."""
+        assert self.after_filing is None and not self.dry_run
+        batch = self._prepared(mails, decisions)
+
+        def done(outcomes: list[Outcome]) -> None:
+            self._count(batch, outcomes)
+            then()
+
+        pipeline.submit(batch, done)
+
+    def _prepared(self, mails: Sequence[RawMail], decisions: Sequence[_Decision] | None) -> list[Prepared]:
+        if decisions is None:
+            decisions = [self.decide(mail) for mail in mails]
+        return [
+            Prepared(m.raw, d.facts, d.slug, d.date, d.date_source, m.origin, d.reason, d.detail)
+            for m, d in zip(mails, decisions, strict=True)
+        ]
+
+    def _count(self, batch: list[Prepared], outcomes: list[Outcome]) -> None:
         for item, outcome in zip(batch, outcomes, strict=True):
             self.report.add(outcome, item.reason)
-        return outcomes
 
 
 # Worker-process state, set once per worker by _init_worker (never in the main process).
@@ -275,10 +299,18 @@ def file_sources(
 
     def file_batch() -> None:
         nonlocal batch, batch_decisions, batch_bytes
-        filer.file(batch, batch_decisions)
+        mails, decisions, done = batch, batch_decisions, min(last_done, total)
         batch, batch_decisions, batch_bytes = [], [], 0
-        if progress is not None:
-            progress(min(last_done, total), total, report.messages)
+
+        def report_progress() -> None:
+            if progress is not None:
+                progress(done, total, report.messages)
+
+        if pipeline is None:
+            filer.file(mails, decisions)
+            report_progress()
+        else:
+            filer.submit(pipeline, mails, decisions, report_progress)
 
     def file_chunk(chunk: list[RawMail], decisions: list[_Decision]) -> None:
         nonlocal batch_bytes, last_done
@@ -289,7 +321,15 @@ def file_sources(
         if len(batch) >= _BATCH_MESSAGES or batch_bytes >= _BATCH_BYTES:
             file_batch()
 
-    with store.locked() if dry_run else nullcontext():
+    # An import files through a pipeline (each batch's wait for the disk overlaps the
+    # next one's decisions); a dry run holds the lock throughout, and a delivering
+    # import hands every batch to delivery before going on.
+    holding: AbstractContextManager[Pipeline | None] = nullcontext()
+    if dry_run:
+        holding = store.locked()
+    elif after_filing is None:
+        holding = store.pipeline()
+    with holding as pipeline:
         try:
             if parallel:
                 _run_pool(all_mail(), file_chunk, lists, forced_list, now)

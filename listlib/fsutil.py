@@ -133,7 +133,7 @@ def acquire_lock(path: Path, timeout: float, busy: str) -> int:
             if time.monotonic() > deadline:
                 os.close(fd)
                 raise LockTimeoutError(busy) from None
-            time.sleep(0.05)
+            time.sleep(0.01)
 
 
 def release_lock(fd: int) -> None:

@@ -121,7 +121,8 @@ class Index:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None, timeout=60)
+        # Shared by a store's filing threads, which take turns (Store._db_lock).
+        self.db = sqlite3.connect(path, isolation_level=None, timeout=60, check_same_thread=False)
         # Some file systems cannot hold a WAL (no shared memory): then commits stay FULL.
         self._wal = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
         self._unsynced = False

@@ -24,7 +24,9 @@ sources and never prints.
 from __future__ import annotations
 
 import os
+import queue
 import sqlite3
+import threading
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -46,11 +48,14 @@ from .values import (
     tick_of_ms,
 )
 
-__all__ = ["Outcome", "Prepared", "Store"]
+__all__ = ["Outcome", "Pipeline", "Prepared", "Store"]
 
 Clock = Callable[[], float]
 _WRITE_GROUP = 64
 """Temporary files handed to a writer thread at a time."""
+_LOCK_TURN = 2.0
+"""Seconds a pipeline holds the store lock before it lets other processes have a turn."""
+_LOCK_GAP = 0.03
 Status = Literal["filed", "duplicate", "collision", "failed"]
 
 
@@ -106,8 +111,10 @@ class Store:
         self._lock_fd: int | None = None
         self._known_dirs: set[str] = set()
         self._writers: ThreadPoolExecutor | None = None
-        self._writes: list[Future[None]] = []
-        self._unsubmitted: list[tuple[str, bytes]] = []
+        self._db_lock = threading.RLock()
+        """Serializes the index between a pipeline's two threads."""
+        self._in_flight: list[_Commit] = []
+        """Batches a pipeline has decided but not yet put in place (dedup reads their bytes)."""
         self._root_str = str(root)
         self._tmp_str = str(self.tmp_dir)
         self._last_tick = 0
@@ -177,20 +184,33 @@ class Store:
         if self._lock_fd is not None:
             yield
             return
-        fd = acquire_lock(
-            self.root / ".lock",
-            self.lock_timeout,
-            f"{self.root}: another listlib process has held the store lock for {self.lock_timeout:.0f} s; "
-            "try again later",
-        )
-        self._lock_fd = fd
+        self._lock_fd = self._take_lock()
         try:
             if recover:
                 self._recover()
             yield
         finally:
-            self._lock_fd = None
-            release_lock(fd)
+            fd, self._lock_fd = self._lock_fd, None
+            if fd is not None:
+                release_lock(fd)
+
+    def _take_lock(self) -> int:
+        return acquire_lock(
+            self.root / ".lock",
+            self.lock_timeout,
+            f"{self.root}: another listlib process has held the store lock for {self.lock_timeout:.0f} s; "
+            "try again later",
+        )
+
+    def _let_others_in(self) -> None:
+        """Release the held lock for a moment (waiters poll every 10 ms), then take it
+        back and resolve whatever a process killed meanwhile left."""
+        fd, self._lock_fd = self._lock_fd, None
+        assert fd is not None
+        release_lock(fd)
+        time.sleep(_LOCK_GAP)
+        self._lock_fd = self._take_lock()
+        self._recover()
 
     def _recover(self) -> None:
         """Resolve pending rows and remove temporary files left by a killed process."""
@@ -199,7 +219,10 @@ class Store:
         pending = self.index.pending()
         if not pending:
             return
-        present = [row.call for row in pending if (self.root / row.path).exists()]
+        present = {row.call for row in pending if (self.root / row.path).exists()}
+        # Renamed into place before the kill, maybe without its folder synced.
+        for folder in sorted({(self.root / row.path).parent for row in pending if row.call in present}):
+            fsync_dir(folder)
         missing = [row for row in pending if row.call not in present]
         for row in missing:
             sidecar = (self.root / row.path).with_suffix(".json")
@@ -232,6 +255,9 @@ class Store:
     def _read_filed(self, row: Row, batch: _Batch) -> bytes:
         if row.call in batch.raw:
             return batch.raw[row.call]
+        for commit in self._in_flight:  # decided in an earlier batch, not yet in place
+            if row.call in commit.raw:
+                return commit.raw[row.call]
         try:
             with open(os.path.join(self._root_str, row.path), "rb") as f:
                 return f.read()
@@ -277,99 +303,83 @@ class Store:
         or committed, but decisions are the same (within one dry run, too: the
         caller holds the lock and ``end_dry_run`` rolls the open transaction back).
         """
-        outcomes: list[Outcome] = []
-        with self.locked():
-            index = self.index
-            if not index.db.in_transaction:
-                index.begin(synced=False)  # made durable with the files (_commit_batch)
-            self._refresh_high_water()
-            batch = _Batch(index, items)
-            writes: list[tuple[str, str]] = []
-            try:
-                for item in items:
-                    others = self._dedup(item, batch)
-                    if isinstance(others, Outcome):
-                        outcomes.append(others)
-                        continue
-                    call = self._allocate()
-                    row = _row_for(item, call, message_path(item.slug, item.date, call), bool(others))
-                    batch.add(row, item.raw)
-                    status: Status = "failed" if item.slug == FAILED else ("collision" if others else "filed")
-                    outcomes.append(Outcome(status, call, item.origin, item.facts.message_id, item.slug, others))
-                    if not dry_run:
-                        writes.extend(self._write_temp(item, row))
-                index.insert_many(batch.rows)
-                if not dry_run:
-                    self._commit_batch(writes, [row.call for row in batch.rows])
-            except BaseException:
-                self._unsubmitted = []
-                self._writes, pending = [], self._writes
-                for future in pending:
-                    future.exception()  # never leave a writer running past the lock
-                index.rollback()
-                raise
+        with self.locked(), self._db_lock:
+            outcomes, commit = self._decide(items, dry_run=dry_run)
+        if commit is not None:
+            self._put_in_place(commit)
         return outcomes
+
+    @contextmanager
+    def pipeline(self) -> Iterator[Pipeline]:
+        """File many batches, each one's wait for the disk overlapping the next one's
+        decisions (see ``Pipeline``); holds the store lock, letting others in between
+        batches every ``_LOCK_TURN`` seconds."""
+        with self.locked():
+            pipeline = Pipeline(self)
+            try:
+                yield pipeline
+            except BaseException:
+                pipeline.stop()
+                raise
+            pipeline.finish()
 
     def end_dry_run(self) -> None:
         """Forget everything a dry run decided."""
         self.index.rollback()
         self._last_tick = 0
 
-    def _write_temp(self, item: Prepared, row: Row) -> list[tuple[str, str]]:
-        """Write a message (and its sidecar) as temporary files; return (temp, final) pairs."""
-        final = os.path.join(self._root_str, row.path)
-        tmp_dir = self._tmp_str
-        pairs = []
-        meta = encode_sidecar(item.slug, item.date, item.date_source, item.origin, item.reason, item.detail)
-        if meta is not None:
-            tmp_meta = f"{tmp_dir}/{row.call}.json"
-            self._submit_write(tmp_meta, meta)
-            pairs.append((tmp_meta, final[: -len(".eml")] + ".json"))
-        tmp = f"{tmp_dir}/{row.call}.eml"
-        self._submit_write(tmp, item.raw)
-        pairs.append((tmp, final))
-        return pairs
-
-    def _submit_write(self, path: str, data: bytes) -> None:
-        # File writes release the GIL: two writer threads overlap them with each
-        # other and with deciding the rest of the batch. Files go to them in groups
-        # (a future per file costs more than writing a small file).
-        self._unsubmitted.append((path, data))
-        if len(self._unsubmitted) >= _WRITE_GROUP:
-            self._submit_group()
-
-    def _submit_group(self) -> None:
-        group, self._unsubmitted = self._unsubmitted, []
-        if not group:
-            return
-        if self._writers is None:
-            self._writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="listlib-writer")
-        self._writes.append(self._writers.submit(_write_group, group))
-
-    def _wait_for_writes(self) -> None:
-        """Wait until every submitted temporary file is written; raise the first error."""
-        self._submit_group()
-        writes, self._writes = self._writes, []
-        errors = [exc for exc in (future.exception() for future in writes) if exc is not None]
-        if errors:
-            raise errors[0]
-
-    def _commit_batch(self, writes: list[tuple[str, str]], calls: list[str]) -> None:
+    def _decide(self, items: list[Prepared], *, dry_run: bool) -> tuple[list[Outcome], _Commit | None]:
+        """The first half of filing a batch (under the lock): dedup, call numbers,
+        temporary files handed to the writers, index rows committed as *pending*.
+        Returns the outcomes and what ``_put_in_place`` must do (None for a dry run)."""
+        outcomes: list[Outcome] = []
         index = self.index
-        self._wait_for_writes()
-        self.fault("temp-written")
-        if calls:
-            index.set_meta("high_water", call_number_from_int(self._last_tick))
-        # The pending rows and the temporary files become durable together: one
-        # syncfs covers both when the index shares the store's file system.
-        index.commit()
+        if not index.db.in_transaction:
+            index.begin(synced=False)  # made durable with the files (_put_in_place)
+        self._refresh_high_water()
+        batch = _Batch(index, items)
+        commit = _Commit()
+        try:
+            for item in items:
+                others = self._dedup(item, batch)
+                if isinstance(others, Outcome):
+                    outcomes.append(others)
+                    continue
+                call = self._allocate()
+                row = _row_for(item, call, message_path(item.slug, item.date, call), bool(others))
+                batch.add(row, item.raw)
+                status: Status = "failed" if item.slug == FAILED else ("collision" if others else "filed")
+                outcomes.append(Outcome(status, call, item.origin, item.facts.message_id, item.slug, others))
+                if not dry_run:
+                    self._write_temp(item, row, commit)
+            index.insert_many(batch.rows)
+            if dry_run:
+                return outcomes, None
+            commit.submit(self._writer_pool)
+            commit.calls = [row.call for row in batch.rows]
+            commit.raw = batch.raw
+            if commit.calls:
+                index.set_meta("high_water", call_number_from_int(self._last_tick))
+            index.commit()  # pending rows; durable once _put_in_place has synced
+        except BaseException:
+            commit.cancel()  # never leave a writer running past the lock
+            index.rollback()
+            raise
         self.fault("pending-committed")
-        whole_fs = sync_files((tmp for tmp, _ in writes), self.root)
+        return outcomes, commit
+
+    def _put_in_place(self, commit: _Commit) -> None:
+        """The second half (still under the lock): temporary files and pending rows made
+        durable, files renamed into place and their folders synced, rows marked filed."""
+        commit.wait()
+        self.fault("temp-written")
+        whole_fs = sync_files((tmp for tmp, _ in commit.writes), self.root)
         if not (whole_fs and self._index_shares_fs):
-            index.sync()
+            with self._db_lock:
+                self.index.sync()
         self.fault("temp-synced")  # the rows are durable as pending, the files as temporary files
         touched: set[str] = set()
-        for tmp, final in writes:
+        for tmp, final in commit.writes:
             folder = os.path.dirname(final)
             self._ensure_dir(folder)
             os.rename(tmp, final)
@@ -380,8 +390,24 @@ class Store:
         self.fault("folders-synced")
         # The files are durable: these messages are filed. A crash before this
         # commit leaves their rows pending, and recovery finds the files.
-        index.mark_filed_lazily(calls)
+        with self._db_lock:
+            self.index.mark_filed_lazily(commit.calls)
         self.fault("marked")
+
+    @property
+    def _writer_pool(self) -> ThreadPoolExecutor:
+        if self._writers is None:
+            self._writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="listlib-writer")
+        return self._writers
+
+    def _write_temp(self, item: Prepared, row: Row, commit: _Commit) -> None:
+        """Write a message (and its sidecar) as temporary files."""
+        final = os.path.join(self._root_str, row.path)
+        tmp_dir = self._tmp_str
+        meta = encode_sidecar(item.slug, item.date, item.date_source, item.origin, item.reason, item.detail)
+        if meta is not None:
+            commit.add(f"{tmp_dir}/{row.call}.json", final[: -len(".eml")] + ".json", meta, self._writer_pool)
+        commit.add(f"{tmp_dir}/{row.call}.eml", final, item.raw, self._writer_pool)
 
     # -- index rebuild, check, repair ------------------------------------------------
 
@@ -483,6 +509,119 @@ def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:
         reason=item.reason,
         origin=item.origin,
     )
+
+
+class _Commit:
+    """One decided batch on its way into place: its temporary files (written by the
+    writer threads, in groups: a future per file costs more than writing a small
+    file), its call numbers, and its bytes by call number."""
+
+    def __init__(self) -> None:
+        self.writes: list[tuple[str, str]] = []
+        """(temporary, final) paths."""
+        self.calls: list[str] = []
+        self.raw: dict[str, bytes] = {}
+        self._group: list[tuple[str, bytes]] = []
+        self._futures: list[Future[None]] = []
+
+    def add(self, temp: str, final: str, data: bytes, pool: ThreadPoolExecutor) -> None:
+        self.writes.append((temp, final))
+        self._group.append((temp, data))
+        if len(self._group) >= _WRITE_GROUP:
+            self.submit(pool)
+
+    def submit(self, pool: ThreadPoolExecutor) -> None:
+        """Hand the files not yet handed over to the writers."""
+        if self._group:
+            self._futures.append(pool.submit(_write_group, self._group))
+            self._group = []
+
+    def wait(self) -> None:
+        """Wait until every temporary file is written; raise the first error."""
+        errors = [exc for exc in (future.exception() for future in self._futures) if exc is not None]
+        if errors:
+            raise errors[0]
+
+    def cancel(self) -> None:
+        self._group = []
+        for future in self._futures:
+            future.exception()
+
+
+class Pipeline:
+    """Files batches in two overlapping halves (``Store.pipeline``).
+
+    ``submit`` decides a batch in the caller's thread (dedup, call numbers, rows
+    committed as pending) and queues the rest; a thread of its own waits for the
+    disk, renames the files into place and marks the rows filed, batch after
+    batch in order, then calls the batch's ``done`` with its outcomes. So ``done``
+    is called for a batch only once its messages are durable, and never after a
+    batch failed: the first failure stops the pipeline and is raised by the next
+    ``submit`` or by ``finish``. A kill at any instant leaves pending rows that
+    the next lock holder resolves, exactly as for ``file_batch``.
+    """
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self._queue: queue.Queue[tuple[_Commit, list[Outcome], Callable[[list[Outcome]], None]] | None]
+        self._queue = queue.Queue(maxsize=1)
+        self._failure: BaseException | None = None
+        self._turn_started = time.monotonic()
+        self._thread = threading.Thread(target=self._run, name="listlib-committer", daemon=True)
+        self._thread.start()
+
+    def submit(self, items: list[Prepared], done: Callable[[list[Outcome]], None]) -> None:
+        """Decide a batch now; put it in place in the background, then call ``done``."""
+        self._raise_failure()
+        store = self._store
+        if time.monotonic() - self._turn_started > _LOCK_TURN:
+            self._drain()
+            store._let_others_in()
+            self._turn_started = time.monotonic()
+        with store._db_lock:
+            outcomes, commit = store._decide(items, dry_run=False)
+            assert commit is not None
+            store._in_flight.append(commit)
+        self._queue.put((commit, outcomes, done))
+
+    def finish(self) -> None:
+        """Wait until every submitted batch is in place; raise the first failure."""
+        self._drain()
+        self._queue.put(None)
+        self._thread.join()
+        self._raise_failure()
+
+    def stop(self) -> None:
+        """Let the batches already queued finish (or fail) and end the thread."""
+        self._queue.put(None)
+        self._thread.join()
+
+    def _drain(self) -> None:
+        self._queue.join()
+        self._raise_failure()
+
+    def _raise_failure(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+
+    def _run(self) -> None:
+        store = self._store
+        while True:
+            item = self._queue.get()
+            try:
+                if item is None:
+                    return
+                commit, outcomes, done = item
+                if self._failure is None:
+                    try:
+                        store._put_in_place(commit)
+                        done(outcomes)
+                    except BaseException as exc:  # handed to the submitting thread
+                        self._failure = exc
+                with store._db_lock:
+                    store._in_flight.remove(commit)
+            finally:
+                self._queue.task_done()
 
 
 def _write_group(group: list[tuple[str, bytes]]) -> None:
