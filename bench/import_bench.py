@@ -2,8 +2,8 @@
 """Import benchmark: messages/second and peak memory of a real ``listlib import``.
 
 Runs the real command in a fresh site for each input and samples the resident
-memory (PSS) of its whole process tree (main process plus parsing workers) every
-20 ms, less often for big processes (``watch_peak``).
+memory (PSS) of its whole process tree (main process plus parsing workers) while
+it runs (``watch``: at most a tenth of a core).
 
     python3 bench/import_bench.py                 # linux-raid mboxrd + twisted-python Pipermail
     python3 bench/import_bench.py --scaling       # also linux-raid x1, x2, x3: memory must stay flat
@@ -127,15 +127,20 @@ def run_measured(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
 
 
 SITE_PARENT = [REPO.parent]
+SITES: list[Path] = []
+"""Sites made by this run, removed together at its end: right after thousands of
+files are deleted, creating files is slower for minutes on some file systems (ext4
+without a journal checks recently deleted inodes one by one before reusing them,
+``recently_deleted`` in fs/ext4/ialloc.c), which would slow the next import."""
 
 
 def bench_listlib(sources: list[Path], label: str, extra: list[str]) -> dict[str, object]:
-    with tempfile.TemporaryDirectory(dir=SITE_PARENT[0]) as tmp:
-        site = Path(tmp)
-        (site / "listlib.toml").write_text(SITE_TOML)
-        cmd = [sys.executable, "-m", "listlib", "import", "--json", *extra, *map(str, sources)]
-        elapsed, peak, out = run_measured(cmd, site)
-        report = json.loads(out)
+    site = Path(tempfile.mkdtemp(dir=SITE_PARENT[0]))
+    SITES.append(site)
+    (site / "listlib.toml").write_text(SITE_TOML)
+    cmd = [sys.executable, "-m", "listlib", "import", "--json", *extra, *map(str, sources)]
+    elapsed, peak, out = run_measured(cmd, site)
+    report = json.loads(out)
     rate = report["messages"] / elapsed
     print(
         f"{label:<34} {report['messages']:>7} msgs  {elapsed:6.1f} s  {rate:7.0f} msg/s  "
@@ -177,6 +182,14 @@ def bench_mhonarc(mbox_gz: Path, listlib_seconds: float) -> None:
 
 
 def main() -> None:
+    try:
+        run()
+    finally:
+        for site in SITES:
+            shutil.rmtree(site, ignore_errors=True)
+
+
+def run() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sources", nargs="*", type=Path)
     parser.add_argument("--scaling", action="store_true", help="also import linux-raid repeated 1, 2 and 3 times")

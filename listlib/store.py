@@ -14,7 +14,9 @@ Layout::
 A batch is filed under the store lock in this order: temporary files written;
 index rows inserted as *pending* and committed; both made durable (one
 ``syncfs`` of the file system where Linux has it); files renamed into place and
-their folders synced; rows marked *filed* and committed. Whoever
+their folders synced; rows marked *filed* and committed. An import's
+``Pipeline`` runs the steps after the pending commit in a thread of its own
+while the next batch is decided. Whoever
 takes the lock next resolves pending rows by looking at the files, and removes
 temporary files (no process holds one outside the lock). So a kill at any
 instant loses nothing and files nothing twice. This module never parses
