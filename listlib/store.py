@@ -332,7 +332,7 @@ class Store:
 
     def _decide(self, items: list[Prepared], *, dry_run: bool) -> tuple[list[Outcome], _Commit | None]:
         """The first half of filing a batch (under the lock): dedup, call numbers,
-        temporary files handed to the writers, index rows committed as *pending*.
+        temporary files handed to the writer, index rows committed as *pending*.
         Returns the outcomes and what ``_put_in_place`` must do (None for a dry run)."""
         outcomes: list[Outcome] = []
         index = self.index
@@ -398,8 +398,11 @@ class Store:
 
     @property
     def _writer_pool(self) -> ThreadPoolExecutor:
+        # One thread: file writes release the GIL, so it overlaps the deciding; a
+        # second one would mostly wait for (or, in the kernel, spin on) the lock of
+        # the one temporary folder both create files in.
         if self._writers is None:
-            self._writers = ThreadPoolExecutor(max_workers=2, thread_name_prefix="listlib-writer")
+            self._writers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="listlib-writer")
         return self._writers
 
     def _write_temp(self, item: Prepared, row: Row, commit: _Commit) -> None:
@@ -515,7 +518,7 @@ def _row_for(item: Prepared, call: str, path: str, collision: bool) -> Row:
 
 class _Commit:
     """One decided batch on its way into place: its temporary files (written by the
-    writer threads, in groups: a future per file costs more than writing a small
+    writer thread, in groups: a future per file costs more than writing a small
     file), its call numbers, and its bytes by call number."""
 
     def __init__(self) -> None:
@@ -533,7 +536,7 @@ class _Commit:
             self.submit(pool)
 
     def submit(self, pool: ThreadPoolExecutor) -> None:
-        """Hand the files not yet handed over to the writers."""
+        """Hand the files not yet handed over to the writer."""
         if self._group:
             self._futures.append(pool.submit(_write_group, self._group))
             self._group = []
