@@ -305,10 +305,11 @@ class Store:
         or committed, but decisions are the same (within one dry run, too: the
         caller holds the lock and ``end_dry_run`` rolls the open transaction back).
         """
-        with self.locked(), self._db_lock:
-            outcomes, commit = self._decide(items, dry_run=dry_run)
-        if commit is not None:
-            self._put_in_place(commit)
+        with self.locked():
+            with self._db_lock:
+                outcomes, commit = self._decide(items, dry_run=dry_run)
+            if commit is not None:
+                self._put_in_place(commit)
         return outcomes
 
     @contextmanager

@@ -10,6 +10,7 @@ import pytest
 
 from listlib import store as store_module
 from listlib.config import load_config
+from listlib.errors import LockTimeoutError
 from listlib.filers import RawMail
 from listlib.filing import Filer, FilingReport
 from listlib.fsutil import acquire_lock, release_lock
@@ -120,3 +121,25 @@ def test_a_long_pipeline_lets_another_process_take_the_lock_between_batches(
         pipeline_done.set()
         waiter.join()
     assert took_it.is_set()
+
+
+@pytest.mark.parametrize("point", ["pending-committed", "temp-written", "renamed", "folders-synced"])
+def test_a_batch_holds_the_store_lock_until_its_files_are_in_place(site: Path, point: str) -> None:
+    """Between the two halves of a batch another process must not get the lock: its
+    recovery would delete the temporary files and pending rows still in use."""
+    config = load_config(site / "listlib.toml")
+    others_got_in: list[bool] = []
+
+    def try_the_lock(reached: str) -> None:
+        if reached == point and not others_got_in:
+            try:
+                fd = acquire_lock(config.site.content_dir / ".lock", 0.05, "busy")
+            except LockTimeoutError:
+                others_got_in.append(False)
+            else:
+                release_lock(fd)
+                others_got_in.append(True)
+
+    with Store(config.site.content_dir, fault=try_the_lock).open() as store:
+        Filer(store, config.lists).file(mails(make_message()))
+    assert others_got_in == [False]
