@@ -591,10 +591,8 @@ class Pipeline:
         self._queue.put((commit, outcomes, done))
 
     def finish(self) -> None:
-        """Wait until every submitted batch is in place; raise the first failure."""
-        self._drain()
-        self._queue.put(None)
-        self._thread.join()
+        """Wait until every submitted batch is in place, end the thread; raise the first failure."""
+        self.stop()
         self._raise_failure()
 
     def stop(self) -> None:

@@ -62,7 +62,10 @@ def test_a_batch_decided_while_the_one_before_is_not_in_place_sees_its_messages(
         assert check_store(store).ok
 
 
-def test_a_failure_putting_a_batch_in_place_stops_the_pipeline_and_loses_nothing(site: Path) -> None:
+@pytest.mark.parametrize("failing_rename", [25, 65])  # in the second batch; in the last one (raised by finish)
+def test_a_failure_putting_a_batch_in_place_stops_the_pipeline_and_loses_nothing(
+    site: Path, failing_rename: int
+) -> None:
     config = load_config(site / "listlib.toml")
     batches = [mails(*(make_message(message_id=f"<{b}.{i}@x>") for i in range(20))) for b in range(4)]
     renamed = [0]
@@ -70,7 +73,7 @@ def test_a_failure_putting_a_batch_in_place_stops_the_pipeline_and_loses_nothing
     def disk_full_in_the_second_batch(point: str) -> None:
         if point == "renamed":
             renamed[0] += 1
-            if renamed[0] == 25:
+            if renamed[0] == failing_rename:
                 raise OSError(28, "No space left on device")
 
     report = FilingReport()
@@ -80,13 +83,15 @@ def test_a_failure_putting_a_batch_in_place_stops_the_pipeline_and_loses_nothing
         with pytest.raises(OSError, match="No space left"), store.pipeline() as pipeline:
             for number, batch in enumerate(batches):
                 filer.submit(pipeline, batch, [filer.decide(m) for m in batch], lambda n=number: done.append(n))
-    assert done == [0] and report.filed == 20  # only the batch that is in place is reported
+    in_place_batches = (failing_rename - 1) // 20
+    assert done == list(range(in_place_batches)) and report.filed == 20 * in_place_batches  # only what is in place
+    assert not [t for t in threading.enumerate() if t.name == "listlib-committer"]
     with Store(config.site.content_dir).open() as store:  # the next lock holder cleans up
         with store.locked():
             pass
         assert check_store(store).ok
-        in_place = len(stored_files(site / "content"))  # batch 0 and what batch 1 renamed before the failure
-        assert 20 < in_place < 40
+        in_place = len(stored_files(site / "content"))  # the batches before and what the failing one renamed
+        assert in_place == failing_rename
         filer = Filer(store, config.lists)
         for batch in batches:
             filer.file(batch)
