@@ -145,7 +145,9 @@ def split_message(raw: bytes) -> tuple[bytes, bytes]:
         lead = _LEADING_BLANK_RE.match(raw)
         start = lead.end() if lead else 0
     blank = raw.find(b"\n\n", start)
-    crlf = raw.find(b"\n\r\n", start, blank if blank >= 0 else len(raw))
+    stop = blank if blank >= 0 else len(raw)
+    # A memchr for a carriage return first: most mail stored as LF has none.
+    crlf = raw.find(b"\n\r\n", start, stop) if raw.find(b"\r", start, stop) >= 0 else -1
     if crlf >= 0:
         end, body = crlf + 1, crlf + 3
     elif blank >= 0:
