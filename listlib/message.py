@@ -38,9 +38,9 @@ __all__ = [
 FIELD_NAME_RE = re.compile(rb"([\x21-\x39\x3b-\x7e]+)[ \t]*:")
 """A field name and its colon, at the start of a header line."""
 _LEADING_BLANK_RE = re.compile(rb"(?:[ \t\r]*\n)+")
-# A header line starts a field ("Name:") or continues one (white space). Searching for
-# the first line that does neither jumps from newline to newline (a literal first
-# character), several times faster than matching the block line by line.
+# A header line starts a field ("Name:") or continues one (white space). The header
+# block ends before the first line that does neither: a search for it jumps from
+# newline to newline (a literal first character).
 _HEADER_LINE_RE = re.compile(rb"[ \t]|[\x21-\x39\x3b-\x7e]+[ \t]*:")
 _NOT_HEADER_LINE_RE = re.compile(rb"\n(?![ \t]|[\x21-\x39\x3b-\x7e]+[ \t]*:)")
 FIELD_RE = re.compile(rb"^([\x21-\x39\x3b-\x7e]+)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.M)
