@@ -70,7 +70,7 @@ def test_a_failure_putting_a_batch_in_place_stops_the_pipeline_and_loses_nothing
     batches = [mails(*(make_message(message_id=f"<{b}.{i}@x>") for i in range(20))) for b in range(4)]
     renamed = [0]
 
-    def disk_full_in_the_second_batch(point: str) -> None:
+    def disk_full_at_that_rename(point: str) -> None:
         if point == "renamed":
             renamed[0] += 1
             if renamed[0] == failing_rename:
@@ -78,7 +78,7 @@ def test_a_failure_putting_a_batch_in_place_stops_the_pipeline_and_loses_nothing
 
     report = FilingReport()
     done: list[int] = []
-    with Store(config.site.content_dir, fault=disk_full_in_the_second_batch).open() as store:
+    with Store(config.site.content_dir, fault=disk_full_at_that_rename).open() as store:
         filer = Filer(store, config.lists, report=report)
         with pytest.raises(OSError, match="No space left"), store.pipeline() as pipeline:
             for number, batch in enumerate(batches):
