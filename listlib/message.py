@@ -23,6 +23,7 @@ __all__ = [
     "FIELD_NAME_RE",
     "FIELD_RE",
     "MessageFacts",
+    "blank_line",
     "body_tokens",
     "decode_header_value",
     "parse_date",
@@ -133,6 +134,20 @@ class MessageFacts(NamedTuple):
         return tuple(_recipients(_text(value) for value in self.recipient_fields))
 
 
+def blank_line(data: bytes, start: int = 0) -> tuple[int, int]:
+    """The first empty line (LF or CRLF) from ``start``: (where it starts, where the
+    text after it starts), or (-1, -1) when there is none."""
+    blank = data.find(b"\n\n", start)
+    stop = blank if blank >= 0 else len(data)
+    # A memchr for a carriage return first: most mail stored as LF has none.
+    crlf = data.find(b"\n\r\n", start, stop) if data.find(b"\r", start, stop) >= 0 else -1
+    if crlf >= 0:
+        return crlf + 1, crlf + 3
+    if blank >= 0:
+        return blank + 1, blank + 2
+    return -1, -1
+
+
 def split_message(raw: bytes) -> tuple[bytes, bytes]:
     """Split raw bytes into (header block, body), leniently.
 
@@ -144,15 +159,8 @@ def split_message(raw: bytes) -> tuple[bytes, bytes]:
     if raw[:1] in (b" ", b"\t", b"\r", b"\n"):
         lead = _LEADING_BLANK_RE.match(raw)
         start = lead.end() if lead else 0
-    blank = raw.find(b"\n\n", start)
-    stop = blank if blank >= 0 else len(raw)
-    # A memchr for a carriage return first: most mail stored as LF has none.
-    crlf = raw.find(b"\n\r\n", start, stop) if raw.find(b"\r", start, stop) >= 0 else -1
-    if crlf >= 0:
-        end, body = crlf + 1, crlf + 3
-    elif blank >= 0:
-        end, body = blank + 1, blank + 2
-    else:
+    end, body = blank_line(raw, start)
+    if end < 0:
         end = body = len(raw)
     # A line that is neither a field nor a continuation ends the header early. The
     # newline ending the last line is left out of the search: the blank line after

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO, Literal
 
-from ..message import parse_date
+from ..message import blank_line, parse_date
 
 __all__ = ["MboxFormat", "MboxPart", "is_separator", "iter_mbox", "quote_mboxrd", "separator_date"]
 
@@ -131,17 +131,6 @@ def _line_end(buf: _Buffer, start: int) -> int | None:
             return None
 
 
-def _header_end(data: bytes, pos: int) -> int:
-    """Offset just past the blank line ending the header block at ``pos``, or -1."""
-    lf = data.find(b"\n\n", pos)
-    stop = lf if lf >= 0 else len(data)
-    # Looking for a carriage return first is a memchr: most mboxes have none.
-    crlf = data.find(b"\n\r\n", pos, stop) if data.find(b"\r", pos, stop) >= 0 else -1
-    if crlf >= 0:
-        return crlf + 3
-    return lf + 2 if lf >= 0 else -1
-
-
 def _content_length_end(buf: _Buffer, start: int) -> int | None:
     """Where a trustworthy Content-Length says the message starting at ``start`` ends.
 
@@ -150,7 +139,7 @@ def _content_length_end(buf: _Buffer, start: int) -> int | None:
     a separator: then the strict separator rule alone decides.
     """
     while True:
-        header_end = _header_end(buf.data, start - buf.base)
+        header_end = blank_line(buf.data, start - buf.base)[1]
         if header_end >= 0 or buf.eof or len(buf.data) - (start - buf.base) > 4 * _CHUNK:
             break
         buf.fill()
