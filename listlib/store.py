@@ -58,6 +58,7 @@ _WRITE_GROUP = 64
 _LOCK_TURN = 2.0
 """Seconds a pipeline holds the store lock before it lets other processes have a turn."""
 _LOCK_GAP = 0.03
+"""Seconds the lock stays free on such a turn (waiters try every 10 ms)."""
 Status = Literal["filed", "duplicate", "collision", "failed"]
 
 
