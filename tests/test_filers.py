@@ -85,6 +85,22 @@ def test_unusable_sources_name_the_path(tmp_path: Path) -> None:
         list(open_source(broken).iter_mail())
 
 
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda whole: whole[: len(whole) // 2], id="cut short"),
+        pytest.param(lambda whole: whole[:40] + bytes(b ^ 0x5A for b in whole[40:400]) + whole[400:], id="bad deflate"),
+        pytest.param(lambda whole: whole + b"garbage after the end", id="trailing garbage"),
+    ],
+)
+def test_damaged_gzip_source_is_an_error_naming_the_path(tmp_path: Path, damage) -> None:  # type: ignore[no-untyped-def]
+    whole = gzip.compress(mboxrd([make_message(message_id=f"<{i}@x>") for i in range(200)]))
+    broken = tmp_path / "broken.mbox.gz"
+    broken.write_bytes(damage(whole))
+    with pytest.raises(SourceError, match=r"broken\.mbox\.gz: cannot be read"):
+        list(open_source(broken).iter_mail())
+
+
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can read anything")
 def test_unreadable_file(tmp_path: Path) -> None:
     path = tmp_path / "secret.mbox"

@@ -18,17 +18,17 @@ from ``new`` to ``cur``).
 from __future__ import annotations
 
 import bz2
-import gzip
 import lzma
 import os
 import re
 import shutil
 import tempfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
+
+from isal import igzip, isal_zlib
 
 from ..errors import SourceError
 from .mbox import MboxFormat, is_separator, iter_mbox
@@ -61,7 +61,7 @@ _NOT_MAIL_NAME_RE = re.compile(
     r"|.*\.(?:zip|tar|tgz|7z|rar|md|rst|html?|json|toml|ya?ml|py|sh|pdf|png|jpe?g|gif|svg|sqlite)\Z",
     re.I,
 )
-_DECOMPRESS_ERRORS = (OSError, EOFError, zlib.error, lzma.LZMAError, ValueError)
+_DECOMPRESS_ERRORS = (OSError, EOFError, isal_zlib.error, lzma.LZMAError, ValueError)
 
 
 class RawMail(NamedTuple):
@@ -86,7 +86,8 @@ def _open_file(path: Path | BinaryIO) -> tuple[BinaryIO, BinaryIO]:
     raw.seek(0)
     stream: BinaryIO
     if magic.startswith(b"\x1f\x8b"):
-        stream = gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
+        # ISA-L inflates about three times as fast as zlib.
+        stream = igzip.IGzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
     elif magic.startswith(b"BZh"):
         stream = bz2.BZ2File(raw, "rb")  # type: ignore[assignment]
     elif magic.startswith(b"\xfd7zXZ\x00"):

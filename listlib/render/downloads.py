@@ -9,15 +9,17 @@ messages always give the same bytes. Pure apart from the caller handing in bytes
 
 from __future__ import annotations
 
-import gzip
 import re
 import time
 from collections.abc import Iterable
 
+from isal import igzip
+
 __all__ = ["encode_mboxrd", "gzip_bytes", "separator_line"]
 
-_LEVEL = 1
-"""gzip level: on linux-raid, level 1 compresses 3.1x (level 6: 3.6x) in 43% of the time."""
+_LEVEL = 2
+"""ISA-L level (0-3). On linux-raid, level 2 compresses 3.2x at 310 MB/s; zlib compressed
+3.1x at 91 MB/s at its level 1 and 3.6x at 43 MB/s at level 6."""
 _FROM_RE = re.compile(rb"^(>*From )", re.MULTILINE)
 _SENDER_RE = re.compile(r"[^\x21-\x7e]|@.*@")
 
@@ -45,5 +47,5 @@ def encode_mboxrd(messages: Iterable[tuple[str, int, bytes]]) -> bytes:
 
 
 def gzip_bytes(data: bytes) -> bytes:
-    """Deterministic gzip: no file name, time 0."""
-    return gzip.compress(data, compresslevel=_LEVEL, mtime=0)
+    """Deterministic gzip (for one ISA-L version): no file name, time 0."""
+    return igzip.compress(data, compresslevel=_LEVEL, mtime=0)
