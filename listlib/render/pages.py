@@ -25,6 +25,7 @@ from typing import Any
 
 from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
 from ..display.sanitize import sanitize_html
+from ..fsutil import read_file
 from ..search.document import search_text
 from ..search.spool import SpoolWriter
 from ..theme import Theme
@@ -152,7 +153,7 @@ class Renderer:
         files[path] = self.writer.put(path, data, old.get(path))
 
     def _raw(self, store_path: str) -> bytes:
-        return (self.content_dir / store_path).read_bytes()
+        return read_file(f"{self.content_dir}/{store_path}")
 
     @staticmethod
     def _list(info: tuple[str, str, str]) -> dict[str, str]:
@@ -236,7 +237,7 @@ class Renderer:
         for _call, store_path, raw_hash, raw_target, page, target, subject in args["messages"]:
             if raw_target is not None:
                 files[raw_target] = self.writer.copy(
-                    raw_target, self.content_dir / store_path, raw_hash, old.get(raw_target)
+                    raw_target, f"{self.content_dir}/{store_path}", raw_hash, old.get(raw_target)
                 )
             if target is not None:
                 self._put(files, old, page, self._page("redirect.html", page, args, target=target, title=subject))

@@ -19,6 +19,8 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..fsutil import read_file, write_all
+
 __all__ = ["TEMP_PREFIX", "Writer", "digest_of", "prune_empty_dirs", "remove_files", "sweep"]
 
 TEMP_PREFIX = ".listlib-tmp-"
@@ -72,22 +74,25 @@ class Writer:
         self._replace(path, target, data)
         return digest
 
-    def copy(self, path: str, source: Path, digest: str, old_digest: str | None) -> str:
+    def copy(self, path: str, source: Path | str, digest: str, old_digest: str | None) -> str:
         """Make ``path`` a copy of ``source``, whose content ``digest`` the caller knows."""
         target = _checked(self.root, path)
         if digest == old_digest and os.path.isfile(target):
             self.unchanged += 1
             return digest
         # Messages are small: reading them whole is cheaper than shutil.copyfile's checks and sendfile.
-        self._replace(path, target, source.read_bytes())
+        self._replace(path, target, read_file(source))
         return digest
 
     def _replace(self, path: str, target: str, data: bytes) -> None:
         """Write ``data`` to a temporary file beside ``target``, then rename it into place."""
         temp = self._temp(target)
         try:
-            with open(temp, "wb") as handle:
-                handle.write(data)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+            try:
+                write_all(fd, data)
+            finally:
+                os.close(fd)
             os.replace(temp, target)
         except BaseException:
             _unlink(temp)

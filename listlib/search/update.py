@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
+from ..fsutil import read_file
 from ..index import Row
 from ..store import Store
 from .analysis import ANALYZER_VERSION
@@ -102,7 +103,7 @@ def _analyse_rows(rows: list[Row], content: Path, obfuscate: bool, spool: SpoolR
     for row in rows:
         text = spool.text(row.call, row.raw_hash) if spool is not None else None
         if text is None:
-            docs.append(analyse(row, (content / row.path).read_bytes(), obfuscate))
+            docs.append(analyse(row, read_file(f"{content}/{row.path}"), obfuscate))
         else:
             docs.append(document(row, text))
     return docs
