@@ -3,8 +3,9 @@
 mboxrd (the variant every modern reader understands): each message is preceded by a
 ``From `` separator line, and every body line that starts with any number of ``>``
 followed by ``From `` gets one more ``>``, so the stored bytes come back exactly when
-the file is read as mboxrd. The gzip stream carries no name and no time, so the same
-messages always give the same bytes. Pure apart from the caller handing in bytes.
+the file is read as mboxrd. The gzip stream (ISA-L's deflate, via isal) carries no name
+and no time, so the same messages always give the same bytes with the same ISA-L.
+Pure apart from the caller handing in bytes.
 """
 
 from __future__ import annotations
