@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from .dating import month_of
+from .fsutil import read_file
 from .index import FILED, Row
 from .message import MessageFacts, parse_message
 from .values import FAILED, is_call_number
@@ -122,7 +123,7 @@ def row_from_file(rel: str, path: Path) -> Row | str:
     else:
         year, month = int(parts[1]), int(parts[2])
     try:
-        raw = path.read_bytes()
+        raw = read_file(path)
     except OSError as exc:
         return f"{rel}: cannot be read: {exc.strerror}"
     facts = parse_message(raw)

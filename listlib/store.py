@@ -39,7 +39,16 @@ from typing import Literal, NamedTuple
 
 from .dedup import is_same_post
 from .errors import StoreError
-from .fsutil import acquire_lock, fsync_dir, make_dirs, release_lock, same_file_system, sync_files, write_file
+from .fsutil import (
+    acquire_lock,
+    fsync_dir,
+    make_dirs,
+    read_file,
+    release_lock,
+    same_file_system,
+    sync_files,
+    write_file,
+)
 from .index import PENDING, SCHEMA_VERSION, Index, Row
 from .layout import encode_sidecar, iter_message_files, make_row, message_path, row_from_file
 from .message import MessageFacts, parse_message
@@ -262,8 +271,7 @@ class Store:
             if row.call in commit.raw:
                 return commit.raw[row.call]
         try:
-            with open(os.path.join(self._root_str, row.path), "rb") as f:
-                return f.read()
+            return read_file(os.path.join(self._root_str, row.path))
         except OSError:
             return b""
 
