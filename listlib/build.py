@@ -163,11 +163,12 @@ class _Planned:
 
 
 def _plan(
-    config: Config, theme: Theme, state: BuildState, *, full: bool = False, on_full: Callable[[], None] | None = None
+    config: Config, theme: Theme, state: BuildState, *, full: bool = False, on_work: Callable[[], None] | None = None
 ) -> _Planned:
     """Bring the threads up to date and plan the build: from the changes since the last
-    complete build when that is possible (and ``full`` is not asked), else from every job
-    (``on_full`` is called first, before every list is loaded)."""
+    complete build when that is possible (and ``full`` is not asked), else from every job.
+    ``on_work`` is called as soon as the build is known to have work, before the jobs
+    are described (for a full plan, before every list is loaded)."""
     fingerprints = _template_fingerprints(theme, state)
     static = [(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
     site = SiteInputs(
@@ -184,6 +185,8 @@ def _plan(
         last = None if full else load_memory(state)
         changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
         if last is not None and last[2] == fingerprint and not changes.everything:
+            if on_work is not None and (changes.threads or changes.gone or changes.months):
+                on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
                 sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists]
                 jobs = SiteJobs(site, fingerprints, sources, static)
@@ -192,8 +195,8 @@ def _plan(
             plan = plan_build(previous, built)
             kept = state.job_count() - sum(1 for job in plan.run if job.id in previous) - len(plan.dropped)
             return _Planned(plan, memory, kept, incremental=True)
-        if on_full is not None:
-            on_full()
+        if on_work is not None:
+            on_work()
         loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in config.lists]
     jobs = SiteJobs(site, fingerprints, loaded, static)
     plan = plan_build(state.job_keys(), jobs.all())
@@ -289,7 +292,7 @@ def build_site(
             clear_spool(spool)
             with JobRunner(theme, config.site.content_dir, output, cores, spool) as runner:
                 planning = time.monotonic()
-                planned = _plan(config, theme, state, full=clean, on_full=runner.start)
+                planned = _plan(config, theme, state, full=clean, on_work=runner.start)
                 plan_seconds = time.monotonic() - planning
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
                 report.plan_seconds = plan_seconds

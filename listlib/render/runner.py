@@ -2,9 +2,10 @@
 per core, fed chunks of jobs heaviest first. Never decides what to run (``build``
 does) and never records anything (the caller records each finished job).
 
-Workers are forked. A build of every job forks them early (``JobRunner.start``),
-before the lists are loaded, so that they share none of that memory; a worker forked
-from a parent holding 50,000 rows would soon copy much of it, as touching objects
+Workers are forked. A build forks them early (``JobRunner.start``), as soon as it
+knows it has work and before it loads what the jobs need: they load the renderer
+while the build plans, and share none of the parent's memory; a worker forked from a
+parent holding 50,000 rows would soon copy much of it, as touching objects
 (reference counts, the garbage collector) writes to their pages. When the need for
 workers shows only later, the parent's objects are frozen out of the collector's
 sight first (``gc.freeze``) for the same reason.
@@ -107,10 +108,12 @@ class JobRunner:
             self._frozen = False
 
     def start(self) -> None:
-        """Fork the workers now (when there is more than one), ahead of a big build."""
+        """Fork the workers now (when there is more than one), ahead of the jobs: they
+        load the renderer while this process plans. Returns without waiting for them."""
         if self.workers > 1 and self._pool is None:
             self._pool = self._new_pool()
-            self._pool.submit(_ready).result()
+            # A pool of forked workers forks them all on its first task.
+            self._pool.submit(_ready)
 
     def _new_pool(self) -> ProcessPoolExecutor:
         return ProcessPoolExecutor(
