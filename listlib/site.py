@@ -35,10 +35,12 @@ static    the theme's static files                    their digests
 
 from __future__ import annotations
 
+import heapq
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import NamedTuple
 
 from .config import ListConfig
@@ -326,6 +328,7 @@ class SiteJobs:
         self.fingerprints = {kind: ",".join(fingerprints[name] for name in names) for kind, names in TEMPLATES.items()}
         self.sources = {source.slug: source for source in sources}
         self.static_files = tuple(static_files)
+        self._sitemap_months: dict[str, dict[Month, list[ThreadSummary]]] = {}
 
     def make(self, kind: str, job_id: str, args: dict[str, object], weight: int = 1) -> Job:
         args["site"] = self.site
@@ -529,7 +532,7 @@ class SiteJobs:
         counts = source.month_counts()
         thread_counts = source.month_thread_counts()
         order = source.order()
-        latest = sorted(order, key=lambda t: (t.last, t.id), reverse=True)[:LATEST_THREADS]
+        latest = heapq.nlargest(LATEST_THREADS, order, key=attrgetter("last", "id"))
         roots = source.rows(t.id for t in latest)
         return self.make(
             "list",
@@ -576,12 +579,15 @@ class SiteJobs:
             weight=3,
         )
 
-    def sitemap_months(self, slug: str) -> dict[Month, list[ThreadSummary]]:
+    def sitemap_months(self, slug: str) -> Mapping[Month, list[ThreadSummary]]:
         """The threads of a list by the month of their root (where their pages live), in
         thread order; months without a root are absent."""
-        by_month: dict[Month, list[ThreadSummary]] = defaultdict(list)
-        for summary in self.sources[slug].order():
-            by_month[Month(summary.year, summary.month)].append(summary)
+        by_month = self._sitemap_months.get(slug)
+        if by_month is None:
+            grouped: dict[tuple[int, int], list[ThreadSummary]] = defaultdict(list)
+            for summary in self.sources[slug].order():
+                grouped[summary.year, summary.month].append(summary)
+            by_month = self._sitemap_months[slug] = {Month(*key): group for key, group in grouped.items()}
         return by_month
 
     def sitemaps(self, slug: str, months: Mapping[Month, Sequence[ThreadSummary]]) -> list[Job]:

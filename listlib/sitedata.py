@@ -87,7 +87,7 @@ class StoredList(ListSource):
         return {call: tid for call in wanted if (tid := self._thread_of[call]) is not None}
 
     def summaries(self) -> list[ThreadSummary]:
-        return [ThreadSummary(*values) for values in self._threadset.cache.thread_summaries(self.slug)]
+        return list(map(ThreadSummary._make, self._threadset.cache.thread_summaries(self.slug)))
 
     def recent(self, count: int) -> list[Row]:
         if len(self._recent) < count:
