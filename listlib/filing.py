@@ -11,12 +11,12 @@ failed. Never prints: progress goes to a callback.
 
 from __future__ import annotations
 
-import multiprocessing
+import os
 import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Future, ProcessPoolExecutor
+from concurrent.futures import Future
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -280,7 +280,7 @@ def file_sources(
     total = sum(s.total_bytes for s in sources)
     now = int(store.clock())
     if parallel is None:
-        parallel = total >= _POOL_THRESHOLD_BYTES and (multiprocessing.cpu_count() or 1) > 1
+        parallel = total >= _POOL_THRESHOLD_BYTES and (os.cpu_count() or 1) > 1
 
     def all_mail() -> Iterator[RawMail]:
         done_before = 0
@@ -364,6 +364,10 @@ def _run_pool(
     in file-system and SQLite calls, which release the GIL; the bounded queue
     keeps at most a few chunks in memory.
     """
+    # Imported here: an import too small for the pool (a cron job's few messages) need not load them.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     context = multiprocessing.get_context("fork")
     handoff: queue.Queue[tuple[list[RawMail], Future[list[_Decision]]] | BaseException | None] = queue.Queue(
         maxsize=_IN_FLIGHT
