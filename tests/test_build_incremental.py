@@ -9,7 +9,7 @@ import shutil
 from datetime import timedelta
 from pathlib import Path
 
-from listlib.build import compare_plans
+from listlib.build import _load_theme, _plan, compare_plans
 from listlib.buildstate import BuildState
 from listlib.config import load_config
 from listlib.plan import Plan
@@ -142,3 +142,23 @@ def test_random_imports_and_removals_plan_the_same_jobs_as_a_full_enumeration(si
     shutil.rmtree(site / ".cache")
     build(site, clean=True)
     assert tree(site / "output") == incremental
+
+
+def _plan_calls_on_work(site: Path) -> int:
+    """How often planning the site now says it has work (``on_work``), planning only."""
+    config = load_config(site / "listlib.toml")
+    calls: list[None] = []
+    with BuildState(config.site.cache_dir / "build.sqlite") as state:
+        _plan(config, _load_theme(config), state, on_work=lambda: calls.append(None))
+    return len(calls)
+
+
+def test_render_workers_start_only_when_a_build_has_work(site: Path) -> None:
+    assert _plan_calls_on_work(site) == 1  # no build yet: every job
+    add(site, post(1, "Plans"))
+    build(site)
+    assert _plan_calls_on_work(site) == 0  # nothing new: no workers forked for nothing
+    add(site, post(2, "Re: Plans", reply_to=1, refs=(1,)))
+    assert _plan_calls_on_work(site) == 1
+    build(site)
+    assert _plan_calls_on_work(site) == 0
