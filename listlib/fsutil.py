@@ -9,7 +9,6 @@ Nothing here knows about mail.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import errno
 import fcntl
 import os
@@ -37,7 +36,9 @@ _GROUP_SYNC_THRESHOLD = 8
 
 def _load_syncfs() -> object | None:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
+        # The process's own symbols include the C library's: no library search (find_library
+        # runs a subprocess on some systems) on every command's start.
+        libc = ctypes.CDLL(None, use_errno=True)
         return libc.syncfs
     except (OSError, AttributeError):
         return None
