@@ -185,7 +185,7 @@ def _plan(
         last = None if full else load_memory(state)
         changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
         if last is not None and last[2] == fingerprint and not changes.everything:
-            if on_work is not None and (changes.threads or changes.gone or changes.months):
+            if on_work is not None and not changes.nothing:
                 on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
                 sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists]

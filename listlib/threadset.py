@@ -62,6 +62,11 @@ class ThreadChanges:
     rethreaded: int = 0
     """Messages threaded again by the update that produced this report."""
 
+    @property
+    def nothing(self) -> bool:
+        """No thread, name or month changed (``everything`` aside)."""
+        return not (self.threads or self.gone or self.months)
+
 
 def thread_input(facts: Sequence[object]) -> ThreadInput:
     """A threader input from an ``Index.thread_facts`` tuple."""
