@@ -190,17 +190,20 @@ def _plan(
             with store.index.snapshot(), threadset.cache.snapshot():
                 sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists]
                 jobs = SiteJobs(site, fingerprints, sources, static)
-                built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint)
+                built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint, threadset.cache.month_marks)
             previous = state.keys_of(considered)
             plan = plan_build(previous, built)
             kept = state.job_count() - sum(1 for job in plan.run if job.id in previous) - len(plan.dropped)
             return _Planned(plan, memory, kept, incremental=True)
         if on_work is not None:
             on_work()
-        loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in config.lists]
+        # One read snapshot of the cache: the marks recorded must be those of the threads loaded.
+        with threadset.cache.snapshot():
+            loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in config.lists]
+            marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in config.lists}
     jobs = SiteJobs(site, fingerprints, loaded, static)
     plan = plan_build(state.job_keys(), jobs.all())
-    memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint)
+    memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint, marks)
     return _Planned(plan, memory, len(plan.kept), incremental=False)
 
 

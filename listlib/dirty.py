@@ -8,7 +8,10 @@ the jobs a change can reach are:
 
 - changed and vanished threads, and threads whose prev/next neighbour changed (the
   thread order is diffed): their thread and tmbox jobs;
-- changed months and months whose prev/next month changed: messages, month, date, mmbox;
+- changed months and months whose prev/next month changed: their month job; their
+  messages and mmbox jobs unless the month's *mark* (thread cache: the same messages
+  in the same threads) is the one the last build recorded, and their date job unless
+  that holds and its prev/next month did not change;
 - list and feed of every list with a change, and the site index;
 - the sitemaps of changed months and of the root months of changed threads;
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
@@ -22,7 +25,7 @@ ever dropped. ``Memory`` is what a build leaves for the next one.
 from __future__ import annotations
 
 import json
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -35,6 +38,8 @@ from .values import Month
 __all__ = ["Memory", "dirty_jobs", "full_memory", "load_memory"]
 
 T = TypeVar("T", bound=Hashable)
+MonthMarks = Callable[[str, Iterable[Month]], Mapping[tuple[int, int], str]]
+"""(list slug, months) -> each month's mark (``ThreadCache.month_marks``)."""
 
 
 @dataclass
@@ -47,6 +52,8 @@ class Memory:
     orders: dict[str, list[str]] = field(default_factory=dict)
     """List slug -> thread ids by (first date, id)."""
     months: dict[str, list[Month]] = field(default_factory=dict)
+    marks: dict[str, dict[Month, str]] = field(default_factory=dict)
+    """List slug -> the mark of each month, as its month jobs were planned."""
     forget_mids: set[str] = field(default_factory=set)
     add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
     replace_mids: bool = False
@@ -60,6 +67,8 @@ class Memory:
             state.set(f"order:{slug}", json.dumps(order))
         for slug, months in self.months.items():
             state.set(f"months:{slug}", json.dumps([list(m) for m in months]))
+        for slug, marks in self.marks.items():
+            state.set(f"marks:{slug}", json.dumps({str(month): mark for month, mark in marks.items()}))
         state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
 
 
@@ -72,12 +81,21 @@ def load_memory(state: BuildState) -> tuple[str, int, str] | None:
     return epoch, int(generation), fingerprint
 
 
-def full_memory(jobs: SiteJobs, epoch: str, generation: int, fingerprint: str) -> Memory:
-    """What a full build (over ``LoadedList`` sources) leaves behind."""
+def _recorded_marks(state: BuildState, slug: str) -> dict[Month, str]:
+    recorded: dict[str, str] = json.loads(state.get(f"marks:{slug}") or "{}")
+    return {Month(int(text[:4]), int(text[5:])): mark for text, mark in recorded.items()}
+
+
+def full_memory(
+    jobs: SiteJobs, epoch: str, generation: int, fingerprint: str, marks: Mapping[str, Mapping[tuple[int, int], str]]
+) -> Memory:
+    """What a full build (over ``LoadedList`` sources) leaves behind; ``marks``: every
+    list's month marks, read with the threads the build used."""
     memory = Memory(epoch, generation, fingerprint, replace_mids=True)
     for slug, source in jobs.sources.items():
         memory.orders[slug] = [t.id for t in source.order()]
         memory.months[slug] = source.months()
+        memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
             memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call])[call], prefix))
@@ -100,7 +118,7 @@ def _moved(before: Sequence[T], now: Sequence[T]) -> set[T]:
 
 
 def dirty_jobs(
-    jobs: SiteJobs, changes: ThreadChanges, state: BuildState, fingerprint: str
+    jobs: SiteJobs, changes: ThreadChanges, state: BuildState, fingerprint: str, month_marks: MonthMarks
 ) -> tuple[list[Job], set[str], Memory]:
     """The jobs a change reaches (built), every job id considered (a considered id
     without a job is dropped), and the memory to record after the build."""
@@ -130,12 +148,23 @@ def dirty_jobs(
             consider(f"tmbox:{slug}:{thread_id}", jobs.tmbox(slug, thread_id))
         months = source.months()
         before = [Month(*m) for m in json.loads(state.get(f"months:{slug}") or "[]")]
-        dirty_months = {m for s, m in changes.months if s == slug} | _moved(before, months)
+        moved_months = _moved(before, months)
+        dirty_months = {m for s, m in changes.months if s == slug} | moved_months
+        # A month's thread lines change with any of its threads; its messages and their
+        # links (to their threads' pages) only when its mark does.
+        marks = _recorded_marks(state, slug)
+        marks_now = {Month(*m): mark for m, mark in month_marks(slug, dirty_months).items()}
         for month in sorted(dirty_months):
-            consider(f"messages:{slug}:{month}", jobs.messages(slug, month))
+            same_messages = month in marks_now and marks.get(month) == marks_now[month]
+            if not same_messages:
+                consider(f"messages:{slug}:{month}", jobs.messages(slug, month))
             consider(f"month:{slug}:{month}", jobs.month(slug, month))
-            consider(f"date:{slug}:{month}", jobs.date(slug, month))
-            consider(f"mmbox:{slug}:{month}", jobs.mmbox(slug, month))
+            if not same_messages or month in moved_months:
+                consider(f"date:{slug}:{month}", jobs.date(slug, month))
+            if not same_messages:
+                consider(f"mmbox:{slug}:{month}", jobs.mmbox(slug, month))
+            marks.pop(month, None)
+        marks.update(marks_now)
         consider(f"list:{slug}", jobs.list(slug))
         consider(f"feed:{slug}", jobs.feed(slug))
         # A month's sitemap lists the threads rooted in it with their last dates: it
@@ -151,6 +180,7 @@ def dirty_jobs(
             considered.update(state.job_ids_from(f"sitemap:{slug}:{month}:"))
         memory.orders[slug] = order
         memory.months[slug] = months
+        memory.marks[slug] = marks
         _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)
     if slugs:
         consider("site:site", jobs.site_index())

@@ -266,7 +266,13 @@ class Index:
 
     def slugs(self) -> list[str]:
         """Lists (and pseudo-lists) that have filed messages."""
-        cursor = self.db.execute(f"SELECT DISTINCT list FROM messages WHERE state = {FILED} ORDER BY list")
+        # One index seek per list (a loose index scan), not a read of every row.
+        cursor = self.db.execute(
+            "WITH RECURSIVE lists(slug) AS (SELECT min(list) FROM messages UNION ALL"
+            " SELECT (SELECT min(list) FROM messages WHERE list > slug) FROM lists WHERE slug IS NOT NULL)"
+            " SELECT slug FROM lists WHERE slug IS NOT NULL"
+            f" AND EXISTS (SELECT 1 FROM messages WHERE list = slug AND state = {FILED})"
+        )
         return [slug for (slug,) in cursor]
 
     def month_fingerprints(self, slug: str) -> dict[tuple[int, int], str]:
@@ -312,14 +318,6 @@ class Index:
         """Every filed message of one month of a list."""
         return self._rows(f"list = ? AND state = {FILED} AND year = ? AND month = ?", (slug, year, month))
 
-    def month_counts(self, slug: str) -> dict[tuple[int, int], int]:
-        """(year, month) -> filed messages, for every month of a list that has some."""
-        cursor = self.db.execute(
-            f"SELECT year, month, count(*) FROM messages WHERE list = ? AND state = {FILED} GROUP BY year, month",
-            (slug,),
-        )
-        return {(y, m): n for y, m, n in cursor}
-
     def newest_rows(self, slug: str, count: int) -> list[Row]:
         """The ``count`` newest filed messages of a list by (date, call), newest first."""
         return self._rows(f"list = ? AND state = {FILED} ORDER BY date DESC, call DESC LIMIT ?", (slug, count))
@@ -329,19 +327,22 @@ class Index:
 
     def thread_facts(self, slug: str, calls: Iterable[str] | None = None) -> list[tuple[object, ...]]:
         """What threading needs of a list's filed messages (all, or these call numbers):
-        tuples of call, message_id, in_reply_to, refs, subject, date, raw_hash, year, month."""
+        tuples of call, message_id, in_reply_to, refs, subject, date, raw_hash, year, month,
+        from_name, from_addr, no_archive (the last three for the thread's authors)."""
         select = (
-            "SELECT call, message_id, in_reply_to, refs, subject, date, raw_hash, year, month"
-            f" FROM messages WHERE list = ? AND state = {FILED}"
+            "SELECT call, message_id, in_reply_to, refs, subject, date, raw_hash, year, month,"
+            " from_name, from_addr, no_archive FROM messages WHERE "
         )
         if calls is None:
-            return self.db.execute(select, (slug,)).fetchall()
+            return self.db.execute(f"{select} list = ? AND state = {FILED}", (slug,)).fetchall()
         values = list(calls)
         found: list[tuple[object, ...]] = []
         for start in range(0, len(values), _IN_CHUNK):
             chunk = values[start : start + _IN_CHUNK]
             marks = ", ".join("?" for _ in chunk)
-            found.extend(self.db.execute(f"{select} AND call IN ({marks})", (slug, *chunk)))
+            # "+": look each call up by its key; SQLite would otherwise scan the list's index.
+            where = f"call IN ({marks}) AND +list = ? AND +state = {FILED}"
+            found.extend(self.db.execute(select + where, (*chunk, slug)))
         return found
 
     def count(self) -> int:

@@ -47,7 +47,7 @@ from .config import ListConfig
 from .display import obfuscate_addresses
 from .index import Row
 from .plan import Job, job_key
-from .threadcache import ThreadEntry
+from .threadcache import ThreadEntry, ThreadLine
 from .urls import (
     feed_path,
     list_index_path,
@@ -170,6 +170,10 @@ class ListSource(ABC):
         """Thread entries by id (unknown ids are left out)."""
 
     @abstractmethod
+    def thread_lines(self, ids: Iterable[str]) -> Mapping[str, ThreadLine]:
+        """Threads by id without their messages (unknown ids are left out)."""
+
+    @abstractmethod
     def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
         """Call number -> the id of the thread that holds it."""
 
@@ -270,6 +274,12 @@ class LoadedList(ListSource):
     def threads(self, ids: Iterable[str]) -> Mapping[str, ThreadEntry]:
         return {tid: self._threads[tid] for tid in ids if tid in self._threads}
 
+    def thread_lines(self, ids: Iterable[str]) -> Mapping[str, ThreadLine]:
+        return {
+            tid: ThreadLine(entry.id, entry.first, entry.last, entry.count, entry.months, entry.authors)
+            for tid, entry in self.threads(ids).items()
+        }
+
     def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
         return {call: self._thread_of[call] for call in calls if call in self._thread_of}
 
@@ -297,13 +307,16 @@ def _subject(hide: bool, row: Row) -> str:
 
 
 def _author(hide: bool, row: Row) -> str:
-    """An author's name for index pages (never an address unless the name is one)."""
-    if row.no_archive:
-        return ""
-    name = row.from_name.strip()
+    """An author's name for index pages; nothing for a withheld message."""
+    return "" if row.no_archive else _author_name(hide, row.from_name, row.from_addr)
+
+
+def _author_name(hide: bool, from_name: str, from_addr: str) -> str:
+    """A name to show for a sender (never an address unless the name is one)."""
+    name = from_name.strip()
     if name:
         return obfuscate_addresses(name) if hide else name
-    return row.from_addr.split("@")[0] or "(unknown)"
+    return from_addr.split("@")[0] or "(unknown)"
 
 
 def _list_info(config: ListConfig) -> tuple[str, str, str]:
@@ -466,8 +479,8 @@ class SiteJobs:
         here = source.month_threads(month)
         if not here:
             return None
-        entries = source.threads(here)
-        rows = source.rows({call for entry in entries.values() for call, _p, _d in entry.messages} | set(here))
+        entries = source.thread_lines(here)
+        rows = source.rows(here)
         thread_lines = []
         for thread_id, count in sorted(here.items(), key=lambda item: (entries[item[0]].first, item[0])):
             entry = entries[thread_id]
@@ -475,7 +488,7 @@ class SiteJobs:
                 (
                     source.page(thread_id, rows[thread_id]),
                     _subject(self.hide, rows[thread_id]),
-                    _participants(entry, rows, self.hide),
+                    _participants(entry, self.hide),
                     count,
                     entry.count,
                     entry.first,
@@ -671,11 +684,11 @@ def _mbox_item(row: Row) -> tuple[str, str, str, int]:
     return (row.path, row.raw_hash, row.from_addr, row.date)
 
 
-def _participants(entry: ThreadEntry, rows: Mapping[str, Row], hide: bool) -> tuple[tuple[str, ...], int]:
+def _participants(entry: ThreadLine, hide: bool) -> tuple[tuple[str, ...], int]:
     names: list[str] = []
     seen: set[str] = set()
-    for call, _parent, _depth in entry.messages:
-        name = _author(hide, rows[call])
+    for from_name, from_addr in entry.authors:  # withheld messages are not among them
+        name = _author_name(hide, from_name, from_addr)
         key = name.casefold()
         if name and key not in seen:
             seen.add(key)

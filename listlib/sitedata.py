@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from .config import ListConfig
 from .index import Index, Row
 from .site import ListSource, ThreadSummary
-from .threadcache import ThreadEntry
+from .threadcache import ThreadEntry, ThreadLine
 from .threadset import ThreadSet
 from .values import Month
 
@@ -32,8 +32,7 @@ class StoredList(ListSource):
         self._rows: dict[str, Row | None] = {}
         self._threads: dict[str, ThreadEntry | None] = {}
         self._thread_of: dict[str, str | None] = {}
-        self._month_counts: dict[Month, int] | None = None
-        self._month_thread_counts: dict[Month, int] | None = None
+        self._month_totals: dict[Month, tuple[int, int]] | None = None
         self._recent: list[Row] = []
         self._month_rows: dict[Month, list[Row]] = {}
 
@@ -54,16 +53,17 @@ class StoredList(ListSource):
             self._rows.update((row.call, row) for row in rows)
         return list(rows)
 
+    def _totals(self) -> dict[Month, tuple[int, int]]:
+        # From the threads (a few rows per thread), not by counting the index's rows.
+        if self._month_totals is None:
+            self._month_totals = {Month(*m): n for m, n in self._threadset.cache.month_totals(self.slug).items()}
+        return self._month_totals
+
     def month_counts(self) -> Mapping[Month, int]:
-        if self._month_counts is None:
-            self._month_counts = {Month(*m): n for m, n in self._index.month_counts(self.slug).items()}
-        return self._month_counts
+        return {month: messages for month, (messages, _threads) in self._totals().items()}
 
     def month_thread_counts(self) -> Mapping[Month, int]:
-        if self._month_thread_counts is None:
-            counts = self._threadset.cache.month_thread_counts(self.slug)
-            self._month_thread_counts = {Month(*m): n for m, n in counts.items()}
-        return self._month_thread_counts
+        return {month: threads for month, (_messages, threads) in self._totals().items()}
 
     def month_threads(self, month: Month) -> Mapping[str, int]:
         return dict(self._threadset.month(self.slug, month).threads)
@@ -76,6 +76,9 @@ class StoredList(ListSource):
             for thread_id in missing:
                 self._threads[thread_id] = found.get(thread_id)
         return {tid: entry for tid in wanted if (entry := self._threads[tid]) is not None}
+
+    def thread_lines(self, ids: Iterable[str]) -> Mapping[str, ThreadLine]:
+        return self._threadset.cache.thread_lines(self.slug, ids)
 
     def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
         wanted = set(calls)

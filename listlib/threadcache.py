@@ -9,7 +9,8 @@ Tables::
                   list last changed in
     messages      per message: month, cluster, thread, parent, depth
     keys          per list: every threading key -> the cluster of messages that share it
-    threads       per thread: its messages in display order, counts and dates
+    threads       per thread: its messages in display order, its authors, its root
+                  message's month, counts and dates
     thread_months per thread and month: how many of its messages are in that month
     gone          thread names that no longer exist, with the thread that now holds
                   their old root message (re-rooted) or none (removed)
@@ -21,6 +22,7 @@ over. This module knows SQL, not mail, threading rules or the store.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import secrets
 import sqlite3
@@ -30,9 +32,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-__all__ = ["CACHE_VERSION", "MessageEntry", "MonthEntry", "ThreadCache", "ThreadEntry"]
+__all__ = ["CACHE_VERSION", "MessageEntry", "MonthEntry", "ThreadCache", "ThreadEntry", "ThreadLine"]
 
-CACHE_VERSION = 2
+CACHE_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -52,8 +54,9 @@ CREATE TABLE IF NOT EXISTS keys (
     PRIMARY KEY (list, key)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS threads (
-    list TEXT NOT NULL, id TEXT NOT NULL, missing_root TEXT, messages TEXT NOT NULL,
+    list TEXT NOT NULL, id TEXT NOT NULL, root_year INTEGER NOT NULL, root_month INTEGER NOT NULL,
     count INTEGER NOT NULL, first INTEGER NOT NULL, last INTEGER NOT NULL, changed INTEGER NOT NULL,
+    missing_root TEXT, messages TEXT NOT NULL, authors TEXT NOT NULL,
     PRIMARY KEY (list, id)
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS thread_months (
@@ -69,6 +72,8 @@ CREATE TABLE IF NOT EXISTS gone (
 """
 
 _IN_CHUNK = 500
+_to_json = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+"""Compact JSON (one encoder for every thread written: ``json.dumps`` makes one per call)."""
 
 
 def _quote(text: str) -> str:
@@ -98,10 +103,27 @@ class ThreadEntry:
     last: int
     months: tuple[tuple[int, int, int], ...]
     """(year, month, messages in that month), oldest first."""
+    authors: tuple[tuple[str, str], ...]
+    """Each distinct (From name, From address) of its messages that may be archived
+    (not ``X-No-Archive``), in the order they first appear in ``messages``: month
+    pages list participants from it."""
+    root: tuple[int, int]
+    """(year, month) of its root message: where its page lives."""
 
     @property
     def count(self) -> int:
         return len(self.messages)
+
+
+class ThreadLine(NamedTuple):
+    """A thread as a month page lists it: everything but its messages."""
+
+    id: str
+    first: int
+    last: int
+    count: int
+    months: tuple[tuple[int, int, int], ...]
+    authors: tuple[tuple[str, str], ...]
 
 
 class MonthEntry(NamedTuple):
@@ -222,24 +244,54 @@ class ThreadCache:
         select = "SELECT call, year, month, cluster, thread FROM messages WHERE list = ? AND cluster IN ({})"
         return [MessageEntry(*row) for row in self._in(select, slug, clusters)]  # type: ignore[arg-type]
 
+    def _thread_months(self, slug: str, ids: list[str]) -> dict[str, tuple[tuple[int, int, int], ...]]:
+        # Without the hint SQLite reads all of the list's months (the primary key's prefix).
+        select = (
+            "SELECT thread, year, month, count FROM thread_months INDEXED BY thread_months_by_thread"
+            " WHERE list = ? AND thread IN ({})"
+        )
+        months: dict[str, list[tuple[int, int, int]]] = {}
+        for thread_id, year, month, count in sorted(self._in(select, slug, ids)):  # type: ignore[type-var]
+            months.setdefault(thread_id, []).append((year, month, count))  # type: ignore[call-overload,arg-type]
+        return {thread_id: tuple(items) for thread_id, items in months.items()}
+
     def threads_by_id(self, slug: str, ids: Iterable[str]) -> dict[str, ThreadEntry]:
         wanted = list(ids)
-        months: dict[str, list[tuple[int, int, int]]] = {}
-        select = "SELECT thread, year, month, count FROM thread_months WHERE list = ? AND thread IN ({})"
-        for thread_id, year, month, count in sorted(self._in(select, slug, wanted), key=lambda r: (r[0], r[1], r[2])):  # type: ignore[arg-type,return-value]
-            months.setdefault(str(thread_id), []).append((int(year), int(month), int(count)))  # type: ignore[call-overload]
-        select = "SELECT id, missing_root, messages, first, last FROM threads WHERE list = ? AND id IN ({})"
+        months = self._thread_months(slug, wanted)
+        select = (
+            "SELECT id, missing_root, messages, authors, first, last, root_year, root_month"
+            " FROM threads WHERE list = ? AND id IN ({})"
+        )
         found = {}
-        for thread_id, missing_root, messages, first, last in self._in(select, slug, wanted):
-            found[str(thread_id)] = ThreadEntry(
-                id=str(thread_id),
-                missing_root=missing_root if isinstance(missing_root, str) else None,
-                messages=tuple((c, p, d) for c, p, d in json.loads(str(messages))),
-                first=int(first),  # type: ignore[call-overload]
-                last=int(last),  # type: ignore[call-overload]
-                months=tuple(months.get(str(thread_id), ())),
+        for thread_id, missing_root, messages, authors, first, last, year, month in self._in(select, slug, wanted):
+            found[thread_id] = ThreadEntry(
+                id=thread_id,  # type: ignore[arg-type]
+                missing_root=missing_root,  # type: ignore[arg-type]
+                messages=tuple(map(tuple, json.loads(messages))),  # type: ignore[arg-type]
+                first=first,  # type: ignore[arg-type]
+                last=last,  # type: ignore[arg-type]
+                months=months.get(thread_id, ()),  # type: ignore[call-overload]
+                authors=tuple(map(tuple, json.loads(authors))),  # type: ignore[arg-type]
+                root=(year, month),  # type: ignore[arg-type]
             )
         return found
+
+    def thread_lines(self, slug: str, ids: Iterable[str]) -> dict[str, ThreadLine]:
+        """Threads without their messages (what month pages show: cheaper than ``threads_by_id``)."""
+        wanted = list(ids)
+        months = self._thread_months(slug, wanted)
+        select = "SELECT id, first, last, count, authors FROM threads WHERE list = ? AND id IN ({})"
+        return {
+            thread_id: ThreadLine(
+                thread_id,  # type: ignore[arg-type]
+                first,  # type: ignore[arg-type]
+                last,  # type: ignore[arg-type]
+                count,  # type: ignore[arg-type]
+                months.get(thread_id, ()),  # type: ignore[call-overload]
+                tuple(map(tuple, json.loads(authors))),  # type: ignore[arg-type]
+            )
+            for thread_id, first, last, count, authors in self._in(select, slug, wanted)
+        }
 
     def thread(self, slug: str, thread_id: str) -> ThreadEntry | None:
         return self.threads_by_id(slug, [thread_id]).get(thread_id)
@@ -252,21 +304,19 @@ class ThreadCache:
         return [t for (t,) in self.db.execute("SELECT id FROM threads WHERE list = ? ORDER BY id", (slug,))]
 
     def thread_summaries(self, slug: str) -> list[tuple[int, str, int, int, int, int]]:
-        """(first, id, last, count, root year, root month) of every thread of a list,
-        without decoding any thread's messages."""
+        """(first, id, last, count, root year, root month) of every thread of a list
+        (the table's first columns: no message list is read)."""
         cursor = self.db.execute(
-            "SELECT t.first, t.id, t.last, t.count, m.year, m.month FROM threads t"
-            " JOIN messages m ON m.call = t.id WHERE t.list = ?",
-            (slug,),
+            "SELECT first, id, last, count, root_year, root_month FROM threads WHERE list = ?", (slug,)
         )
         return cursor.fetchall()
 
-    def month_thread_counts(self, slug: str) -> dict[tuple[int, int], int]:
-        """(year, month) -> how many threads have messages in it."""
+    def month_totals(self, slug: str) -> dict[tuple[int, int], tuple[int, int]]:
+        """(year, month) -> (messages in it, threads with messages in it)."""
         cursor = self.db.execute(
-            "SELECT year, month, count(*) FROM thread_months WHERE list = ? GROUP BY year, month", (slug,)
+            "SELECT year, month, sum(count), count(*) FROM thread_months WHERE list = ? GROUP BY year, month", (slug,)
         )
-        return {(y, m): n for y, m, n in cursor}
+        return {(y, m): (messages, threads) for y, m, messages, threads in cursor}
 
     def months(self, slug: str) -> list[MonthEntry]:
         """Every month of a list that has messages, oldest first, with its threads."""
@@ -278,6 +328,31 @@ class ThreadCache:
         for year, month, thread_id, count in cursor:
             found.setdefault((year, month), []).append((thread_id, count))
         return [MonthEntry(y, m, tuple(threads)) for (y, m), threads in found.items()]
+
+    def month_marks(self, slug: str, months: Iterable[tuple[int, int]] | None = None) -> dict[tuple[int, int], str]:
+        """Per month of a list (these, or all), a digest of the store's fingerprint of its
+        messages when threaded and of which thread holds each of them: equal marks mean
+        the same messages in the same threads. Months the cache does not know are left out."""
+        fingerprints = self.fingerprints(slug)
+        select = "SELECT year, month, call, thread FROM messages WHERE list = ?"
+        if months is None:
+            rows: Iterable[tuple[int, int, str, str]] = self.db.execute(f"{select} ORDER BY year, month, call", (slug,))
+        else:
+            rows = [
+                row
+                for year, month in sorted(set(months))
+                for row in self.db.execute(f"{select} AND year = ? AND month = ? ORDER BY call", (slug, year, month))
+            ]
+        digests: dict[tuple[int, int], hashlib.blake2b] = {}
+        for year, month, call, thread in rows:
+            digest = digests.get((year, month))
+            if digest is None:
+                fingerprint = fingerprints.get((year, month))
+                if fingerprint is None:
+                    continue
+                digest = digests[(year, month)] = hashlib.blake2b(fingerprint[0].encode(), digest_size=12)
+            digest.update(f"\n{call} {thread}".encode())
+        return {month: digest.hexdigest() for month, digest in digests.items()}
 
     def month(self, slug: str, year: int, month: int) -> MonthEntry:
         cursor = self.db.execute(
@@ -334,14 +409,17 @@ class ThreadCache:
         """Write threads; ``generations`` gives each one's ``changed`` generation."""
         items = list(threads)
         self.db.executemany(
-            "INSERT INTO threads (list, id, missing_root, messages, count, first, last, changed)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO threads"
+            " (list, id, missing_root, messages, authors, root_year, root_month, count, first, last, changed)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
                 (
                     slug,
                     t.id,
                     t.missing_root,
-                    json.dumps(t.messages, separators=(",", ":")),
+                    _to_json(t.messages),
+                    _to_json(t.authors),
+                    *t.root,
                     t.count,
                     t.first,
                     t.last,

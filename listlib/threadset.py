@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from .errors import StoreError
 from .fsutil import acquire_lock, release_lock
@@ -37,6 +38,8 @@ from .threader import Thread, ThreadInput, cluster_keys, reference_chain, thread
 from .values import FAILED, Month
 
 __all__ = ["ThreadChanges", "ThreadSet", "thread_input"]
+
+T = TypeVar("T")
 
 _FULL_FETCH = 24
 """Changed months above which a list's call numbers are read in one query."""
@@ -297,20 +300,24 @@ def _rethread(
     """Rethread the clusters that added and removed messages reach; returns the
     months whose thread list changed."""
     work = _Closure(index, cache, slug, added, removed, everything=everything)
-    # Big closures (a first build) thread in a child process on the other core while
-    # this one computes clusters and writes the keys.
-    join = _thread_elsewhere(work.inputs, work.chains)
+
+    def thread_entries() -> list[ThreadEntry]:
+        threads = thread_messages(work.inputs, work.chains)
+        return [_entry(t, work.month_of, work.facts_of) for t in threads]
+
+    # Big closures (a first build) are threaded in a child process on the other core
+    # while this one computes clusters and writes the keys.
+    join = _elsewhere(thread_entries, big=len(work.inputs) >= _FORK_AT)
     cluster_of = _clusters(work.keys_of)
     cache.add_keys(slug, {key: cluster_of[call] for call, keys in work.keys_of.items() for key in keys}.items())
-    threads = join()
+    entries = {entry.id: entry for entry in join()}
     report.rethreaded += len(work.inputs)
-    entries = {t.id: _entry(t, work.month_of, work.date_of) for t in threads}
     old_thread_ids = {entry.thread for entry in work.old_entries}
     old_threads = cache.threads_by_id(slug, old_thread_ids) if old_thread_ids else {}
     changed = {tid for tid, entry in entries.items() if old_threads.get(tid) != entry}
     vanished = old_thread_ids - entries.keys()
 
-    thread_of_call = {p.call: t.id for t in threads for p in t.messages}
+    thread_of_call = {call: entry.id for entry in entries.values() for call, _parent, _depth in entry.messages}
     touched_months: set[tuple[int, int]] = set()
     for tid in changed:
         touched_months.update((y, m) for y, m, _ in entries[tid].months)
@@ -337,38 +344,38 @@ _FORK_AT = 4000
 """Messages to thread from which a child process does the threading."""
 
 
-def _thread_elsewhere(inputs: list[ThreadInput], chains: dict[str, list[str]]) -> Callable[[], list[Thread]]:
-    """Start threading; the returned function waits for and returns the threads.
+def _elsewhere(compute: Callable[[], T], *, big: bool) -> Callable[[], T]:
+    """Start ``compute``; the returned function waits for and returns its result.
 
-    Large inputs are threaded in a forked child (it shares the inputs without
-    copying them and sends back only the result); small ones, or when forking
-    is unsafe (other threads running) or fails, right here."""
-    if len(inputs) < _FORK_AT or not hasattr(os, "fork") or threading.active_count() > 1:
-        return lambda: thread_messages(inputs, chains)
+    Big work runs in a forked child (it shares the inputs without copying them and
+    sends back only the result) while this process goes on; small work, or when
+    forking is unsafe (other threads running) or fails, runs right here."""
+    if not big or not hasattr(os, "fork") or threading.active_count() > 1:
+        return compute
     try:
         read_end, write_end = os.pipe()
         pid = os.fork()
     except OSError:
-        return lambda: thread_messages(inputs, chains)
-    if pid == 0:  # the child: thread, send, leave without running any cleanup
+        return compute
+    if pid == 0:  # the child: compute, send, leave without running any cleanup
         status = 1
         try:
             os.close(read_end)
             with os.fdopen(write_end, "wb") as out:
-                pickle.dump(thread_messages(inputs, chains), out, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(compute(), out, protocol=pickle.HIGHEST_PROTOCOL)
             status = 0
         finally:
             os._exit(status)
     os.close(write_end)
 
-    def join() -> list[Thread]:
+    def join() -> T:
         with os.fdopen(read_end, "rb") as received:
             data = received.read()
         _, status = os.waitpid(pid, 0)
         if status != 0 or not data:
-            return thread_messages(inputs, chains)
-        threads: list[Thread] = pickle.loads(data)
-        return threads
+            return compute()
+        result: T = pickle.loads(data)
+        return result
 
     return join
 
@@ -397,7 +404,9 @@ class _Closure:
             self._add_keys(kept_inputs)
             self.inputs.extend(kept_inputs)
         self.month_of: dict[str, tuple[int, int]] = {f[0]: (f[7], f[8]) for f in new_facts + kept_facts}  # type: ignore[misc]
-        self.date_of = {message.call: message.date for message in self.inputs}
+        # The facts themselves, not a tuple per message made from them: a first build
+        # holds every message's, and more objects alive make each collection slower.
+        self.facts_of: dict[str, tuple[object, ...]] = {f[0]: f for f in new_facts + kept_facts}  # type: ignore[misc]
 
     def _add_keys(self, inputs: list[ThreadInput]) -> None:
         for message in inputs:
@@ -405,20 +414,27 @@ class _Closure:
             self.keys_of[message.call] = cluster_keys(message, chain)
 
 
-def _entry(thread: Thread, month_of: dict[str, tuple[int, int]], date_of: dict[str, int]) -> ThreadEntry:
+def _entry(
+    thread: Thread,
+    month_of: dict[str, tuple[int, int]],
+    facts_of: dict[str, tuple[object, ...]],
+) -> ThreadEntry:
+    calls = [p.call for p in thread.messages]
     counts: dict[tuple[int, int], int] = {}
-    dates = []
-    for placement in thread.messages:
-        month = month_of[placement.call]
+    for month in map(month_of.__getitem__, calls):
         counts[month] = counts.get(month, 0) + 1
-        dates.append(date_of[placement.call])
+    facts = list(map(facts_of.__getitem__, calls))
+    dates = [f[5] for f in facts]  # thread_facts' 6th: the date
     return ThreadEntry(
         id=thread.id,
         missing_root=thread.missing_root,
         messages=tuple((p.call, p.parent, p.depth) for p in thread.messages),
-        first=min(dates),
-        last=max(dates),
+        first=min(dates),  # type: ignore[type-var]
+        last=max(dates),  # type: ignore[type-var]
         months=tuple((y, m, n) for (y, m), n in sorted(counts.items())),
+        # From name and address (thread_facts' 10th and 11th) of the messages not withheld (12th).
+        authors=tuple(dict.fromkeys([(f[9], f[10]) for f in facts if not f[11]])),  # type: ignore[misc]
+        root=month_of[thread.id],
     )
 
 

@@ -9,11 +9,15 @@ import shutil
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from listlib.build import _load_theme, _plan, compare_plans
 from listlib.buildstate import BuildState
 from listlib.config import load_config
 from listlib.plan import Plan
+from listlib.site import SiteJobs
 from listlib.store import Store
+from listlib.values import Month
 from listlib.verify import repair_store
 
 from .conftest import make_message
@@ -162,3 +166,26 @@ def test_render_workers_start_only_when_a_build_has_work(site: Path) -> None:
     assert _plan_calls_on_work(site) == 1
     build(site)
     assert _plan_calls_on_work(site) == 0
+
+
+def test_a_reply_to_an_old_thread_does_not_describe_the_old_months_messages_again(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add(site, post(1, "Plans"), post(2, "Other"), post(3, "Re: Plans", reply_to=1, refs=(1,)))
+    add(site, post(4, "Later", at=timedelta(days=40)))
+    build(site)
+    # A reply to the March thread, in June: March's thread line changes (and May's
+    # "next month"), but March's messages and their threads do not.
+    add(site, post(5, "Re: Plans", reply_to=3, refs=(1, 3), at=timedelta(days=70)))
+    assert_same_plan(site)
+    described: list[str] = []
+    for kind in ("messages", "date", "mmbox"):
+        original = getattr(SiteJobs, kind)
+
+        def spy(self: SiteJobs, slug: str, month: Month, _kind: str = kind, _original=original):  # type: ignore[no-untyped-def]
+            described.append(f"{_kind}:{month}")
+            return _original(self, slug, month)
+
+        monkeypatch.setattr(SiteJobs, kind, spy)
+    assert _plan_calls_on_work(site) == 1  # an incremental plan (a full one would describe every month)
+    assert sorted(described) == ["date:2024-05", "date:2024-06", "messages:2024-06", "mmbox:2024-06"]

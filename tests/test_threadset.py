@@ -33,6 +33,8 @@ def make_row(
     date: int,
     slug: str = "dev",
     state: int = FILED,
+    author: tuple[str, str] = ("", ""),
+    no_archive: bool = False,
 ) -> Row:
     stamp = time.gmtime(date)
     return Row(
@@ -49,13 +51,14 @@ def make_row(
         year=stamp.tm_year,
         month=stamp.tm_mon,
         subject=subject,
-        from_name="",
-        from_addr="",
+        from_name=author[0],
+        from_addr=author[1],
         in_reply_to=irt,
         refs=" ".join(refs),
         collision=0,
         reason=None,
         origin="test",
+        no_archive=no_archive,
     )
 
 
@@ -231,6 +234,7 @@ def test_damaged_or_stale_cache_is_rebuilt_silently(index: Index, tmp_path: Path
 
 IDS = [f"i{n}" for n in range(10)]
 SUBJECTS = ["Hello", "Re: Hello", "Other", "Re: Other", ""]
+AUTHORS = [("Ann", "ann@x"), ("", "bob@x"), ("Ann", "ann@y"), ("", "")]
 
 
 @st.composite
@@ -247,6 +251,8 @@ def histories(draw: st.DrawFn) -> tuple[list[Row], list[list[str]], list[list[st
                 subject=draw(st.sampled_from(SUBJECTS)),
                 date=day(draw(st.integers(min_value=0, max_value=120))),
                 slug=draw(st.sampled_from(["dev", "dev", "announce"])),
+                author=draw(st.sampled_from(AUTHORS)),
+                no_archive=draw(st.booleans()),
             )
         )
     calls = [row.call for row in rows]
@@ -284,7 +290,7 @@ def test_incremental_updates_agree_with_a_rebuild_from_scratch(
 
 def test_big_closures_thread_in_a_child_process_with_the_same_result() -> None:
     from listlib.threader import ThreadInput, reference_chain, thread_messages
-    from listlib.threadset import _FORK_AT, _thread_elsewhere
+    from listlib.threadset import _FORK_AT, _elsewhere
 
     rnd = random.Random(3)
     inputs = []
@@ -294,5 +300,68 @@ def test_big_closures_thread_in_a_child_process_with_the_same_result() -> None:
             ThreadInput(f"c{n:07d}", f"m{n}", parent, (parent,) if parent else (), "Subject", day(n / 50), f"h{n}")
         )
     chains = {m.call: reference_chain(m) for m in inputs}
-    join = _thread_elsewhere(inputs, chains)
-    assert join() == thread_messages(inputs, chains)
+
+    def compute() -> list[object]:
+        return thread_messages(inputs, chains)  # type: ignore[return-value]
+
+    join = _elsewhere(compute, big=True)
+    assert join is not compute  # forked: the child computes, join receives
+    assert join() == compute()
+
+
+def test_a_thread_lists_its_distinct_authors_in_display_order(index: Index, threadset: ThreadSet) -> None:
+    ann, bob = ("Ann", "ann@x"), ("Bob", "bob@x")
+    add(
+        index,
+        make_row("c0000001", mid="a", date=day(1), author=ann),
+        make_row("c0000002", mid="b", irt="a", date=day(2), author=bob),
+        make_row("c0000003", mid="c", irt="b", date=day(3), author=ann),
+        make_row("c0000004", mid="d", irt="a", date=day(4), author=("Dee", "dee@x"), no_archive=True),
+    )
+    threadset.update(index)
+    # Authors of messages withheld from the archive (X-No-Archive) are never shown.
+    assert threadset.threads("dev", ["c0000001"])["c0000001"].authors == (ann, bob)
+    # A reply by someone new changes the thread's authors; removing it changes them back.
+    add(index, make_row("c0000005", mid="e", irt="d", date=day(40), author=("Cy", "cy@x")))
+    threadset.update(index)
+    assert threadset.threads("dev", ["c0000001"])["c0000001"].authors == (ann, bob, ("Cy", "cy@x"))
+    add(index, make_row("c0000006", mid="f", irt="b", date=day(41), author=("Cy", "cy@y")))
+    threadset.update(index)
+    # Display order is tree order: the reply to c0000002 comes before c0000004's subtree.
+    assert threadset.threads("dev", ["c0000001"])["c0000001"].authors == (ann, bob, ("Cy", "cy@y"), ("Cy", "cy@x"))
+    remove(index, "c0000005", "c0000006")
+    threadset.update(index)
+    assert threadset.threads("dev", ["c0000001"])["c0000001"].authors == (ann, bob)
+
+
+def test_a_month_mark_changes_with_its_messages_or_their_threads_only(index: Index, threadset: ThreadSet) -> None:
+    february = (2024, 2)
+    add(
+        index,
+        make_row("c0000002", mid="b", irt="a", refs=("a",), date=day(40)),
+        make_row("c0000003", mid="c", subject="Elsewhere", date=day(70)),
+    )
+    threadset.update(index)
+    before = threadset.cache.month_marks("dev")
+    assert set(before) == {february, (2024, 3)}
+    assert threadset.cache.month_marks("dev", [february]) == {february: before[february]}
+    add(index, make_row("c0000004", mid="d", irt="c", refs=("c",), date=day(71)))  # March only
+    threadset.update(index)
+    assert threadset.cache.month_marks("dev")[february] == before[february]
+    # The missing root arrives in January: February's message now belongs to its thread.
+    add(index, make_row("c0000001", mid="a", date=day(5)))
+    threadset.update(index)
+    assert threadset.thread_of("dev", "c0000002") == "c0000001"
+    assert threadset.cache.month_marks("dev")[february] != before[february]
+
+
+def test_the_index_names_the_lists_that_have_filed_messages(index: Index) -> None:
+    assert index.slugs() == []
+    add(
+        index,
+        make_row("c0000001", date=day(1), slug="dev"),
+        make_row("c0000002", date=day(1), slug="announce", state=PENDING),
+        make_row("c0000003", date=day(2), slug="zeta"),
+        make_row("c0000004", date=day(3), slug="announce2"),
+    )
+    assert index.slugs() == ["announce2", "dev", "zeta"]  # a list with only pending rows has none filed
