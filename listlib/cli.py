@@ -7,12 +7,14 @@ Exit codes: 0 success; 1 an error the user can fix (the message says what);
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import logging
 import os
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable, Iterator
@@ -20,7 +22,7 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
@@ -32,6 +34,7 @@ from .values import Month, is_call_number
 # Each command imports the layers it needs when it runs: 'listlib import' in a cron job
 # should not pay for loading the renderer, nor 'listlib build' for the POP3 client.
 if TYPE_CHECKING:
+    from .build import BuildReport
     from .fetch import FetchReport
     from .filing import FilingReport
     from .store import Store
@@ -75,6 +78,16 @@ def _wait_option(help_text: str) -> Callable[[F], F]:
     return click.option(
         "--wait", type=click.FloatRange(min=0), default=10.0, show_default=True, metavar="SECONDS", help=help_text
     )
+
+
+def _build_option(func: F) -> F:
+    """``--build``: a command that files mail then builds the website, in one process."""
+    return click.option(
+        "--build",
+        "then_build",
+        is_flag=True,
+        help="Then bring the website up to date, as 'listlib build' does (in this process).",
+    )(func)
 
 
 def _handle_errors(func: F) -> F:
@@ -188,10 +201,7 @@ class _Progress:
         self.last = done
 
 
-def _print_report(report: FilingReport, as_json: bool, quiet: bool) -> None:
-    if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
-        return
+def _print_report(report: FilingReport, quiet: bool) -> None:
     if not quiet:
         if report.skipped_files:
             shown = ", ".join(report.skipped_files[:5])
@@ -228,6 +238,7 @@ def _print_report(report: FilingReport, as_json: bool, quiet: bool) -> None:
     is_flag=True,
     help="Also queue the messages of lists with deliver = true for 'listlib deliver' (posts, not old archives).",
 )
+@_build_option
 @click.pass_obj
 @_handle_errors
 def import_(
@@ -238,6 +249,7 @@ def import_(
     as_json: bool,
     mbox_format: str,
     for_delivery: bool,
+    then_build: bool,
 ) -> None:
     """File the mail in SOURCES into the store.
 
@@ -250,7 +262,11 @@ def import_(
     Importing the same mail again files nothing twice. With --deliver, the
     messages of lists with deliver = true are also queued for their
     subscribers (each message once, however often it is imported).
+    With --build, the website is then brought up to date as 'listlib build'
+    does, in the same process (an MTA alias publishes each post at once).
     """
+    if then_build and dry_run:
+        raise click.UsageError("--build cannot be used with --dry-run")
     config = obj.load()
     if list_slug is not None and config.get_list(list_slug) is None:
         known = ", ".join(lst.slug for lst in config.lists) or "none"
@@ -275,14 +291,18 @@ def import_(
             stdin=sys.stdin.buffer if "-" in map(str, sources) else None,
             after_filing=intake,
         )
-    if as_json and intake is not None:
+    if not as_json:
+        _print_report(report, obj.quiet)
+        if intake is not None:
+            _print_intake(intake, obj.quiet)
+    built = _run_build(config, quiet=obj.quiet, as_json=as_json) if then_build else None
+    if as_json:
         data = report.to_dict()
-        data["delivery"] = asdict(intake.report)
+        if intake is not None:
+            data["delivery"] = asdict(intake.report)
+        if built is not None:
+            data["build"] = built.to_dict()
         click.echo(json.dumps(data, indent=2, sort_keys=True))
-        return
-    _print_report(report, as_json, obj.quiet)
-    if intake is not None:
-        _print_intake(intake, obj.quiet)
 
 
 @main.command()
@@ -312,7 +332,7 @@ def build(
     brought up to date first (see 'listlib threads'). Every file is replaced
     atomically, so the site is always readable while it builds.
     """
-    from .build import build_site, plan_site
+    from .build import plan_site
 
     config = obj.load()
     if plan_only:
@@ -329,6 +349,18 @@ def build(
         click.echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
         return
     quiet = quiet_here or obj.quiet
+    report = _run_build(config, workers=workers, clean=clean, quiet=quiet, as_json=as_json)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(with_files=with_files), indent=2))
+
+
+def _run_build(
+    config: Config, *, workers: int | None = None, clean: bool = False, quiet: bool, as_json: bool
+) -> BuildReport:
+    """Build the site with a progress bar on a terminal; print the summary unless
+    ``as_json`` (or ``quiet`` and nothing changed)."""
+    from .build import build_site
+
     progress = _Progress(enabled=not (as_json or quiet), unit="work units")
     with progress.running("Building") as bar:
         report = build_site(
@@ -338,11 +370,9 @@ def build(
             progress=lambda done, total: bar(done, total, done),
             fault=_fault_from_env(),
         )
-    if as_json:
-        click.echo(json.dumps(report.to_dict(with_files=with_files), indent=2))
-        return
-    if not quiet or report.written or report.removed:
+    if not as_json and (not quiet or report.written or report.removed):
         click.echo(report.summary())
+    return report
 
 
 @main.command()
@@ -463,9 +493,12 @@ def search(
 @click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless mail came or something failed.")
 @_wait_option("How long to wait for another 'listlib fetch' of the same account before skipping it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON (for scripts).")
+@_build_option
 @click.pass_obj
 @_handle_errors
-def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: float, as_json: bool) -> None:
+def fetch(
+    obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: float, as_json: bool, then_build: bool
+) -> None:
     """Fetch the mail of the POP3 ACCOUNTs (default: all) into the store.
 
     Each message is filed like 'listlib import' files it, and deleted on the
@@ -475,7 +508,9 @@ def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: floa
     --wait seconds, then skips it), and with --quiet it prints nothing unless
     something happened. Exits 1 when an account cannot be reached, logged
     into or read. Posts for lists with deliver = true are queued for
-    'listlib deliver' as they are filed.
+    'listlib deliver' as they are filed. With --build, the website is then
+    brought up to date as 'listlib build' does, even when an account failed
+    (whatever was fetched is published; the exit status still says it failed).
     """
     config = obj.load()
     quiet = quiet_here or obj.quiet
@@ -519,10 +554,13 @@ def fetch(obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: floa
             failed = failed or report.error is not None
             if not as_json:
                 _print_fetch_report(report, quiet)
-    if as_json:
-        click.echo(json.dumps([r.to_dict() for r in reports], indent=2, sort_keys=True))
-    elif intake is not None:
+    if intake is not None and not as_json:
         _print_intake(intake, quiet)
+    built = _run_build(config, quiet=quiet, as_json=as_json) if then_build else None
+    if as_json:
+        fetched = [r.to_dict() for r in reports]
+        data = fetched if built is None else {"accounts": fetched, "build": built.to_dict()}
+        click.echo(json.dumps(data, indent=2, sort_keys=True))
     if failed:
         sys.exit(1)
 
@@ -875,4 +913,39 @@ def _fault_from_env() -> Callable[[str], None] | None:
 
 def run() -> None:
     """Console-script entry point."""
-    main(prog_name="listlib")
+    try:
+        main(prog_name="listlib")
+    except SystemExit as exc:
+        _leave(exc.code)
+    _leave(0)
+
+
+def _leave(code: object) -> NoReturn:
+    """End the process with ``code`` as soon as a command is done.
+
+    Every command has made its work durable and closed what it opened when it
+    returns, so the interpreter's teardown (freeing every module and object) only
+    costs time, paid by every post an MTA pipes into 'listlib import --build'. It
+    is skipped unless something still runs (a thread or a child process someone
+    forgot), in which case the exit is the ordinary one."""
+    if isinstance(code, str):
+        click.echo(code, err=True)
+        code = 1
+    elif code is None:
+        code = 0
+    if not isinstance(code, int) or _still_running():
+        raise SystemExit(code)
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError):  # a closed pipe: nothing more can be said
+            stream.flush()
+    os._exit(code)
+
+
+def _still_running() -> bool:
+    """Whether another non-daemon thread or a child process is still alive."""
+    main_thread = threading.main_thread()
+    if any(t is not main_thread and not t.daemon and t.is_alive() for t in threading.enumerate()):
+        return True
+    multiprocessing = sys.modules.get("multiprocessing")
+    return multiprocessing is not None and bool(multiprocessing.active_children())

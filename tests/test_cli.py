@@ -202,3 +202,67 @@ def test_commands_started_together_on_a_fresh_site_all_succeed(site: Path) -> No
             _out, err = proc.communicate(timeout=120)
             assert proc.returncode == 0, err
         assert len(stored_files(site / "content")) == 50
+
+
+def test_import_with_build_files_the_mail_then_brings_the_site_up_to_date(site: Path) -> None:
+    import subprocess
+    import sys
+
+    from .conftest import subprocess_env
+    from .test_build import tree
+
+    message = make_message(message_id="<piped@x>", subject="Piped and published")
+    runs = [
+        subprocess.run(
+            [sys.executable, "-m", "listlib", "import", "--build", "--json", "-"],
+            input=message,
+            cwd=site,
+            capture_output=True,
+            env=subprocess_env(),
+            check=True,
+        )
+        for _ in range(2)
+    ]
+    first, again = (json.loads(run.stdout) for run in runs)
+    assert (first["filed"], first["build"]["jobs_unchanged"]) == (1, 0) and first["build"]["written"] > 0
+    assert (again["duplicates"], again["build"]["written"], again["build"]["removed"]) == (1, 0, 0)
+    pages = [p for p in (site / "output" / "dev").rglob("*.html") if b"Piped and published" in p.read_bytes()]
+    assert pages, "the thread is published by the import itself"
+    # The same site a full build makes: nothing to write, byte for byte.
+    built = tree(site / "output")
+    assert json.loads(run_listlib("build", "--json", cwd=site, check=True).stdout)["written"] == 0
+    run_listlib("build", "--clean", cwd=site, check=True)
+    assert tree(site / "output") == built
+    # Without --json: the import's summary, then the build's.
+    (site / "b.mbox").write_bytes(mboxrd([make_message(message_id="<second@x>")]))
+    lines = run_listlib("import", "--build", "b.mbox", cwd=site, check=True).stdout.splitlines()
+    assert lines[0].endswith("1 filed (0 Message-ID collisions, 0 to _no_list), 0 duplicates, 0 failed")
+    assert " files written, " in lines[1] and len(lines) == 2
+
+
+def test_import_with_build_keeps_the_mail_when_the_build_fails(site: Path) -> None:
+    (site / "output").write_text("a file where the website should go\n")
+    (site / "a.mbox").write_bytes(mboxrd([make_message(message_id="<kept@x>")]))
+    result = run_listlib("import", "--build", "a.mbox", cwd=site)
+    assert_clean_error(result, "output")
+    assert "1 filed" in result.stdout
+    assert len(stored_files(site / "content")) == 1
+    assert_clean_error(run_listlib("import", "--build", "--dry-run", "a.mbox", cwd=site), "--build", "--dry-run")
+
+
+def test_the_process_ends_at_once_but_never_cuts_off_a_thread_still_running(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from .conftest import subprocess_env
+
+    def leave(setup: str) -> subprocess.CompletedProcess[str]:
+        code = f"import threading, time\nfrom listlib.cli import _leave\n{setup}\nprint('done')\n_leave(3)\n"
+        return subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, env=subprocess_env(), capture_output=True, text=True
+        )
+
+    quick = leave("")
+    assert (quick.returncode, quick.stdout) == (3, "done\n")  # buffered output is flushed
+    waited = leave("threading.Thread(target=lambda: (time.sleep(0.3), print('late', flush=True))).start()")
+    assert (waited.returncode, waited.stdout) == (3, "done\nlate\n")

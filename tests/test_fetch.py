@@ -377,3 +377,19 @@ def test_a_filing_failure_stops_the_fetch_at_once_and_deletes_nothing(site: Path
     assert mailbox.count() == 900 and len(stored_files(site / "content")) == 256
     run_listlib("fetch", cwd=site, check=True)
     assert mailbox.count() == 0 and stored_bytes(site) == Counter(messages)
+
+
+def test_fetch_with_build_publishes_what_came_even_when_an_account_fails(
+    site: Path, private_dovecot: DovecotServer
+) -> None:
+    good, bad = private_dovecot.add_user("good-build"), private_dovecot.add_user("bad-build")
+    add_pop3_account(site, good, "good")
+    add_pop3_account(site, bad, "bad", password="wrong")
+    good.drop(make_message("Fetched and published", message_id="<fetched@x>"))
+    result = run_listlib("fetch", "--build", "--json", cwd=site)
+    assert result.returncode == 1 and "pop3 account 'bad'" in result.stderr
+    data = json.loads(result.stdout)
+    assert [r["account"] for r in data["accounts"]] == ["good"] and data["build"]["written"] > 0
+    assert any(b"Fetched and published" in p.read_bytes() for p in (site / "output" / "dev").rglob("*.html"))
+    quiet = run_listlib("fetch", "--build", "--quiet", "good", cwd=site, check=True)
+    assert quiet.stdout == ""  # nothing came, nothing written: silent for cron
