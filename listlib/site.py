@@ -129,7 +129,12 @@ def mid_prefix(message_id: str) -> str:
     """The Message-ID lookup bucket (``mid`` job id) a Message-ID belongs to: 4,096 of
     them, so that a new message re-renders a dozen lookup pages at 50,000 messages, not
     two hundred. (Only the job is finer than the ``mid/<h[0:2]>/`` folders of the URLs.)"""
-    return message_id_hash(message_id)[:3]
+    return _bucket(message_id_hash(message_id))
+
+
+def _bucket(digest: str) -> str:
+    """``mid_prefix`` of the Message-ID whose ``message_id_hash`` is ``digest``."""
+    return digest[:3]
 
 
 class ListSource(ABC):
@@ -342,6 +347,10 @@ class SiteJobs:
         self.sources = {source.slug: source for source in sources}
         self.static_files = tuple(static_files)
         self._sitemap_months: dict[str, dict[Month, list[ThreadSummary]]] = {}
+        self._subjects: dict[str, str] = {}
+        self._mid_members: dict[str, list[tuple[str, str]]] | None = None
+        self._mid_digests: dict[str, str] = {}
+        """call -> its Message-ID's digest, kept by ``all_mid_members`` for ``mid``."""
 
     def make(self, kind: str, job_id: str, args: dict[str, object], weight: int = 1) -> Job:
         args["site"] = self.site
@@ -368,15 +377,29 @@ class SiteJobs:
         yield self.static()
 
     def all_mid_members(self) -> dict[str, list[tuple[str, str]]]:
-        """Bucket -> (slug, call) of every message with a Message-ID (needs ``LoadedList``s)."""
+        """Bucket -> (slug, call) of every message with a Message-ID (needs ``LoadedList``s);
+        worked out once (a full build asks for its jobs and again for its memory)."""
+        if self._mid_members is not None:
+            return self._mid_members
         members: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        digests = self._mid_digests
         for source in self.sources.values():
             if not isinstance(source, LoadedList):
                 raise TypeError("enumerating every Message-ID needs the lists loaded in memory")
             for row in source.all_rows():
                 if row.message_id:
-                    members[mid_prefix(row.message_id)].append((source.slug, row.call))
+                    digest = digests[row.call] = message_id_hash(row.message_id)
+                    members[_bucket(digest)].append((source.slug, row.call))
+        self._mid_members = members
         return members
+
+    def _subject(self, row: Row) -> str:
+        """``_subject`` of a message, worked out once per build plan (a full plan shows
+        each subject about four times: thread, month, date and lookup pages)."""
+        found = self._subjects.get(row.call)
+        if found is None:
+            found = self._subjects[row.call] = _subject(self.hide, row)
+        return found
 
     # -- threads ------------------------------------------------------------------------
 
@@ -389,7 +412,7 @@ class SiteJobs:
         rows = source.rows([*(c for c, _p, _d in entry.messages), thread_id, *(n for n in (before, after) if n)])
         root = rows[thread_id]
         neighbours = [
-            None if other is None else (source.page(other, rows[other]), _subject(self.hide, rows[other]))
+            None if other is None else (source.page(other, rows[other]), self._subject(rows[other]))
             for other in (before, after)
         ]
         messages = []
@@ -417,7 +440,7 @@ class SiteJobs:
                 "list": _list_info(source.config),
                 "id": thread_id,
                 "page": source.page(thread_id, root),
-                "subject": _subject(self.hide, root),
+                "subject": self._subject(root),
                 "missing_root": entry.missing_root,
                 "messages": tuple(messages),
                 "prev": neighbours[0],
@@ -466,7 +489,7 @@ class SiteJobs:
                         None if r.no_archive else raw_path(slug, month, r.call),
                         message_path(slug, month, r.call),
                         None if thread_of[r.call] == r.call else links[r.call],
-                        _subject(self.hide, r),
+                        self._subject(r),
                     )
                     for r in month_rows
                 ),
@@ -487,7 +510,7 @@ class SiteJobs:
             thread_lines.append(
                 (
                     source.page(thread_id, rows[thread_id]),
-                    _subject(self.hide, rows[thread_id]),
+                    self._subject(rows[thread_id]),
                     _participants(entry, self.hide),
                     count,
                     entry.count,
@@ -508,7 +531,7 @@ class SiteJobs:
         if not month_rows:
             return None
         links, _thread_of = source.links(r.call for r in month_rows)
-        messages = tuple((links[r.call], _subject(self.hide, r), _author(self.hide, r), r.date) for r in month_rows)
+        messages = tuple((links[r.call], self._subject(r), _author(self.hide, r), r.date) for r in month_rows)
         args = {**self._month_frame(source, month), "messages": messages}
         return self.make("date", f"{slug}:{month}", args, weight=1 + len(month_rows) // 10)
 
@@ -556,7 +579,7 @@ class SiteJobs:
                 "markdown": source.description_markdown,
                 "months": tuple((m.year, m.month, counts[m], thread_counts.get(m, 0)) for m in source.months()),
                 "latest": tuple(
-                    (source.page(t.id, roots[t.id]), _subject(self.hide, roots[t.id]), t.last, t.count) for t in latest
+                    (source.page(t.id, roots[t.id]), self._subject(roots[t.id]), t.last, t.count) for t in latest
                 ),
                 "messages": sum(counts.values()),
                 "threads": len(order),
@@ -580,7 +603,7 @@ class SiteJobs:
                         r.raw_hash,
                         links[r.call],
                         message_path(slug, _month(r), r.call),
-                        _subject(self.hide, r),
+                        self._subject(r),
                         _author(self.hide, r),
                         r.date,
                         r.no_archive,
@@ -653,13 +676,14 @@ class SiteJobs:
             links, _thread_of = source.links(rows)
             for row in rows.values():
                 if row.message_id:
-                    entries[message_id_hash(row.message_id)].append(
+                    digest = self._mid_digests.get(row.call) or message_id_hash(row.message_id)
+                    entries[digest].append(
                         (
                             row.message_id,
                             slug,
                             source.config.name,
                             links[row.call],
-                            _subject(self.hide, row),
+                            self._subject(row),
                             str(row.date),
                         )
                     )
