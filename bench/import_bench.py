@@ -10,12 +10,9 @@ it runs (``watch``: at most a tenth of a core).
     python3 bench/import_bench.py --repeat 3      # linux-raid three times: the spread
     python3 bench/import_bench.py SOURCE...       # your own sources
 
-Sites are removed only at the end. Start a run at least five minutes after the last
-one (or after any other deletion of tens of thousands of files) when the sites are on
-an ext4 without a journal: its inode allocator skips inodes deleted in the last 60 to
-300 seconds, reading each one's inode table block (``recently_deleted`` in
-fs/ext4/ialloc.c). On the development VM that made 20,000 file creations cost 2.6 to
-4.8 s of system time instead of 0.8 s, and imports run back to back 2-3x slower.
+Sites are removed only at the end. On the development machine's disk, start a run
+five minutes after the last one (bench/README.md: file creation is slow for minutes
+after many deletions on an ext4 without a journal).
 
 Also times MHonArc on the same mbox when ``mhonarc`` is installed (apt-get install mhonarc).
 Targets (issue "The archive store..."): >= 4,000 messages/s, <= 300 MB peak PSS.
