@@ -20,7 +20,21 @@ from typing import NamedTuple
 from .fsutil import fsync_file
 from .sqlbulk import insert_rows, where_in
 
-__all__ = ["FILED", "PENDING", "SCHEMA_VERSION", "Index", "Row"]
+__all__ = [
+    "FACT_CALL",
+    "FACT_DATE",
+    "FACT_FROM_ADDR",
+    "FACT_FROM_NAME",
+    "FACT_MONTH",
+    "FACT_NO_ARCHIVE",
+    "FACT_YEAR",
+    "FILED",
+    "PENDING",
+    "SCHEMA_VERSION",
+    "THREAD_FACTS",
+    "Index",
+    "Row",
+]
 
 SCHEMA_VERSION = 4
 PENDING = 0
@@ -112,6 +126,30 @@ class Row(NamedTuple):
 
 
 _IN_CHUNK = 500
+
+THREAD_FACTS = (
+    "call",
+    "message_id",
+    "in_reply_to",
+    "refs",
+    "subject",
+    "date",
+    "raw_hash",
+    "year",
+    "month",
+    "from_name",
+    "from_addr",
+    "no_archive",
+)
+"""The columns of an ``Index.thread_facts`` tuple, in order: plain tuples (a first
+build reads one per message), read by position with the ``FACT_*`` numbers."""
+FACT_CALL = THREAD_FACTS.index("call")
+FACT_DATE = THREAD_FACTS.index("date")
+FACT_YEAR = THREAD_FACTS.index("year")
+FACT_MONTH = THREAD_FACTS.index("month")
+FACT_FROM_NAME = THREAD_FACTS.index("from_name")
+FACT_FROM_ADDR = THREAD_FACTS.index("from_addr")
+FACT_NO_ARCHIVE = THREAD_FACTS.index("no_archive")
 """Values per ``IN (...)`` query (SQLite allows 32766 parameters; smaller keeps plans simple)."""
 _COLUMNS = ", ".join(Row._fields)
 
@@ -327,12 +365,8 @@ class Index:
 
     def thread_facts(self, slug: str, calls: Iterable[str] | None = None) -> list[tuple[object, ...]]:
         """What threading needs of a list's filed messages (all, or these call numbers):
-        tuples of call, message_id, in_reply_to, refs, subject, date, raw_hash, year, month,
-        from_name, from_addr, no_archive (the last three for the thread's authors)."""
-        select = (
-            "SELECT call, message_id, in_reply_to, refs, subject, date, raw_hash, year, month,"
-            " from_name, from_addr, no_archive FROM messages WHERE "
-        )
+        tuples of the ``THREAD_FACTS`` columns (the last three for the thread's authors)."""
+        select = f"SELECT {', '.join(THREAD_FACTS)} FROM messages WHERE "
         if calls is None:
             return self.db.execute(f"{select} list = ? AND state = {FILED}", (slug,)).fetchall()
         values = list(calls)

@@ -32,7 +32,7 @@ from typing import TypeVar
 
 from .errors import StoreError
 from .fsutil import acquire_lock, release_lock
-from .index import Index
+from .index import FACT_CALL, FACT_DATE, FACT_FROM_ADDR, FACT_FROM_NAME, FACT_MONTH, FACT_NO_ARCHIVE, FACT_YEAR, Index
 from .threadcache import MessageEntry, MonthEntry, ThreadCache, ThreadEntry
 from .threader import Thread, ThreadInput, cluster_keys, reference_chain, thread_messages
 from .values import FAILED, Month
@@ -72,7 +72,7 @@ class ThreadChanges:
 
 
 def thread_input(facts: Sequence[object]) -> ThreadInput:
-    """A threader input from an ``Index.thread_facts`` tuple."""
+    """A threader input from an ``Index.thread_facts`` tuple (its first seven columns)."""
     call, message_id, in_reply_to, refs, subject, date, raw_hash = facts[:7]
     return ThreadInput(call, message_id, in_reply_to, tuple(refs.split()) if refs else (), subject, date, raw_hash)  # type: ignore[arg-type,union-attr]
 
@@ -303,7 +303,7 @@ def _rethread(
 
     def thread_entries() -> list[ThreadEntry]:
         threads = thread_messages(work.inputs, work.chains)
-        return [_entry(t, work.month_of, work.facts_of) for t in threads]
+        return [_entry(t, work.facts_of) for t in threads]
 
     # Big closures (a first build) are threaded in a child process on the other core
     # while this one computes clusters and writes the keys.
@@ -334,7 +334,11 @@ def _rethread(
         cache.forget(slug, [e.call for e in work.old_entries], (changed | vanished) & old_thread_ids)
 
     cache.add_messages(
-        slug, ((call, y, m, cluster_of[call], thread_of_call[call]) for call, (y, m) in work.month_of.items())
+        slug,
+        (
+            (call, f[FACT_YEAR], f[FACT_MONTH], cluster_of[call], thread_of_call[call])
+            for call, f in work.facts_of.items()
+        ),
     )
     cache.add_threads(slug, (entries[tid] for tid in sorted(changed)), dict.fromkeys(changed, generation))
     return touched_months
@@ -388,7 +392,7 @@ class _Closure:
         self, index: Index, cache: ThreadCache, slug: str, added: set[str], removed: set[str], *, everything: bool
     ) -> None:
         facts = index.thread_facts(slug) if everything else index.thread_facts(slug, added)
-        new_facts = [f for f in facts if f[0] in added]
+        new_facts = [f for f in facts if f[FACT_CALL] in added]
         self.inputs = [thread_input(f) for f in new_facts]
         self.chains: dict[str, list[str]] = {}
         self.keys_of: dict[str, list[str]] = {}
@@ -403,10 +407,9 @@ class _Closure:
             kept_inputs = [thread_input(f) for f in kept_facts]
             self._add_keys(kept_inputs)
             self.inputs.extend(kept_inputs)
-        self.month_of: dict[str, tuple[int, int]] = {f[0]: (f[7], f[8]) for f in new_facts + kept_facts}  # type: ignore[misc]
-        # The facts themselves, not a tuple per message made from them: a first build
-        # holds every message's, and more objects alive make each collection slower.
-        self.facts_of: dict[str, tuple[object, ...]] = {f[0]: f for f in new_facts + kept_facts}  # type: ignore[misc]
+        # The facts themselves (months, dates, authors), not tuples made from them: a first
+        # build holds every message's, and more objects alive make each collection slower.
+        self.facts_of: dict[str, tuple[object, ...]] = {f[FACT_CALL]: f for f in new_facts + kept_facts}  # type: ignore[misc]
 
     def _add_keys(self, inputs: list[ThreadInput]) -> None:
         for message in inputs:
@@ -414,17 +417,15 @@ class _Closure:
             self.keys_of[message.call] = cluster_keys(message, chain)
 
 
-def _entry(
-    thread: Thread,
-    month_of: dict[str, tuple[int, int]],
-    facts_of: dict[str, tuple[object, ...]],
-) -> ThreadEntry:
-    calls = [p.call for p in thread.messages]
+def _entry(thread: Thread, facts_of: dict[str, tuple[object, ...]]) -> ThreadEntry:
+    """A thread as the cache keeps it; ``facts_of``: call -> its ``Index.thread_facts`` tuple."""
+    facts = [facts_of[p.call] for p in thread.messages]
     counts: dict[tuple[int, int], int] = {}
-    for month in map(month_of.__getitem__, calls):
-        counts[month] = counts.get(month, 0) + 1
-    facts = list(map(facts_of.__getitem__, calls))
-    dates = [f[5] for f in facts]  # thread_facts' 6th: the date
+    for f in facts:
+        month = (f[FACT_YEAR], f[FACT_MONTH])
+        counts[month] = counts.get(month, 0) + 1  # type: ignore[index]
+    dates = [f[FACT_DATE] for f in facts]
+    root = facts_of[thread.id]
     return ThreadEntry(
         id=thread.id,
         missing_root=thread.missing_root,
@@ -432,9 +433,8 @@ def _entry(
         first=min(dates),  # type: ignore[type-var]
         last=max(dates),  # type: ignore[type-var]
         months=tuple((y, m, n) for (y, m), n in sorted(counts.items())),
-        # From name and address (thread_facts' 10th and 11th) of the messages not withheld (12th).
-        authors=tuple(dict.fromkeys([(f[9], f[10]) for f in facts if not f[11]])),  # type: ignore[misc]
-        root=month_of[thread.id],
+        authors=tuple(dict.fromkeys([(f[FACT_FROM_NAME], f[FACT_FROM_ADDR]) for f in facts if not f[FACT_NO_ARCHIVE]])),  # type: ignore[misc]
+        root=(root[FACT_YEAR], root[FACT_MONTH]),  # type: ignore[arg-type]
     )
 
 
