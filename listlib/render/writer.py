@@ -46,13 +46,21 @@ class Writer:
         self.unchanged = 0
         self._names = itertools.count()
         self._dirs: set[str] = set()
+        self._made: set[str] = set()
+        """Folders this writer created: nothing was in them before, so nothing there is
+        compared with what is on disk (a fresh build makes most files in such folders)."""
 
-    def _temp(self, target: str) -> str:
+    def _folder(self, target: str) -> str:
+        """Make sure ``target``'s folder exists; returns the folder."""
         folder = os.path.dirname(target)
         if folder not in self._dirs:
-            os.makedirs(folder, exist_ok=True)
+            if _make_dir(folder):
+                self._made.add(folder)
             self._dirs.add(folder)
-        return f"{folder}/{TEMP_PREFIX}{os.getpid()}-{next(self._names)}"
+        return folder
+
+    def _temp(self, target: str) -> str:
+        return f"{self._folder(target)}/{TEMP_PREFIX}{os.getpid()}-{next(self._names)}"
 
     @staticmethod
     def _same_on_disk(target: str, data: bytes) -> bool:
@@ -68,7 +76,9 @@ class Writer:
         """Make ``path`` hold ``data``; returns its digest."""
         target = _checked(self.root, path)
         digest = digest_of(data)
-        if (digest == old_digest and os.path.isfile(target)) or self._same_on_disk(target, data):
+        if (digest == old_digest and os.path.isfile(target)) or (
+            self._folder(target) not in self._made and self._same_on_disk(target, data)
+        ):
             self.unchanged += 1
             return digest
         self._replace(path, target, data)
@@ -98,6 +108,18 @@ class Writer:
             _unlink(temp)
             raise
         self.written_paths.append(path)
+
+
+def _make_dir(folder: str) -> bool:
+    """Create ``folder`` and its missing parents; whether this call created ``folder``."""
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        return False
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(folder), exist_ok=True)
+        return _make_dir(folder)
+    return True
 
 
 def _unlink(path: str) -> None:

@@ -1,0 +1,50 @@
+"""The output writer: atomic replacement, no rewrite of identical bytes, no escapes."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from listlib.render.writer import Writer, digest_of
+
+
+def test_files_in_folders_the_writer_made_are_written_without_reading_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def never(target: str, data: bytes) -> bool:
+        raise AssertionError(f"read back {target}, in a folder that did not exist")
+
+    monkeypatch.setattr(Writer, "_same_on_disk", staticmethod(never))
+    writer = Writer(tmp_path)
+    writer.put("a/b/c/one.html", b"one", None)
+    writer.put("a/b/c/two.html", b"two", None)
+    assert writer.written_paths == ["a/b/c/one.html", "a/b/c/two.html"]
+    assert (tmp_path / "a/b/c/two.html").read_bytes() == b"two"
+
+
+def test_identical_bytes_in_an_existing_folder_are_left_alone(tmp_path: Path) -> None:
+    Writer(tmp_path).put("a/page.html", b"same", None)
+    before = os.stat(tmp_path / "a/page.html")
+    again = Writer(tmp_path)
+    assert again.put("a/page.html", b"same", None) == digest_of(b"same")
+    again.put("a/other.html", b"new", None)
+    assert (again.unchanged, again.written_paths) == (1, ["a/other.html"])
+    assert os.stat(tmp_path / "a/page.html").st_ino == before.st_ino
+    assert not [p for p in (tmp_path / "a").iterdir() if p.name.startswith(".listlib-tmp-")]
+
+
+def test_changed_bytes_replace_the_file(tmp_path: Path) -> None:
+    Writer(tmp_path).put("page.html", b"old", None)
+    writer = Writer(tmp_path)
+    writer.put("page.html", b"new", digest_of(b"old"))
+    assert (tmp_path / "page.html").read_bytes() == b"new"
+    assert writer.written_paths == ["page.html"]
+
+
+@pytest.mark.parametrize("path", ["../x", "a/../../x", "/etc/x", "a//b", "a/./b", "a\\b", "a/\0b", ""])
+def test_paths_leaving_the_output_folder_are_refused(tmp_path: Path, path: str) -> None:
+    with pytest.raises(ValueError, match="outside the output folder"):
+        Writer(tmp_path / "out").put(path, b"x", None)
+    assert not (tmp_path / "x").exists()
