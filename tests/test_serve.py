@@ -374,7 +374,13 @@ def test_requests_wait_for_a_rebuild_and_ctrl_c_interrupts_one_cleanly(tmp_path:
     start = len(server.lines)
     set_footer(root, "footer-v3")
     server.wait_for_line("rebuilding", start=start)
-    time.sleep(0.15)
+    # Interrupt once the first page has the new footer: the render is then under way (a
+    # fixed pause could outlast the whole rebuild on a fast machine).
+    output = root / "output"
+    deadline = time.monotonic() + 10
+    while not any(b"footer-v3" in (output / page).read_bytes() for page in pages):
+        assert time.monotonic() < deadline, "the rebuild wrote no page in 10 s"
+        time.sleep(0.002)
     code = server.stop()
     assert code == 0, server.output()
     assert "Traceback" not in server.output()
