@@ -16,7 +16,6 @@ import gc
 import hashlib
 import json
 import os
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -34,7 +33,7 @@ from .plan import Plan, plan_build
 from .render.runner import JobRunner
 from .render.writer import remove_files, sweep
 from .search.spool import SPOOL_DIR, clear_spool
-from .search.update import SearchReport, update_index
+from .search.update import SEARCH_DIR, SearchReport, update_index
 from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
 from .sitedata import StoredList
 from .store import Store
@@ -238,6 +237,17 @@ def _owned_folders(config: Config) -> set[str]:
     return {lst.slug for lst in config.lists} | {"mid", "static"}
 
 
+def _clean_output(config: Config, state: BuildState) -> None:
+    """Empty what the build owns in output/: the files its records name and every file in
+    the folders it makes (lists, ``mid``, ``static``, the search index). Never the whole
+    folder: files someone else put there (a host's ``CNAME``, ``.well-known/``) stay, and
+    a misplaced output folder could never take anything else with it."""
+    output = config.site.output_dir
+    remove_files(output, state.all_files())
+    sweep(output, set(), _owned_folders(config) | {SEARCH_DIR})
+    state.clear()
+
+
 def _plan_details(plan: Plan, state: BuildState) -> list[dict[str, Any]]:
     old = state.files_of(job.id for job in plan.run)
     planned = [{"job": job.id, "files": sorted(old.get(job.id, {}))} for job in plan.run]
@@ -286,9 +296,7 @@ def build_site(
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
             if clean:
-                state.clear()
-                if output.exists():
-                    shutil.rmtree(output)
+                _clean_output(config, state)
             cores = workers or os.cpu_count() or 1
             # Thread pages display every message they show: the search step reads their text from here.
             spool = cache / SPOOL_DIR

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
@@ -641,6 +641,55 @@ def _read_delivery(reader: _Reader, data: Mapping[str, Any]) -> DeliveryConfig:
     )
 
 
+def _overlap(a: Path, b: Path) -> str | None:
+    """How folder ``a`` overlaps folder ``b`` ("is", "is inside", "contains"), or None."""
+    if a == b:
+        return "is"
+    if a.is_relative_to(b):
+        return "is inside"
+    if b.is_relative_to(a):
+        return "contains"
+    return None
+
+
+def _check_folders(reader: _Reader, root: Path, site: SiteConfig, theme: ThemeConfig, given: Iterable[str]) -> None:
+    """The folders listlib manages must not overlap: ``build --clean`` empties the output
+    folder, the build sweeps it and clears the cache, so an output folder inside the store
+    or the queue would delete mail (an error naming both paths, never a silent loss).
+    Each problem is reported under the key the configuration sets (``given``)."""
+    assert site.queue_dir is not None
+    managed = [
+        ("output_dir", "output folder", site.output_dir),
+        ("content_dir", "content folder (the store)", site.content_dir),
+        ("queue_dir", "delivery queue", site.queue_dir),
+        ("cache_dir", "cache folder", site.cache_dir),
+    ]
+    given = set(given)
+    for index, first in enumerate(managed):
+        for second in managed[index + 1 :]:
+            subject, other = (second, first) if second[0] in given and first[0] not in given else (first, second)
+            how = _overlap(subject[2], other[2])
+            if how:
+                reader.issues.append(
+                    ConfigIssue(f"site.{subject[0]}", f"{subject[2]} {how} the {other[1]} {other[2]}: keep them apart")
+                )
+    output = site.output_dir
+    themes = [("theme folder", root / "themes")] + ([("theme.dir folder", theme.dir)] if theme.dir else [])
+    for what, folder in themes:
+        how = _overlap(output, folder)
+        if how:
+            reader.issues.append(
+                ConfigIssue("site.output_dir", f"{output} {how} the {what} {folder}: builds would delete it")
+            )
+    if root.is_relative_to(output):
+        reader.issues.append(
+            ConfigIssue(
+                "site.output_dir",
+                f"{output} contains listlib.toml's folder {root}: 'listlib build --clean' would empty it",
+            )
+        )
+
+
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     """Validate parsed TOML into a Config; raise ConfigError listing every issue."""
     root = path.parent.resolve()
@@ -674,26 +723,13 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         load_remote_images=reader.boolean(site_table, "load_remote_images", "site", False),
         queue_dir=reader.path(site_table, "queue_dir", "site", "queue") or root / "queue",
     )
-    assert site.queue_dir is not None
-    for folder, key in ((site.output_dir, "output"), (site.cache_dir, "cache"), (site.content_dir, "content")):
-        if site.queue_dir == folder or site.queue_dir.is_relative_to(folder):
-            reader.issues.append(ConfigIssue("site.queue_dir", f"must not be inside the {key} folder"))
-    if site.output_dir == site.content_dir or site.content_dir.is_relative_to(site.output_dir):
-        reader.issues.append(
-            ConfigIssue("site.output_dir", "must not contain the content folder: builds may delete it")
-        )
-    if root.is_relative_to(site.output_dir):
-        reader.issues.append(
-            ConfigIssue("site.output_dir", "must not contain listlib.toml: 'listlib build --clean' empties it")
-        )
-    if site.cache_dir.is_relative_to(site.output_dir):
-        reader.issues.append(ConfigIssue("site.cache_dir", "must not be inside the output folder"))
     theme_table = reader.table(data, "theme", "theme")
     reader.unknown(theme_table, {"name", "dir"}, "theme")
     theme = ThemeConfig(
         name=reader.string(theme_table, "name", "theme", default="default", check=_check_nonempty),
         dir=reader.path(theme_table, "dir", "theme", None),
     )
+    _check_folders(reader, root, site, theme, site_table)
     lists = _read_lists(reader, data)
     pop3 = _read_pop3(reader, data, lists)
     delivery = _read_delivery(reader, data)

@@ -336,3 +336,24 @@ def test_addresses_in_subjects_and_names_are_hidden_on_every_page(site: Path) ->
     build(site)
     month = (site / "output" / "dev" / "2024" / "03" / "index.html").read_text()
     assert "Mail neilb@suse.de about it" in month
+
+
+def test_clean_build_removes_only_what_the_build_owns(site: Path) -> None:
+    add(site, *THREAD)
+    build(site)
+    before = tree(site / "output")
+    output = site / "output"
+    # A host's files, put there by hand beside the archive, are not the build's to delete.
+    (output / "CNAME").write_text("lists.example.org\n")
+    (output / ".well-known").mkdir()
+    (output / ".well-known" / "security.txt").write_text("Contact: mailto:a@example.org\n")
+    # A stray file inside a folder the build makes is its own (a clean build sweeps it).
+    (output / "dev" / "stray.html").write_text("old")
+    report = build(site, clean=True)
+    assert (output / "CNAME").read_text() == "lists.example.org\n"
+    assert (output / ".well-known" / "security.txt").exists()
+    assert not (output / "dev" / "stray.html").exists()
+    after = tree(output)
+    del after["CNAME"], after[".well-known/security.txt"]
+    assert after == before
+    assert report.written

@@ -118,7 +118,7 @@ content_dir = "out/content"
 def test_cache_defaults_beside_the_config_and_must_not_be_published(tmp_path: Path) -> None:
     base = '[site]\ntitle = "A"\nbase_url = "https://a.example/"\n'
     assert load_config(write(tmp_path, base)).site.cache_dir == tmp_path.resolve() / ".cache"
-    with pytest.raises(ConfigError, match=r"site\.cache_dir: must not be inside the output folder"):
+    with pytest.raises(ConfigError, match=r"site\.cache_dir: .* is inside the output folder"):
         load_config(write(tmp_path, base + 'cache_dir = "output/cache"\n'))
 
 
@@ -224,3 +224,38 @@ def test_security_none_must_be_chosen_and_an_unused_ca_file_warns(tmp_path: Path
     )
     assert config.pop3[0].security == "none"
     assert config.warnings == ("pop3.a.ca_file: unused with security = 'none'",)
+
+
+@pytest.mark.parametrize(
+    ("setting", "named"),
+    [
+        ('output_dir = "content/dev"', "content folder"),
+        ('output_dir = "content/_failed"', "content folder"),
+        ('output_dir = "content/.index"', "content folder"),
+        ('output_dir = "content/.pop3"', "content folder"),
+        ('output_dir = "queue/new"', "delivery queue"),
+        ('output_dir = "themes"', "theme folder"),
+        ('output_dir = "themes/site"', "theme folder"),
+        ('output_dir = ".cache/x"', "cache folder"),
+        ('output_dir = "."', "content folder"),
+        ('output_dir = "site-theme"\n[theme]\ndir = "site-theme/over"', "theme.dir folder"),
+        ('queue_dir = "content/q"', "content folder"),
+        ('cache_dir = "content/.cache"', "content folder"),
+        ('content_dir = ".cache/store"', "cache folder"),
+    ],
+)
+def test_managed_folders_that_overlap_are_an_error_naming_both(tmp_path: Path, setting: str, named: str) -> None:
+    base = '[site]\ntitle = "A"\nbase_url = "https://a.example/"\n'
+    with pytest.raises(ConfigError) as caught:
+        load_config(write(tmp_path, base + setting + "\n"))
+    text = str(caught.value)
+    assert named in text
+    # Both paths are named, so the user sees which two folders collide.
+    assert text.count(str(tmp_path.resolve())) >= 2
+
+
+def test_separate_folders_anywhere_are_accepted(tmp_path: Path) -> None:
+    base = '[site]\ntitle = "A"\nbase_url = "https://a.example/"\n'
+    setting = 'output_dir = "public/archive"\ncontent_dir = "data/store"\nqueue_dir = "data/queue"\ncache_dir = "tmp"\n'
+    config = load_config(write(tmp_path, base + setting))
+    assert config.site.output_dir == tmp_path.resolve() / "public" / "archive"
