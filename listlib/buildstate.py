@@ -18,6 +18,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from .sqlfile import connect
+
 __all__ = ["STATE_VERSION", "BuildState"]
 
 STATE_VERSION = "4"
@@ -54,7 +56,7 @@ class BuildState:
         return self
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None)
+        db = connect(self.path, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")

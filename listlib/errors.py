@@ -12,6 +12,7 @@ module must never import anything from listlib.
     ├── StoreError         the content/ store cannot be opened, locked or written
     │   └── LockTimeoutError   another listlib process holds the store lock too long
     ├── BuildError         the site cannot be built (a theme or template problem, names the file)
+    ├── DiskError          a file listlib keeps cannot be written: the disk is full or failing (names the file)
     ├── ServeError         the dev server cannot start (its port is taken, the host is unknown)
     └── SearchError        the search index is missing, of another format, or unreadable
 """
@@ -25,6 +26,7 @@ __all__ = [
     "ConfigError",
     "ConfigIssue",
     "DeliveryError",
+    "DiskError",
     "FetchError",
     "ListlibError",
     "LockTimeoutError",
@@ -85,6 +87,10 @@ class LockTimeoutError(StoreError):
 
 class BuildError(ListlibError):
     """The site cannot be built: a missing theme, a broken template (with file and line)."""
+
+
+class DiskError(ListlibError):
+    """A database or file that listlib keeps cannot be written: the disk is full or failing."""
 
 
 class ServeError(ListlibError):

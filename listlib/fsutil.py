@@ -13,7 +13,8 @@ import errno
 import fcntl
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from .errors import LockTimeoutError
@@ -23,6 +24,7 @@ __all__ = [
     "fsync_dir",
     "fsync_file",
     "make_dirs",
+    "naming",
     "read_file",
     "release_lock",
     "same_file_system",
@@ -47,15 +49,28 @@ def _load_syncfs() -> object | None:
 _SYNCFS = _load_syncfs()
 
 
+@contextmanager
+def naming(path: Path | str) -> Iterator[None]:
+    """Give an ``OSError`` that names no file (a full disk fails a ``write``, an
+    ``fsync``, a ``close``) the path being written, so the user learns where."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.filename is None and exc.errno is not None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
+
+
 def write_file(path: Path | str, data: bytes, *, sync: bool) -> None:
     """Create ``path`` (which must not exist) with ``data``; fsync it when ``sync``."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
-    try:
-        write_all(fd, data)
-        if sync:
-            os.fsync(fd)
-    finally:
-        os.close(fd)
+    with naming(path):
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o644)
+        try:
+            write_all(fd, data)
+            if sync:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def write_all(fd: int, data: bytes) -> None:

@@ -11,7 +11,6 @@ SQL, not files or mail.
 from __future__ import annotations
 
 import secrets
-import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import NamedTuple
 
 from .fsutil import fsync_file
 from .sqlbulk import insert_rows, where_in
+from .sqlfile import connect
 
 __all__ = [
     "FACT_CALL",
@@ -160,7 +160,7 @@ class Index:
     def __init__(self, path: Path) -> None:
         self.path = path
         # Shared by a store's filing threads, which take turns (Store._db_lock).
-        self.db = sqlite3.connect(path, isolation_level=None, timeout=60, check_same_thread=False)
+        self.db = connect(path, isolation_level=None, timeout=60, check_same_thread=False)
         # Some file systems cannot hold a WAL (no shared memory): then commits stay FULL.
         self._wal = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
         self._unsynced = False

@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from .sqlfile import connect
+
 __all__ = ["CACHE_VERSION", "MessageEntry", "MonthEntry", "ThreadCache", "ThreadEntry", "ThreadLine"]
 
 CACHE_VERSION = 5
@@ -141,7 +143,7 @@ class ThreadCache:
     def __init__(self, path: Path) -> None:
         """Open (or create) the cache; raises sqlite3.DatabaseError when it is damaged."""
         self.path = path
-        self.db = sqlite3.connect(path, isolation_level=None, timeout=60)
+        self.db = connect(path, isolation_level=None, timeout=60)
         try:
             self.db.execute("PRAGMA journal_mode=WAL")
             self.db.execute("PRAGMA synchronous=NORMAL")

@@ -10,8 +10,8 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
     {"errors", "values", "charsets", "heap"},
-    {"message", "dating", "config", "fsutil", "sqlbulk", "index", "threader", "threadcache", "urls", "theme", "plan"}
-    | {"search", "search.analysis", "search.codec"},
+    {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
+    | {"theme", "plan", "search", "search.analysis", "search.codec"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
@@ -25,7 +25,7 @@ LAYERS = [
 ]
 ONLY_IN = {
     "click": {"cli"},
-    "sqlite3": {"sqlbulk", "index", "store", "threadcache", "threadset", "buildstate", "search.state"},
+    "sqlite3": {"sqlbulk", "sqlfile", "index", "store", "threadcache", "threadset", "buildstate", "search.state"},
     "jinja2": {"theme"},
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},

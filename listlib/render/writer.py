@@ -19,7 +19,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..fsutil import read_file, write_all
+from ..fsutil import naming, read_file, write_all
 
 __all__ = ["TEMP_PREFIX", "Writer", "digest_of", "prune_empty_dirs", "remove_files", "sweep"]
 
@@ -98,11 +98,12 @@ class Writer:
         """Write ``data`` to a temporary file beside ``target``, then rename it into place."""
         temp = self._temp(target)
         try:
-            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
-            try:
-                write_all(fd, data)
-            finally:
-                os.close(fd)
+            with naming(target):
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+                try:
+                    write_all(fd, data)
+                finally:
+                    os.close(fd)
             os.replace(temp, target)
         except BaseException:
             _unlink(temp)

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
+from ..fsutil import naming
 from .codec import MAX_POSITION, encode_positions, encode_postings, quantize
 
 __all__ = [
@@ -323,7 +324,8 @@ def write_segment(folder: Path, data: SegmentData) -> dict[str, object]:
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir(parents=True)
     try:
-        meta = _write(temp, data)
+        with naming(folder):
+            meta = _write(temp, data)
         os.replace(temp, folder)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)

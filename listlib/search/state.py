@@ -12,6 +12,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..sqlfile import connect
+
 __all__ = ["SearchState"]
 
 _VERSION = "1"
@@ -42,7 +44,7 @@ class SearchState:
 
     @staticmethod
     def _connect(path: Path) -> sqlite3.Connection:
-        db = sqlite3.connect(path, isolation_level=None)
+        db = connect(path, isolation_level=None)
         db.execute("PRAGMA journal_mode=WAL")
         db.execute("PRAGMA synchronous=NORMAL")
         db.executescript(_SCHEMA)

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..config import Config
-from ..fsutil import read_file
+from ..fsutil import naming, read_file
 from ..index import Row
 from ..store import Store
 from .analysis import ANALYZER_VERSION
@@ -169,7 +169,8 @@ def _load_manifest(folder: Path) -> dict[str, Any] | None:
 
 def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
     temp = folder / f".manifest-{os.getpid()}.tmp"
-    temp.write_bytes(json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
+    with naming(temp):
+        temp.write_bytes(json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
     os.replace(temp, folder / "manifest.json")
 
 
