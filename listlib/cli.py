@@ -295,7 +295,10 @@ def import_(
         _print_report(report, obj.quiet)
         if intake is not None:
             _print_intake(intake, obj.quiet)
-    built = _run_build(config, quiet=obj.quiet, as_json=as_json) if then_build else None
+    for item in report.unreadable:
+        _echo_error(f"{item['path']}: {item['reason']}")
+    # A file that could not be read: the rest is filed, but the import is not complete.
+    built = _run_build(config, quiet=obj.quiet, as_json=as_json) if then_build and not report.unreadable else None
     if as_json:
         data = report.to_dict()
         if intake is not None:
@@ -303,6 +306,8 @@ def import_(
         if built is not None:
             data["build"] = built.to_dict()
         click.echo(json.dumps(data, indent=2, sort_keys=True))
+    if report.unreadable:
+        sys.exit(1)
 
 
 @main.command()

@@ -64,6 +64,8 @@ class FilingReport:
     dry_run: bool = False
     by_list: dict[str, int] = field(default_factory=dict)
     skipped_files: list[str] = field(default_factory=list)
+    unreadable: list[dict[str, str]] = field(default_factory=list)
+    """Files that could not be read (``path``, ``reason``): everything else was filed."""
     collision_details: list[dict[str, object]] = field(default_factory=list)
     failures: list[dict[str, object]] = field(default_factory=list)
     seconds: float = 0.0
@@ -96,9 +98,10 @@ class FilingReport:
         """The one-line summary printed at the end of an import."""
         verb = "would be filed" if self.dry_run else "filed"
         rate = f" in {self.seconds:.1f} s" if self.seconds else ""
+        unreadable = f"; {len(self.unreadable)} unreadable files" if self.unreadable else ""
         return (
             f"{self.messages} messages{rate}: {self.filed} {verb} ({self.collisions} Message-ID collisions, "
-            f"{self.no_list} to {NO_LIST}), {self.duplicates} duplicates, {self.failed} failed"
+            f"{self.no_list} to {NO_LIST}), {self.duplicates} duplicates, {self.failed} failed{unreadable}"
         )
 
     def to_dict(self) -> dict[str, object]:
@@ -267,8 +270,12 @@ def file_sources(
     stdin: BinaryIO | None = None,
     after_filing: AfterFiling | None = None,
 ) -> FilingReport:
-    """Import every message of every source into the store; raise SourceError for unreadable sources.
+    """Import every message of every source into the store.
 
+    A path that does not exist, or a folder without mail, raises ``SourceError``
+    before anything is filed. A file that cannot be read (or breaks off, like a
+    truncated gzip file) is listed in the report's ``unreadable``, after what was
+    read of it is filed, and the import goes on with the next file.
     A path ``-`` reads from ``stdin``.
     """
     started = time.monotonic()
@@ -282,10 +289,13 @@ def file_sources(
     if parallel is None:
         parallel = total >= _POOL_THRESHOLD_BYTES and (os.cpu_count() or 1) > 1
 
+    def unreadable(path: Path, reason: str) -> None:
+        report.unreadable.append({"path": str(path), "reason": reason})
+
     def all_mail() -> Iterator[RawMail]:
         done_before = 0
         for source in sources:
-            for mail in source.iter_mail():
+            for mail in source.iter_mail(on_error=unreadable):
                 yield mail._replace(done=done_before + mail.done) if done_before else mail
             done_before += source.total_bytes
 

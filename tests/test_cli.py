@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, make_message, mboxrd, run_listlib, stored_files
+from .conftest import REPO, make_message, mboxrd, run_listlib, stored_files, subprocess_env
 
 
 def assert_clean_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -266,3 +269,44 @@ def test_the_process_ends_at_once_but_never_cuts_off_a_thread_still_running(tmp_
     assert (quick.returncode, quick.stdout) == (3, "done\n")  # buffered output is flushed
     waited = leave("threading.Thread(target=lambda: (time.sleep(0.3), print('late', flush=True))).start()")
     assert (waited.returncode, waited.stdout) == (3, "done\nlate\n")
+
+
+def _without_root_powers() -> list[str]:
+    """A command prefix under which a mode-000 file is unreadable, even for root."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("root reads any file, and setpriv (to drop that power) is not installed")
+    caps = "-dac_override,-dac_read_search"
+    return [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}"]
+
+
+def test_one_unreadable_file_in_a_maildir_is_reported_and_everything_else_filed(site: Path) -> None:
+    (site / "first.mbox").write_bytes(mboxrd([make_message(message_id="<before@x>")]))
+    maildir = site / "md"
+    for name in ("cur", "new", "tmp"):
+        (maildir / name).mkdir(parents=True)
+    for n in range(4):
+        (maildir / "cur" / f"{n}:2,S").write_bytes(make_message(message_id=f"<md{n}@x>"))
+    secret = maildir / "cur" / "secret:2,S"
+    secret.write_bytes(make_message(message_id="<secret@x>"))
+    secret.chmod(0)
+    result = subprocess.run(
+        [*_without_root_powers(), sys.executable, "-m", "listlib", "import", "--json", "first.mbox", "md"],
+        cwd=site,
+        env=subprocess_env(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "Error: md/cur/secret:2,S: permission denied" in result.stderr.splitlines()
+    report = json.loads(result.stdout)
+    assert report["filed"] == 5
+    assert report["unreadable"] == [{"path": "md/cur/secret:2,S", "reason": "permission denied"}]
+    assert len(stored_files(site / "content")) == 5
+    secret.chmod(0o644)
+    again = run_listlib("import", "first.mbox", "md", cwd=site, check=True)
+    assert again.stdout.strip().endswith("1 filed (0 Message-ID collisions, 0 to _no_list), 5 duplicates, 0 failed")

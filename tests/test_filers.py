@@ -2,6 +2,7 @@ import bz2
 import gzip
 import lzma
 import os
+import random
 from pathlib import Path
 
 import pytest
@@ -107,4 +108,28 @@ def test_unreadable_file(tmp_path: Path) -> None:
     path.write_bytes(mboxrd([make_message()]))
     path.chmod(0)
     with pytest.raises(SourceError, match="permission denied"):
-        open_source(path)
+        list(open_source(path).iter_mail())
+    told: list[tuple[Path, str]] = []
+    assert list(open_source(path).iter_mail(on_error=lambda p, why: told.append((p, why)))) == []
+    assert told == [(path, "permission denied")]
+
+
+def test_a_broken_file_in_a_folder_is_reported_and_the_rest_still_read(tmp_path: Path) -> None:
+    for name in ("cur", "new", "tmp"):
+        (tmp_path / name).mkdir()
+    for n in range(3):
+        (tmp_path / "cur" / f"{n}:2,S").write_bytes(make_message(message_id=f"<{n}@x>"))
+    (tmp_path / "cur" / "gone:2,S").symlink_to(tmp_path / "nowhere")
+    noise = random.Random(7)
+    bodies = ["".join(noise.choice("abcdefgh ") for _ in range(8000)) + "\n" for _ in range(200)]
+    whole = gzip.compress(mboxrd([make_message(message_id=f"<z{i}@x>", body=bodies[i]) for i in range(200)]))
+    (tmp_path / "new" / "a.mbox.gz").write_bytes(whole[: len(whole) * 3 // 4])
+    told: list[tuple[Path, str]] = []
+    mail = list(open_source(tmp_path).iter_mail(on_error=lambda p, why: told.append((p, why))))
+    assert sorted(p.name for p, _why in told) == ["a.mbox.gz", "gone:2,S"]
+    assert all(why for _p, why in told)
+    # Every message of the readable files, and what the broken one held before its break.
+    assert sum(1 for m in mail if "#" not in m.origin) == 3
+    assert 0 < sum(1 for m in mail if "#" in m.origin) < 200
+    with pytest.raises(SourceError, match="gone"):
+        list(open_source(tmp_path).iter_mail())

@@ -11,6 +11,11 @@
   walked recursively. Dot-files, maildir ``tmp/`` folders and obvious
   non-mail files (licences, READMEs, archives) are skipped and reported.
 
+A file that cannot be read (no permission, an I/O error, a dangling link, a
+damaged compressed stream) does not stop the others: ``iter_mail`` reports it
+through its ``on_error`` callback, with what was read of it before the break
+already yielded, and goes on with the next file.
+
 Filers only read: a source is never modified (maildir messages are not moved
 from ``new`` to ``cur``).
 """
@@ -18,12 +23,13 @@ from ``new`` to ``cur``).
 from __future__ import annotations
 
 import bz2
+import errno
 import lzma
 import os
 import re
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -33,7 +39,10 @@ from isal import igzip, isal_zlib
 from ..errors import SourceError
 from .mbox import MboxFormat, is_separator, iter_mbox
 
-__all__ = ["RawMail", "Source", "open_source"]
+__all__ = ["OnError", "RawMail", "Source", "open_source"]
+
+OnError = Callable[[Path, str], None]
+"""Told of a file that cannot be read: its path and the reason."""
 
 _MONTHS = {
     name: index
@@ -106,27 +115,43 @@ def _pipermail_key(name: str) -> tuple[int, int, str]:
 
 @dataclass
 class Source:
-    """A file or folder to import from; ``skipped`` lists files passed over as not mail."""
+    """A file or folder to import from; ``skipped`` lists files passed over as not mail,
+    ``unreadable`` the files found unreadable while listing (path, reason)."""
 
     path: Path
     files: list[Path]
     mbox_format: MboxFormat = "auto"
     skipped: list[Path] = field(default_factory=list)
+    unreadable: list[tuple[Path, str]] = field(default_factory=list)
     total_bytes: int = 0
     spool: BinaryIO | None = None
     """Standard input, copied to a seekable spool, when the source is ``-``."""
 
-    def iter_mail(self) -> Iterator[RawMail]:
-        """Yield every message of the source, in order."""
+    def iter_mail(self, on_error: OnError | None = None) -> Iterator[RawMail]:
+        """Yield every message of the source, in order.
+
+        A file that cannot be read raises ``SourceError`` naming it, or, with
+        ``on_error``, is reported there (after what was read of it) and skipped."""
         done = 0
+        for path, reason in self.unreadable:
+            if on_error is None:
+                raise SourceError(f"{path}: {reason}")
+            on_error(path, reason)
         for path in self.files:
             try:
                 size = self.total_bytes if self.spool else path.stat().st_size
                 yield from self._iter_file(path, done)
-            except SourceError:
-                raise
+            except SourceError as exc:
+                if on_error is None:
+                    raise
+                on_error(path, str(exc).removeprefix(f"{path}: "))
+                size = 0 if self.spool else _size(path)
             except _DECOMPRESS_ERRORS as exc:
-                raise SourceError(f"{path}: cannot be read: {exc}") from exc
+                reason = f"cannot be read: {_reason(exc)}"
+                if on_error is None:
+                    raise SourceError(f"{path}: {reason}") from exc
+                on_error(path, reason)
+                size = 0 if self.spool else _size(path)
             done += size
 
     def _iter_file(self, path: Path, done: int) -> Iterator[RawMail]:
@@ -148,7 +173,21 @@ class Source:
                 )
 
 
-def _walk(folder: Path, files: list[Path], skipped: list[Path]) -> None:
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a file could not be read, in words (an OSError's own text names the path again)."""
+    if isinstance(exc, OSError) and exc.strerror:
+        return exc.strerror.lower() if exc.errno == errno.EACCES else exc.strerror
+    return str(exc) or type(exc).__name__
+
+
+def _walk(folder: Path, files: list[Path], skipped: list[Path], unreadable: list[tuple[Path, str]]) -> None:
     try:
         entries = list(os.scandir(folder))
     except OSError as exc:
@@ -159,17 +198,22 @@ def _walk(folder: Path, files: list[Path], skipped: list[Path]) -> None:
         if entry.name.startswith("."):
             # Maildir++ sub-folders are dot-folders holding cur/new; dot-files are not mail.
             if entry.is_dir() and (Path(entry.path) / "cur").is_dir():
-                _walk(Path(entry.path), files, skipped)
+                _walk(Path(entry.path), files, skipped, unreadable)
             continue
         if entry.is_dir():
             if is_maildir and entry.name == "tmp":
                 continue
-            _walk(Path(entry.path), files, skipped)
+            _walk(Path(entry.path), files, skipped, unreadable)
         elif entry.is_file():
             if _NOT_MAIL_NAME_RE.match(entry.name):
                 skipped.append(Path(entry.path))
+            elif not os.access(entry.path, os.R_OK):
+                unreadable.append((Path(entry.path), "permission denied"))
             else:
                 files.append(Path(entry.path))
+        elif entry.is_symlink():
+            # A link to nothing: the message it stood for is missing, which must not pass unnoticed.
+            unreadable.append((Path(entry.path), f"a link to {os.readlink(entry.path)!r}, which does not exist"))
 
 
 def open_source(path: Path, mbox_format: MboxFormat = "auto", stdin: BinaryIO | None = None) -> Source:
@@ -189,20 +233,22 @@ def open_source(path: Path, mbox_format: MboxFormat = "auto", stdin: BinaryIO | 
         return Source(path=label, files=[label], mbox_format=mbox_format, total_bytes=size, spool=spool)
     if not path.exists():
         raise SourceError(f"{path}: no such file or folder")
+    unreadable: list[tuple[Path, str]] = []
     if path.is_dir():
         files: list[Path] = []
         skipped: list[Path] = []
-        _walk(path, files, skipped)
-        if not files:
+        _walk(path, files, skipped, unreadable)
+        if not files and not unreadable:
             raise SourceError(
                 f"{path}: no mail found (not a maildir, Pipermail archive, or folder of mbox or message files)"
             )
     elif path.is_file():
         files, skipped = [path], []
+        if not os.access(path, os.R_OK):
+            files, unreadable = [], [(path, "permission denied")]
     else:
         raise SourceError(f"{path}: not a regular file or folder")
-    for file in files:
-        if not os.access(file, os.R_OK):
-            raise SourceError(f"{file}: permission denied")
-    total = sum(file.stat().st_size for file in files)
-    return Source(path=path, files=files, mbox_format=mbox_format, skipped=skipped, total_bytes=total)
+    total = sum(_size(file) for file in files)
+    return Source(
+        path=path, files=files, mbox_format=mbox_format, skipped=skipped, unreadable=unreadable, total_bytes=total
+    )
