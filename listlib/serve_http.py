@@ -323,6 +323,10 @@ class DevHTTPServer(ThreadingHTTPServer):
     """A threading HTTP server over a ``SiteGate``; ``live_reload`` adds the script."""
 
     daemon_threads = True
+    # socketserver's default listen backlog is 5: a browser opening a page with its
+    # styles, scripts and images, plus a few live-reload clients, overflowed it, and
+    # each dropped connection waited a second for its SYN to be sent again.
+    request_queue_size = 128
 
     def __init__(self, address: tuple[str, int], gate: SiteGate, *, live_reload: bool) -> None:
         if ":" in address[0]:

@@ -38,6 +38,7 @@ def check_store(store: Store) -> CheckReport:
         rows = {row.call: row for row in store.index.iter_rows()}
         report.messages = len(rows)
         seen: dict[str, str] = {}
+        pending = 0
         for rel, path in iter_message_files(store.root):
             result = row_from_file(rel, path)
             if isinstance(result, str):
@@ -55,12 +56,34 @@ def check_store(store: Store) -> CheckReport:
             elif row.raw_hash != result.raw_hash:
                 report.problems.append(f"{rel}: its bytes changed since it was filed")
             elif row.state != FILED:
-                report.problems.append(f"{rel}: filing was interrupted (row still pending)")
+                pending += 1
+        never_stored = 0
         for call, row in rows.items():
             if call not in seen:
-                report.problems.append(f"{row.path}: in the index but the file is missing")
-        report.leftovers.extend(_leftovers(store))
+                if row.state != FILED:
+                    never_stored += 1
+                else:
+                    report.problems.append(f"{row.path}: in the index but the file is missing")
+        if pending or never_stored:
+            # A killed import or fetch leaves its last batch pending; the next run (or
+            # --repair) resolves it. Thousands of lines, one per row, would hide that.
+            report.problems.append(
+                f"an interrupted import or fetch left {pending + never_stored} messages pending "
+                f"({pending} stored, {never_stored} not yet stored): the next 'listlib import' or "
+                "'listlib fetch', or 'listlib check --repair', finishes them; import the same "
+                "sources again (or fetch again) to file the ones not yet stored"
+            )
+        report.leftovers.extend(_summarised(_leftovers(store)))
     return report
+
+
+def _summarised(leftovers: list[str]) -> list[str]:
+    """The leftovers, with the temporary files of an interrupted run counted on one line."""
+    temporary = [line for line in leftovers if line.startswith(".tmp/")]
+    if len(temporary) <= 3:
+        return leftovers
+    rest = [line for line in leftovers if not line.startswith(".tmp/")]
+    return [f".tmp/: {len(temporary)} temporary files left by an interrupted run", *rest]
 
 
 def _leftovers(store: Store) -> list[str]:

@@ -310,3 +310,22 @@ def test_one_unreadable_file_in_a_maildir_is_reported_and_everything_else_filed(
     secret.chmod(0o644)
     again = run_listlib("import", "first.mbox", "md", cwd=site, check=True)
     assert again.stdout.strip().endswith("1 filed (0 Message-ID collisions, 0 to _no_list), 5 duplicates, 0 failed")
+
+
+@pytest.mark.parametrize("point", ["temp-synced", "renamed"])
+def test_check_after_a_killed_import_says_the_pending_batch_is_finished_by_the_next_run(site: Path, point: str) -> None:
+    messages = [make_message(message_id=f"<k{i}@x>", body=f"body {i}\n") for i in range(300)]
+    (site / "in.mbox").write_bytes(mboxrd(messages))
+    killed = run_listlib("import", "in.mbox", cwd=site, env={"LISTLIB_CRASH_AT": f"{point}:1"})
+    assert killed.returncode == -9
+    check = run_listlib("check", "--json", cwd=site)
+    report = json.loads(check.stdout)
+    assert not report["ok"]
+    # One line that says what happened and what to do, not one line per pending row.
+    assert len(report["problems"]) == 1, report["problems"]
+    assert "interrupted import or fetch left 300 messages pending" in report["problems"][0]
+    assert "listlib import" in report["problems"][0]
+    assert len(report["leftovers"]) <= 1
+    run_listlib("import", "in.mbox", cwd=site, check=True)
+    assert json.loads(run_listlib("check", "--json", cwd=site, check=True).stdout)["ok"]
+    assert len(stored_files(site / "content")) == 300

@@ -8,7 +8,9 @@ from __future__ import annotations
 import gzip
 import os
 import re
+import shutil
 import socket
+import subprocess
 import threading
 import time
 from collections.abc import Iterator
@@ -393,3 +395,12 @@ def test_requests_wait_for_a_rebuild_and_ctrl_c_interrupts_one_cleanly(tmp_path:
     stale = [p for p in pages if b'http-equiv="refresh"' not in p.read_bytes() and b"footer-v3" not in p.read_bytes()]
     assert stale == []
     assert not os.listdir(root / "content" / ".tmp")
+
+
+@pytest.mark.skipif(not shutil.which("ss"), reason="needs ss (iproute2) to read the listen backlog")
+def test_the_dev_server_listens_with_a_backlog_a_browser_cannot_overflow(served: DevServer) -> None:
+    port = int(served.url.rstrip("/").rsplit(":", 1)[1])
+    listing = subprocess.run(["ss", "-ltnH", f"sport = :{port}"], capture_output=True, text=True, check=True).stdout
+    # For a listening socket, ss shows the backlog in the Send-Q column (socketserver's default is 5).
+    backlogs = [int(line.split()[2]) for line in listing.splitlines() if line.startswith("LISTEN")]
+    assert backlogs and min(backlogs) >= 128, listing
