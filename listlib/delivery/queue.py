@@ -13,15 +13,16 @@ Layout under the queue folder (``site.queue_dir``, default ``queue/``)::
 
 A post's id is the call number of the stored message it forwards. Its folder holds
 ``message.eml`` (the exact bytes to send), ``post.json`` (written once: list, call
-number, envelope sender, recipients, why it is held, the message's size and SHA-256) and ``journal``: append-only
-JSON lines, one per recipient outcome (``done``, ``failed`` with the reply, ``temp``
-with the reply) and one per attempt (when, and when to try again). The lines of one
-SMTP transaction are appended together and fsync'ed before the next transaction
-starts, so a recipient marked done is never sent the post again, and a
-crash can only repeat the one transaction between the server's acceptance and the
-mark (qmail's INTERNALS, section 6). A torn last line (a crash mid-write) is ignored
-and cut off. Stage changes are renames of the post folder, made durable by syncing
-both stage folders. This module knows files and JSON, not SMTP or mail.
+number, envelope sender, recipients, why it is held, the size and SHA-256 of
+message.eml) and ``journal``: append-only JSON lines, one per recipient outcome
+(``done``, ``failed`` with the reply, ``temp`` with the reply) and one per attempt
+(when, and when to try again). The lines of one SMTP transaction are appended
+together and fsync'ed before the next transaction starts, so a recipient marked done
+is never sent the post again, and a crash can only repeat the one transaction between
+the server's acceptance and the mark (qmail's INTERNALS, section 6). A torn last line
+(a crash mid-write) is ignored and cut off. Stage changes are renames of the post
+folder, made durable by syncing both stage folders. This module knows files and JSON,
+not SMTP or mail.
 
 A damaged post (post.json or journal missing or unreadable, a whole journal line that
 is not one we write, message.eml missing or not the bytes queued, a file we never
@@ -30,7 +31,7 @@ other posts; ``isolate`` records the damage in ``damage.json`` and moves the pos
 ``failed/``, untouched otherwise. It is never sent: a journal we cannot read may hide
 recipients already done, and a message that is not what was queued must not go out.
 Posts queued before post.json recorded the size and hash (version 1) cannot be
-verified and are sent as before.
+verified and are sent as before. What a sound post looks like is in ``damage``.
 """
 
 from __future__ import annotations
@@ -47,8 +48,9 @@ from typing import Any, Literal
 
 from ..errors import DeliveryError
 from ..fsutil import acquire_lock, fsync_dir, make_dirs, release_lock, sync_files, write_file
+from .damage import VERSION, Damage, check_entry, check_meta
 
-__all__ = ["STAGES", "Damage", "NewPost", "Outbound", "QueuedPost", "RecipientState", "Stage"]
+__all__ = ["STAGES", "NewPost", "Outbound", "QueuedPost", "RecipientState", "Stage"]
 
 Stage = Literal["new", "retry", "failed", "held"]
 STAGES: tuple[Stage, ...] = ("new", "retry", "failed", "held")
@@ -61,21 +63,6 @@ _JOURNAL = "journal"
 _DAMAGE = "damage.json"
 _SENT = "sent.log"
 _FILES = frozenset((_MESSAGE, _META, _JOURNAL, _DAMAGE))
-_VERSION = 2
-"""post.json's version: 2 added ``size`` and ``sha256`` of message.eml; 1 is still read."""
-_STATUSES = frozenset(("done", "failed", "temp"))
-
-
-@dataclass(frozen=True)
-class Damage:
-    """Why a queued post cannot be trusted (and is never sent)."""
-
-    kind: str
-    """``missing-post-json``, ``invalid-post-json``, ``missing-journal``, ``invalid-journal``,
-    ``missing-message``, ``message-mismatch``, ``unexpected-file`` (or ``invalid-damage-json``:
-    the record of an earlier one cannot be read)."""
-    reason: str
-    """A sentence for the admin."""
 
 
 @dataclass(frozen=True)
@@ -259,7 +246,7 @@ class Outbound:
                 folder = tmp / post.id
                 folder.mkdir()
                 meta = {
-                    "version": _VERSION,
+                    "version": VERSION,
                     "id": post.id,
                     "list": post.slug,
                     "sender": post.sender,
@@ -324,7 +311,7 @@ class Outbound:
                 entry = json.loads(line)
             except ValueError:
                 entry = None
-            problem = _check_entry(entry, post.state)
+            problem = check_entry(entry, post.state)
             if problem is not None:
                 post.damage = Damage("invalid-journal", f"{_JOURNAL}, line {number}: {problem}")
                 break
@@ -470,58 +457,10 @@ def _read_meta(path: Path, post_id: str) -> tuple[dict[str, Any] | None, Damage 
         return None, Damage("invalid-post-json", f"{_META} cannot be read: {exc.strerror}")
     except ValueError as exc:
         return None, Damage("invalid-post-json", f"{_META} is not valid JSON ({exc})")
-    problem = _check_meta(meta, post_id)
+    problem = check_meta(meta, post_id)
     if problem is not None:
         return None, Damage("invalid-post-json", f"{_META}: {problem}")
     return meta, None
-
-
-def _is_number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _check_meta(meta: object, post_id: str) -> str | None:
-    """What is wrong with a post.json, or None."""
-    if not isinstance(meta, dict):
-        return "not a JSON object"
-    version = meta.get("version")
-    if version not in (1, _VERSION):
-        return f"version {version!r} is not one this listlib reads"
-    if meta.get("id") != post_id:
-        return f"it is the post.json of post {meta.get('id')!r}"
-    for key in ("list", "sender"):
-        if not isinstance(meta.get(key), str):
-            return f"{key!r} is missing or not a string"
-    recipients = meta.get("recipients")
-    if not isinstance(recipients, list) or not all(isinstance(r, str) for r in recipients):
-        return "'recipients' is missing or not a list of addresses"
-    if not _is_number(meta.get("queued_at")):
-        return "'queued_at' is missing or not a number"
-    if version == 1:
-        return None  # queued before the size and hash were recorded: cannot be verified
-    size, digest = meta.get("size"), meta.get("sha256")
-    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-        return "'size' is missing or not a byte count"
-    if not isinstance(digest, str) or len(digest) != 64:
-        return "'sha256' is missing or not a SHA-256 digest"
-    return None
-
-
-def _check_entry(entry: object, state: dict[str, RecipientState]) -> str | None:
-    """What is wrong with a whole journal line, or None."""
-    if not isinstance(entry, dict):
-        return "not a journal entry"
-    if "r" in entry:
-        if entry["r"] not in state:
-            return f"{entry['r']!r} is not a recipient of the post"
-        if entry.get("s") not in _STATUSES:
-            return f"unknown status {entry.get('s')!r}"
-        return None
-    if "attempt" in entry:
-        if not isinstance(entry["attempt"], int) or not (entry.get("next") is None or _is_number(entry["next"])):
-            return "an attempt without a number or a next try"
-        return None
-    return "not a journal entry"
 
 
 def _check_files(path: Path, meta: dict[str, Any]) -> Damage | None:
