@@ -708,7 +708,7 @@ def _select_threads(
 @main.command()
 @click.option("--status", is_flag=True, help="Print the queue (new, retry, failed, held posts) and send nothing.")
 @click.option("--release", metavar="ID", multiple=True, help="Let a held post go out (to new/); repeatable.")
-@click.option("--drop", metavar="ID", multiple=True, help="Remove a held or failed post for good; repeatable.")
+@click.option("--drop", metavar="ID", multiple=True, help="Remove a held, failed or damaged post for good; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report (or with --status, the queue) as JSON.")
 @click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless something was sent or failed.")
 @_wait_option("How long to wait for another 'listlib deliver' before skipping this run.")
@@ -731,7 +731,9 @@ def deliver(
     accepts it, so a kill or a crash never sends a post to anyone twice (except
     the one transaction in flight). Temporary failures (4xx, server down) are
     retried with a growing wait; permanent ones (5xx) move the post to failed/
-    with the reply. Runs never overlap. With --status, prints the queue.
+    with the reply. A damaged post (a file missing, unreadable or changed) goes
+    to failed/ with the reason and is sent to nobody; the others still go out.
+    Runs never overlap. With --status, prints the queue.
     """
     from .delivery.queue import Outbound
     from .delivery.runner import DeliverReport, Runner
@@ -776,6 +778,12 @@ def deliver(
     if quiet and not report.eventful:
         return
     click.echo(report.summary())
+    for item in report.damaged:
+        click.echo(
+            f"warning: post {item['id']} is damaged: {item['reason']}; moved to failed/ and not sent "
+            f"('listlib deliver --drop {item['id']}' removes it)",
+            err=True,
+        )
     if report.error:
         click.echo(f"warning: {report.error}; the posts stay queued and are retried later", err=True)
 
@@ -786,14 +794,18 @@ def _release_or_drop(outbound: Outbound, release: tuple[str, ...], drop: tuple[s
             stage = outbound.find(post_id)
             if stage != "held":
                 raise DeliveryError(f"no held post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
+            post = outbound.load("held", post_id)
+            if post.damage is not None:
+                raise DeliveryError(f"held post {post_id} is damaged: {post.damage.reason}; --drop it")
             with outbound.state_lock():
-                outbound.move(outbound.load("held", post_id), "new")
+                outbound.move(post, "new")
             click.echo(f"released {post_id}: it goes out with the next 'listlib deliver'")
         for post_id in drop:
             stage = outbound.find(post_id)
-            if stage not in ("held", "failed"):
+            post = outbound.load(stage, post_id) if stage is not None else None
+            if post is None or (stage not in ("held", "failed") and post.message() is not None):
                 raise DeliveryError(f"no held or failed post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
-            outbound.remove(outbound.load(stage, post_id))
+            outbound.remove(post)
             click.echo(f"dropped {post_id} from {stage}/")
 
 
@@ -818,6 +830,8 @@ def _print_queue(outbound: Outbound, as_json: bool) -> None:
             line += f"; try {post.attempts + 1} at {when}"
         if post.stage == "held":
             line += f"; held: {info['held_reason']}"
+        if post.damage is not None:
+            line += f"; damaged: {post.damage.reason}"
         click.echo(line)
         for recipient, reply in list(info["failures"].items())[:20]:
             click.echo(f"        failed  {recipient}: {reply}")

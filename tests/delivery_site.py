@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +112,32 @@ def subscribers(count: int) -> list[str]:
         else:
             out.append(f"ok{i}@example.com")
     return out
+
+
+def _cut_in_half(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+def _flip_last_byte(path: Path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+
+
+DAMAGES: dict[str, tuple[str, Callable[[Path], None]]] = {
+    # name: (the kind the queue reports, what happens to the post folder)
+    "no post.json": ("missing-post-json", lambda p: (p / "post.json").unlink()),
+    "truncated post.json": ("invalid-post-json", lambda p: _cut_in_half(p / "post.json")),
+    "post.json without recipients": ("invalid-post-json", lambda p: (p / "post.json").write_text('{"version": 1}')),
+    "no journal": ("missing-journal", lambda p: (p / "journal").unlink()),
+    "garbled journal line": ("invalid-journal", lambda p: (p / "journal").write_bytes(b'{"r":"ann@ex\x00\x00\n')),
+    "journal of other recipients": (
+        "invalid-journal",
+        lambda p: (p / "journal").write_bytes(b'{"r":"zed@example.com","s":"done"}\n'),
+    ),
+    "no message.eml": ("missing-message", lambda p: (p / "message.eml").unlink()),
+    "truncated message.eml": ("message-mismatch", lambda p: _cut_in_half(p / "message.eml")),
+    "altered message.eml": ("message-mismatch", lambda p: _flip_last_byte(p / "message.eml")),
+    "unknown file": ("unexpected-file", lambda p: (p / "message.eml~").write_bytes(b"x")),
+}
+"""Ways a queued post gets damaged (a disk error, a crash of the file system, a hand edit)."""

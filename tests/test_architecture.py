@@ -15,7 +15,15 @@ LAYERS = [
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
-    | {"delivery", "delivery.queue", "delivery.compose", "delivery.policy", "delivery.bounce", "delivery.transport"}
+    | {
+        "delivery",
+        "delivery.damage",
+        "delivery.queue",
+        "delivery.compose",
+        "delivery.policy",
+        "delivery.bounce",
+        "delivery.transport",
+    }
     | {"search.query", "search.segment", "search.merge", "search.reader", "search.state", "search.bulk"}
     | {"search.document", "search.spool"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}

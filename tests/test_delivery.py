@@ -16,7 +16,7 @@ import pytest
 from listlib.config import load_config
 
 from .conftest import make_message, run_listlib, subprocess_env
-from .delivery_site import NOW, deliver, import_posts, make_site, post, queue_status, subscribers
+from .delivery_site import DAMAGES, NOW, deliver, import_posts, make_site, post, queue_status, subscribers
 from .dovecot import make_test_ca
 from .smtpserver import SmtpServer
 
@@ -390,3 +390,75 @@ def test_a_post_that_asks_not_to_be_archived_is_delivered_without_archived_at(tm
     deliver(site)
     [got] = smtp.handler.messages
     assert b"\r\nArchived-At:" not in got.data and b"\r\nX-No-Archive: yes\r\n" in got.data
+
+
+def copies(smtp: SmtpServer) -> Counter[tuple[str, str]]:
+    """(Message-ID, recipient) -> copies the server accepted."""
+    found: Counter[tuple[str, str]] = Counter()
+    for message in smtp.handler.messages:
+        header = message.data.partition(b"\r\n\r\n")[0].decode("utf-8", "replace")
+        message_id = next(
+            line.split(":", 1)[1].strip() for line in header.split("\r\n") if line.startswith("Message-ID:")
+        )
+        found.update((message_id, r) for r in message.recipients)
+    return found
+
+
+@pytest.mark.parametrize("damage", list(DAMAGES))
+def test_a_damaged_post_goes_to_failed_with_its_reason_and_the_others_are_delivered(
+    tmp_path: Path, smtp: SmtpServer, damage: str
+) -> None:
+    kind, harm = DAMAGES[damage]
+    subs = ["ok-poster@example.org", "ann@example.com", "bob@example.com"]
+    site = make_site(tmp_path / "site", smtp, subs)
+    import_posts(site, post(1), post(2), post(3))
+    message_ids = {p["id"]: f"<{p['message_id']}>" for p in queue_status(site)}
+    bad = min(message_ids)  # the first one sent: it must not stop the others
+    harm(site / "queue" / "new" / bad)
+    result = deliver(site)
+    good = [m for i, m in message_ids.items() if i != bad]
+    assert copies(smtp) == Counter({(m, r): 1 for m in good for r in subs}), (
+        "the healthy posts reach every recipient once, the damaged one nobody"
+    )
+    assert "2 posts done" in result.stdout and "1 damaged post moved to failed/" in result.stdout
+    assert f"warning: post {bad} is damaged: " in result.stderr and f"--drop {bad}" in result.stderr
+    [entry] = queue_status(site)
+    assert (entry["id"], entry["stage"], entry["damage"]["kind"]) == (bad, "failed", kind)
+    assert entry["damage"]["reason"] in result.stderr
+    status = run_listlib("deliver", "--status", cwd=site, check=True).stdout
+    assert f"failed  {bad}" in status and f"damaged: {entry['damage']['reason']}" in status
+    again = deliver(site, NOW + 30 * HOUR, "--json")
+    assert json.loads(again.stdout)["damaged"] == [], "reported once, when it is moved"
+    dropped = run_listlib("deliver", "--drop", bad, cwd=site, check=True)
+    assert f"dropped {bad} from failed/" in dropped.stdout
+    assert queue_status(site) == [] and bad in (site / "queue" / "sent.log").read_text().split()
+    assert sum(copies(smtp).values()) == 6
+
+
+def test_a_damaged_post_can_be_dropped_before_any_run_and_is_reported_as_json(tmp_path: Path, smtp: SmtpServer) -> None:
+    subs = ["ok-poster@example.org", "ann@example.com"]
+    site = make_site(tmp_path / "site", smtp, subs)
+    import_posts(site, post(1), post(2), post(3))
+    message_ids = {p["id"]: f"<{p['message_id']}>" for p in queue_status(site)}
+    first, second, third = sorted(message_ids)
+    (site / "queue" / "new" / first / "post.json").unlink()
+    (site / "queue" / "new" / second / "journal").unlink()
+    dropped = run_listlib("deliver", "--drop", first, cwd=site, check=True)
+    assert f"dropped {first} from new/" in dropped.stdout
+    report = json.loads(deliver(site, NOW, "--json").stdout)
+    assert [(d["id"], d["kind"]) for d in report["damaged"]] == [(second, "missing-journal")]
+    assert (report["completed"], report["delivered"]) == ([third], 2)
+    assert copies(smtp) == Counter({(message_ids[third], r): 1 for r in subs})
+    assert [(p["id"], p["stage"]) for p in queue_status(site)] == [(second, "failed")]
+    assert first in (site / "queue" / "sent.log").read_text().split()
+    refused = run_listlib("deliver", "--release", second, cwd=site)
+    assert refused.returncode == 1 and "no held post" in refused.stderr
+    import_posts(site, post(4, sender="stranger@example.org"))
+    [held] = [p["id"] for p in queue_status(site) if p["stage"] == "held"]
+    (site / "queue" / "held" / held / "message.eml").write_bytes(b"Subject: x\r\n")
+    refused = run_listlib("deliver", "--release", held, cwd=site)
+    assert refused.returncode == 1 and f"held post {held} is damaged: message.eml has 12 bytes" in refused.stderr
+    status = run_listlib("deliver", "--status", cwd=site, check=True).stdout
+    assert f"held    {held}" in status and "damaged: message.eml has 12 bytes" in status
+    run_listlib("deliver", "--drop", held, "--drop", second, cwd=site, check=True)
+    assert queue_status(site) == [] and sum(copies(smtp).values()) == 2

@@ -13,19 +13,30 @@ Layout under the queue folder (``site.queue_dir``, default ``queue/``)::
 
 A post's id is the call number of the stored message it forwards. Its folder holds
 ``message.eml`` (the exact bytes to send), ``post.json`` (written once: list, call
-number, envelope sender, recipients, why it is held) and ``journal``: append-only
-JSON lines, one per recipient outcome (``done``, ``failed`` with the reply, ``temp``
-with the reply) and one per attempt (when, and when to try again). The lines of one
-SMTP transaction are appended together and fsync'ed before the next transaction
-starts, so a recipient marked done is never sent the post again, and a
-crash can only repeat the one transaction between the server's acceptance and the
-mark (qmail's INTERNALS, section 6). A torn last line (a crash mid-write) is ignored
-and cut off. Stage changes are renames of the post folder, made durable by syncing
-both stage folders. This module knows files and JSON, not SMTP or mail.
+number, envelope sender, recipients, why it is held, the size and SHA-256 of
+message.eml) and ``journal``: append-only JSON lines, one per recipient outcome
+(``done``, ``failed`` with the reply, ``temp`` with the reply) and one per attempt
+(when, and when to try again). The lines of one SMTP transaction are appended
+together and fsync'ed before the next transaction starts, so a recipient marked done
+is never sent the post again, and a crash can only repeat the one transaction between
+the server's acceptance and the mark (qmail's INTERNALS, section 6). A torn last line
+(a crash mid-write) is ignored and cut off. Stage changes are renames of the post
+folder, made durable by syncing both stage folders. This module knows files and JSON,
+not SMTP or mail.
+
+A damaged post (post.json or journal missing or unreadable, a whole journal line that
+is not one we write, message.eml missing or not the bytes queued, a file we never
+write) is read with its ``damage`` instead of raising, so that it never blocks the
+other posts; ``isolate`` records the damage in ``damage.json`` and moves the post to
+``failed/``, untouched otherwise. It is never sent: a journal we cannot read may hide
+recipients already done, and a message that is not what was queued must not go out.
+Posts queued before post.json recorded the size and hash (version 1) cannot be
+verified and are sent as before. What a sound post looks like is in ``damage``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -37,6 +48,7 @@ from typing import Any, Literal
 
 from ..errors import DeliveryError
 from ..fsutil import acquire_lock, fsync_dir, make_dirs, release_lock, sync_files, write_file
+from .damage import VERSION, Damage, check_entry, check_meta
 
 __all__ = ["STAGES", "NewPost", "Outbound", "QueuedPost", "RecipientState", "Stage"]
 
@@ -48,7 +60,9 @@ Fault = Callable[[str], None]
 _MESSAGE = "message.eml"
 _META = "post.json"
 _JOURNAL = "journal"
+_DAMAGE = "damage.json"
 _SENT = "sent.log"
+_FILES = frozenset((_MESSAGE, _META, _JOURNAL, _DAMAGE))
 
 
 @dataclass(frozen=True)
@@ -83,10 +97,12 @@ class QueuedPost:
     """The last reply per recipient that was not accepted."""
     attempts: int = 0
     next_try: float = 0.0
+    damage: Damage | None = None
+    """Set for a damaged post: ``meta`` and ``state`` hold what could be read, maybe nothing."""
 
     @property
     def slug(self) -> str:
-        return str(self.meta["list"])
+        return str(self.meta.get("list", ""))
 
     @property
     def sender(self) -> str:
@@ -94,7 +110,7 @@ class QueuedPost:
 
     @property
     def queued_at(self) -> float:
-        return float(self.meta["queued_at"])
+        return float(self.meta.get("queued_at") or 0.0)
 
     def pending(self) -> list[str]:
         """Recipients not yet done or failed, in the order they were queued."""
@@ -103,8 +119,22 @@ class QueuedPost:
     def count(self, state: RecipientState) -> int:
         return sum(1 for s in self.state.values() if s == state)
 
-    def message(self) -> bytes:
-        return (self.path / _MESSAGE).read_bytes()
+    def message(self) -> bytes | None:
+        """The bytes to send, checked against the size and hash recorded at queueing;
+        None for a damaged post (``damage`` says why)."""
+        if self.damage is not None:
+            return None
+        try:
+            data = (self.path / _MESSAGE).read_bytes()
+        except OSError as exc:
+            self.damage = Damage("missing-message", f"{_MESSAGE} cannot be read: {exc.strerror}")
+            return None
+        size, digest = self.meta.get("size"), self.meta.get("sha256")
+        if size is not None and len(data) != size:
+            self.damage = Damage("message-mismatch", f"{_MESSAGE} has {len(data)} bytes; {size} were queued")
+        elif digest is not None and hashlib.sha256(data).hexdigest() != digest:
+            self.damage = Damage("message-mismatch", f"{_MESSAGE} is not the message queued (its sha256 differs)")
+        return None if self.damage else data
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -123,6 +153,7 @@ class QueuedPost:
             "next_try": self.next_try or None,
             "failures": {r: self.replies.get(r, "") for r, s in self.state.items() if s == "failed"},
             "temporary": {r: self.replies[r] for r, s in self.state.items() if s == "todo" and r in self.replies},
+            "damage": None if self.damage is None else {"kind": self.damage.kind, "reason": self.damage.reason},
         }
 
 
@@ -215,7 +246,7 @@ class Outbound:
                 folder = tmp / post.id
                 folder.mkdir()
                 meta = {
-                    "version": 1,
+                    "version": VERSION,
                     "id": post.id,
                     "list": post.slug,
                     "sender": post.sender,
@@ -224,6 +255,8 @@ class Outbound:
                     "poster": post.poster,
                     "queued_at": post.queued_at,
                     "held_reason": post.held_reason,
+                    "size": len(post.data),
+                    "sha256": hashlib.sha256(post.data).hexdigest(),
                 }
                 write_file(folder / _MESSAGE, post.data, sync=False)
                 write_file(folder / _META, json.dumps(meta, indent=1).encode("utf-8"), sync=False)
@@ -245,27 +278,49 @@ class Outbound:
     # -- reading -----------------------------------------------------------------------
 
     def load(self, stage: Stage, post_id: str, *, repair: bool = False) -> QueuedPost:
-        """Read a post and replay its journal; with ``repair`` cut off a torn last line."""
+        """Read a post and replay its journal; with ``repair`` cut off a torn last line.
+
+        A damaged post is returned with its ``damage`` (and left as it is), not raised:
+        it must not stop the other posts, and ``--drop`` must be able to remove it.
+        """
         path = self.root / stage / post_id
+        post = QueuedPost(post_id, stage, path, {})
+        recorded = _read_damage(path)
+        meta, post.damage = _read_meta(path, post_id)
+        if meta is None:
+            post.damage = recorded or post.damage
+            return post
+        post.meta = meta
         try:
-            meta = json.loads((path / _META).read_bytes())
             journal = (path / _JOURNAL).read_bytes()
-        except (OSError, ValueError) as exc:
-            raise DeliveryError(f"{path}: the queued post cannot be read: {exc}") from exc
-        post = QueuedPost(post_id, stage, path, meta)
+        except FileNotFoundError:
+            post.damage = recorded or Damage(
+                "missing-journal", f"{_JOURNAL} is missing: who already received the post is unknown"
+            )
+            return post
+        except OSError as exc:
+            post.damage = recorded or Damage("invalid-journal", f"{_JOURNAL} cannot be read: {exc.strerror}")
+            return post
         for recipient in meta["recipients"]:
             post.state[recipient] = "todo"
+        # A torn last line (no line end yet: a crash mid-write) is a mark never made; a whole
+        # line we cannot read may have been a "done", so the post is not sent again.
         complete = journal.rfind(b"\n") + 1
-        if complete < len(journal) and repair:
-            with open(path / _JOURNAL, "r+b") as f:
-                f.truncate(complete)
-                os.fsync(f.fileno())
-        for line in journal[:complete].splitlines():
+        for number, line in enumerate(journal[:complete].split(b"\n")[:-1], 1):
             try:
                 entry = json.loads(line)
             except ValueError:
-                continue  # cannot happen for whole lines we wrote; never fatal
+                entry = None
+            problem = check_entry(entry, post.state)
+            if problem is not None:
+                post.damage = Damage("invalid-journal", f"{_JOURNAL}, line {number}: {problem}")
+                break
             _apply(post, entry)
+        post.damage = recorded or post.damage or _check_files(path, meta)
+        if post.damage is None and repair and complete < len(journal):
+            with open(path / _JOURNAL, "r+b") as f:
+                f.truncate(complete)
+                os.fsync(f.fileno())
         return post
 
     def iter_stage(self, stage: Stage, *, repair: bool = False) -> Iterator[QueuedPost]:
@@ -300,6 +355,15 @@ class Outbound:
             os.close(fd)
         for entry in entries:
             _apply(post, entry)
+
+    def isolate(self, post: QueuedPost, now: float) -> None:
+        """Record why a damaged post is never sent (``damage.json``) and move it to failed/."""
+        assert post.damage is not None
+        if not (post.path / _DAMAGE).exists():
+            record = {"version": 1, "kind": post.damage.kind, "reason": post.damage.reason, "at": now}
+            write_file(post.path / _DAMAGE, json.dumps(record, indent=1).encode("utf-8"), sync=True)
+            fsync_dir(post.path)
+        self.move(post, "failed")
 
     def move(self, post: QueuedPost, stage: Stage) -> None:
         """Move a post to another stage (an atomic rename, made durable)."""
@@ -369,3 +433,50 @@ def _apply(post: QueuedPost, entry: dict[str, Any]) -> None:
     if "attempt" in entry:
         post.attempts = int(entry["attempt"])
         post.next_try = float(entry.get("next") or 0.0)
+
+
+def _read_damage(path: Path) -> Damage | None:
+    """The damage recorded by ``isolate``, if any."""
+    try:
+        record = json.loads((path / _DAMAGE).read_bytes())
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return Damage("invalid-damage-json", f"{_DAMAGE} cannot be read: {exc}")
+    if not isinstance(record, dict):
+        return Damage("invalid-damage-json", f"{_DAMAGE} does not hold a JSON object")
+    return Damage(str(record.get("kind", "")), str(record.get("reason", "")))
+
+
+def _read_meta(path: Path, post_id: str) -> tuple[dict[str, Any] | None, Damage | None]:
+    try:
+        meta = json.loads((path / _META).read_bytes())
+    except FileNotFoundError:
+        return None, Damage("missing-post-json", f"{_META} is missing")
+    except OSError as exc:
+        return None, Damage("invalid-post-json", f"{_META} cannot be read: {exc.strerror}")
+    except ValueError as exc:
+        return None, Damage("invalid-post-json", f"{_META} is not valid JSON ({exc})")
+    problem = check_meta(meta, post_id)
+    if problem is not None:
+        return None, Damage("invalid-post-json", f"{_META}: {problem}")
+    return meta, None
+
+
+def _check_files(path: Path, meta: dict[str, Any]) -> Damage | None:
+    """The damage a listing of the post folder shows (the message's hash is checked when it is sent)."""
+    try:
+        names = set(os.listdir(path))
+    except OSError as exc:
+        return Damage("unexpected-file", f"the post folder cannot be listed: {exc.strerror}")
+    if _MESSAGE not in names:
+        return Damage("missing-message", f"{_MESSAGE} is missing")
+    unknown = sorted(names - _FILES)
+    if unknown:
+        return Damage("unexpected-file", f"{unknown[0]!r} is not a file of a queued post")
+    size = meta.get("size")
+    if size is not None:
+        actual = os.stat(path / _MESSAGE).st_size
+        if actual != size:
+            return Damage("message-mismatch", f"{_MESSAGE} has {actual} bytes; {size} were queued")
+    return None

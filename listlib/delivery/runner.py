@@ -14,6 +14,10 @@ a lost connection -> still pending. Then the post moves on:
   it moves to ``retry/``; recipients still pending ``give_up_days`` after the
   post was queued fail for good.
 
+A damaged post in new/ or retry/ (see ``queue``) is moved to ``failed/`` with
+its damage and sent to nobody, and the run goes on with the others; so is a post
+whose message turns out not to be the bytes queued when it is read to be sent.
+
 When the server cannot be reached, no post is lost: each due post records an
 attempt and waits for its next try. The clock is passed in (tests advance it),
 runs are serialised by the queue's run lock (taken by the caller), and nothing
@@ -69,6 +73,8 @@ class DeliverReport:
     not_due: int = 0
     """Posts in retry/ whose next try has not come yet."""
     held: int = 0
+    damaged: list[dict[str, str]] = field(default_factory=list)
+    """Damaged posts moved to failed/ by this run, sent to nobody: id, kind and reason."""
     recovered: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the server could not be used (the posts wait for their next try)."""
@@ -78,15 +84,19 @@ class DeliverReport:
 
     @property
     def eventful(self) -> bool:
-        return bool(self.transactions or self.completed or self.to_failed or self.error or self.busy)
+        return bool(self.transactions or self.completed or self.to_failed or self.damaged or self.error or self.busy)
 
     def summary(self) -> str:
         if self.busy:
             return "deliver: another 'listlib deliver' is still running; skipped"
+        damaged = ""
+        if self.damaged:
+            posts = "post" if len(self.damaged) == 1 else "posts"
+            damaged = f"; {len(self.damaged)} damaged {posts} moved to failed/"
         if not self.posts:
             waiting = f" ({self.not_due} waiting to be retried)" if self.not_due else ""
             held = f" ({self.held} held)" if self.held else ""
-            return f"deliver: nothing to send{waiting}{held}"
+            return f"deliver: nothing to send{waiting}{held}{damaged}"
         text = (
             f"deliver: {self.posts} posts in {self.seconds:.1f} s: {self.delivered} recipients delivered, "
             f"{self.failed} failed, {self.deferred} deferred; {len(self.completed)} posts done, "
@@ -96,7 +106,7 @@ class DeliverReport:
             text += f", {self.not_due} not due"
         if self.held:
             text += f"; {self.held} held"
-        return text
+        return text + damaged
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -138,28 +148,46 @@ class Runner:
         report = self.report
         report.recovered = self.outbound.recover()
         now = self.clock()
-        due: list[QueuedPost] = list(self.outbound.iter_stage("new", repair=True))
+        due: list[QueuedPost] = []
+        for post in self.outbound.iter_stage("new", repair=True):
+            if post.damage is not None:
+                self._isolate(post)
+            else:
+                due.append(post)
         for post in self.outbound.iter_stage("retry", repair=True):
-            if post.next_try <= now:
+            if post.damage is not None:
+                self._isolate(post)
+            elif post.next_try <= now:
                 due.append(post)
             else:
                 report.not_due += 1
         report.held = sum(1 for _ in (self.outbound.root / "held").iterdir())
         self._total = sum(len(post.pending()) for post in due)
         for post in due:  # new posts first, then retries, each in filing order
-            self._deliver(post)
-            report.posts += 1
+            if self._deliver(post):
+                report.posts += 1
         report.seconds = time.monotonic() - started
         return report
 
-    def _deliver(self, post: QueuedPost) -> None:
+    def _deliver(self, post: QueuedPost) -> bool:
+        """Send a post to its pending recipients and settle it; False when it turned out damaged."""
         pending = post.pending()
         if pending and self.report.error is None:
             data = post.message()
+            if data is None:
+                self._isolate(post)
+                self._total -= len(pending)
+                return False
             for chunk in _chunks(pending, self.max_recipients):
                 if not self._transaction(post, chunk, data):
                     break
         self._settle(post)
+        return True
+
+    def _isolate(self, post: QueuedPost) -> None:
+        assert post.damage is not None
+        self.outbound.isolate(post, self.clock())
+        self.report.damaged.append({"id": post.id, "kind": post.damage.kind, "reason": post.damage.reason})
 
     def _transaction(self, post: QueuedPost, chunk: list[str], data: bytes) -> bool:
         """Send to one chunk and record the outcome durably; False when the server is gone."""
