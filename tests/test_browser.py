@@ -422,3 +422,51 @@ def test_the_search_page_says_so_without_javascript(built: dict[str, Any]) -> No
     thread = (built["output"] / built["pages"]["thread"]).read_text()
     assert 'class="site-search" href="../../../search/index.html"' in thread  # a link: no form on message pages
     assert 'name="list" value="dev"' in (built["output"] / "dev/index.html").read_text()
+
+
+INLINE_SCRIPT_JS = """(() => {
+  const script = document.createElement('script');
+  script.textContent = 'window.inlineRan = true';
+  document.body.appendChild(script);
+  return window.inlineRan === true;
+})()"""
+
+
+def _open(browser: DevTools, session: str, url: str) -> None:
+    browser.events.clear()
+    browser.send("Page.navigate", session, url=url)
+    browser.wait_for("Page.loadEventFired", session)
+
+
+def _value(browser: DevTools, session: str, expression: str) -> Any:
+    return browser.send("Runtime.evaluate", session, expression=expression, returnByValue=True)["result"].get("value")
+
+
+@pytest.mark.parametrize("scheme", ["http", "file"])
+def test_the_content_security_policy_refuses_inline_script_and_keeps_the_site_working(
+    browser: DevTools, server: Server, built: dict[str, Any], scheme: str
+) -> None:
+    base = server if scheme == "http" else built["output"].as_uri() + "/"
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        # The search form on the front page submits to the site (form-action 'self').
+        _open(browser, session, base + "index.html")
+        assert "Content-Security-Policy" in _value(browser, session, "document.head.innerHTML")
+        browser.events.clear()
+        _value(browser, session, "document.querySelector('form.search-form input[name=q]').value = 'batching'")
+        _value(browser, session, "document.querySelector('form.search-form').submit()")
+        browser.wait_for("Page.loadEventFired", session)
+        assert _value(browser, session, "location.href").startswith(base + "search/index.html?q=batching")
+        # The theme's own script ran: it shows the results area (from file:// its fetches
+        # of the index may fail, which is not the policy's doing).
+        assert _value(browser, session, "document.getElementById('search-app').hidden") is False
+        assert _value(browser, session, INLINE_SCRIPT_JS) is False
+        # Folding needs no script: a long quote is a <details> that opens.
+        _open(browser, session, base + built["pages"]["thread"])
+        folded = "(() => { const d = document.querySelector('details.quote'); d.open = true; return d.open; })()"
+        assert _value(browser, session, folded) is True
+        assert _value(browser, session, INLINE_SCRIPT_JS) is False
+    finally:
+        browser.send("Target.closeTarget", targetId=target)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 import unicodedata
 from html import escape
@@ -13,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from listlib.display import DisplayOptions, MessageDisplay, display_message, safe_filename
-from listlib.display.attachments import MAX_BYTES
+from listlib.display.attachments import MAX_BYTES, MAX_LABEL, SAFE_EXTENSIONS, display_name
 from listlib.display.textbody import markup_text, render_plain
 
 from .conftest import make_message
@@ -151,26 +152,40 @@ def test_encoded_words_cannot_inject_lines_or_markup_into_fields() -> None:
 @pytest.mark.parametrize(
     ("name", "expected"),
     [
-        ("../../x", "x"),
-        ("/etc/passwd", "passwd"),
+        ("../../x", "x.bin"),
+        ("/etc/passwd", "passwd.bin"),
         ("con.txt", "_con.txt"),
-        ("CON", "_CON"),
+        ("CON", "_CON.bin"),
         ("com1.tar.gz", "_com1.tar.gz"),
-        ("a\\b", "b"),
+        ("a\\b", "b.bin"),
         ("C:\\Users\\me\\report.doc", "report.doc"),
         ("nul\x00byte.txt", "nul_byte.txt"),
         ("...", "attachment-1.bin"),
         ("..", "attachment-1.bin"),
-        (".htaccess", "htaccess"),
-        ("  .hidden  ", "hidden"),
-        ("trailing. . .", "trailing"),
-        ("a..b...c", "a.b.c"),
+        (".htaccess", "htaccess.bin"),
+        ("  .hidden  ", "hidden.bin"),
+        ("trailing. . .", "trailing.bin"),
+        ("a..b...c", "a.b.c.txt"),
         ('what?<>|*:".txt', "what_______.txt"),
-        ("\u202egpj.exe", "_gpj.exe"),
+        ("\u202egpj.exe", "_gpj.exe.bin"),
         ("index.html", "index.html.txt"),
         ("image.SVG", "image.SVG.txt"),
         ("shell.php.jpg", "shell_php.jpg"),
-        ("shell.php", "shell_php"),
+        ("shell.php", "shell_php.bin"),
+        ("nul", "_nul.bin"),
+        ("notes", "notes.bin"),
+        ("x.xhtm", "x.xhtm.txt"),
+        ("x.html.en", "x.html.en.bin"),
+        ("x.var", "x_var.bin"),
+        ("map.var.txt", "map_var.txt"),
+        ("x.log", "x.log.txt"),
+        ("x.unknownext", "x.unknownext.bin"),
+        ("x.eml", "x.eml.txt"),
+        ("REPORT.PDF", "REPORT.PDF"),
+        ("photo.JPG", "photo.JPG"),
+        ("0001-fix.patch", "0001-fix.patch"),
+        ("x.tar.gz", "x.tar.gz"),
+        ("x.tar.bz2", "x.tar.bz2.bin"),
         ("", "attachment-1.bin"),
         (None, "attachment-1.bin"),
     ],
@@ -185,7 +200,7 @@ def test_long_names_are_cut_to_100_bytes_keeping_the_extension() -> None:
     wide = safe_filename("\u00e9" * 300 + ".txt", "text/plain", set())
     assert len(wide.encode()) <= MAX_BYTES and wide.endswith(".txt") and wide.startswith("\u00e9")
     no_ext = safe_filename("b" * 300, "text/plain", set())
-    assert no_ext == "b" * 100
+    assert no_ext == "b" * 96 + ".txt"
 
 
 def test_names_are_unique_case_insensitively_with_numbered_suffixes() -> None:
@@ -203,16 +218,87 @@ def test_empty_names_take_their_extension_from_the_content_type() -> None:
     assert safe_filename(None, "image/png", set()) == "attachment-1.png"
     assert safe_filename(None, "text/html", set()) == "attachment-1.html.txt"
     assert safe_filename(None, "application/x-unheard-of", set()) == "attachment-1.bin"
+    assert safe_filename(None, "image/svg+xml", set()) == "attachment-1.svg.txt"
+    assert safe_filename(None, "message/rfc822", set()) == "attachment-1.eml.txt"
+    taken: set[str] = set()
+    assert [safe_filename(None, "text/html", taken) for _ in range(2)] == [
+        "attachment-1.html.txt",
+        "attachment-2.html.txt",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("name", "content_type", "expected"),
+    [
+        ("README", "text/plain", "README.txt"),
+        ("README", "application/octet-stream", "README.bin"),
+        ("Makefile", "text/x-makefile", "Makefile.txt"),
+        (".htaccess", "text/plain", "htaccess.txt"),
+        ("x.php", "text/x-php", "x_php.txt"),
+        ("page.html", "application/octet-stream", "page.html.txt"),
+        ("x.json", "application/json", "x.json.txt"),
+        ("x.png", "text/html", "x.png"),
+        ("x.txt", "text/html", "x.txt"),
+    ],
+)
+def test_names_without_an_allowed_extension_end_in_txt_for_text_and_bin_for_the_rest(
+    name: str, content_type: str, expected: str
+) -> None:
+    assert safe_filename(name, content_type, set()) == expected
+
+
+def test_every_allowed_extension_is_served_as_a_passive_type_by_debian_apache_and_nginx() -> None:
+    apache = _mime_types(Path("/etc/mime.types"), ";")
+    nginx = _mime_types(Path("/etc/nginx/mime.types"), ";")
+    if not apache:
+        pytest.skip("/etc/mime.types is missing (apt-get install media-types)")
+    active = re.compile(r"html|[+/]xml|svg|javascript|ecmascript|text/css|multipart|message/|x-shockwave")
+    for ext in SAFE_EXTENSIONS:
+        # Apache sends no type for an extension missing from TypesConfig (the browser sniffs);
+        # nginx sends its default_type (application/octet-stream), which is safe.
+        assert ext in apache, f".{ext} is not in /etc/mime.types"
+        for kind in (apache[ext], nginx.get(ext, "application/octet-stream")):
+            assert not active.search(kind), f".{ext} is served as {kind}"
+
+
+def _mime_types(path: Path, end: str) -> dict[str, str]:
+    """extension -> type of a mime.types file (Debian's or nginx's syntax)."""
+    if not path.is_file():
+        return {}
+    types = {}
+    for line in path.read_text().splitlines():
+        words = line.split("#")[0].replace(end, " ").split()
+        if len(words) > 1 and "/" in words[0]:
+            for ext in words[1:]:
+                types.setdefault(ext.lower(), words[0])
+    return types
+
+
+def test_pages_show_the_name_from_the_message_and_link_the_safe_file() -> None:
+    raw = make_message(
+        "names",
+        "--b\nContent-Type: text/plain\n\nhi\n"
+        '--b\nContent-Type: text/html\nContent-Disposition: attachment; filename="../\u202eindex.html"\n\n<b>x</b>\n'
+        "--b\nContent-Type: application/octet-stream\nContent-Disposition: attachment\n\nx\n--b--\n",
+        extra={"MIME-Version": "1.0", "Content-Type": 'multipart/mixed; boundary="b"'},
+    )
+    shown = display_message(raw)
+    assert [(a.filename, a.label) for a in shown.attachments] == [
+        ("_index.html.txt", "_index.html"),
+        ("attachment-1.bin", "attachment-1.bin"),
+    ]
+    assert display_name("x" * 500, "x.bin") == "x" * (MAX_LABEL - 1) + "\u2026"
+    assert display_name("C:\\dir\\<b>.php", "_b__php.bin") == "_b_.php"
 
 
 def test_hostile_attachment_names_in_a_message() -> None:
     shown = display_message((DATA / "hostile-attachment-names.eml").read_bytes())
     names = [a.filename for a in shown.attachments]
     assert names == [
-        "x",
-        "passwd",
+        "x.bin",
+        "passwd.bin",
         "_con.txt",
-        "b",
+        "b.bin",
         "A" * 96 + ".pdf",
         "nul_byte.txt",
         "attachment-1.bin",
@@ -224,6 +310,7 @@ def test_hostile_attachment_names_in_a_message() -> None:
         "attachment-2.bin",
     ]
     assert [a.data for a in shown.attachments] == [f"part {i}".encode() for i in range(13)]
+    assert [a.label for a in shown.attachments][:4] == ["x", "passwd", "con.txt", "b"]
 
 
 # -- Properties --------------------------------------------------------------------------------------
@@ -250,6 +337,7 @@ def test_safe_filename_never_yields_a_path_a_control_char_an_empty_name_or_a_dup
         assert "/" not in result and "\\" not in result and ".." not in result
         assert not any(unicodedata.category(c) in ("Cc", "Cs") for c in result)
         assert len(result.encode("utf-8")) <= MAX_BYTES
+        assert result.rpartition(".")[2].lower() in SAFE_EXTENSIONS
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,17 +10,30 @@ reader would recognise and removes everything that could hurt:
 - control characters, bidirectional overrides (``gpj.exe`` spoofing) and
   ``<>:"|?*`` become ``_``;
 - Windows device names (``con.txt``, ``LPT1``, ``aux.tar.gz``) get a leading ``_``;
-- names a static web server would run or serve as active content in the
-  archive's origin are defused: ``.html``, ``.svg``, ``.js``, ``.xml`` ... as the
-  last extension get ``.txt`` appended (the page shows as text), and
-  server-side handler extensions anywhere in the name (``x.php.jpg``) have
-  their dot replaced by ``_`` (Apache applies handlers to any extension);
+- server-side handler extensions anywhere in the name (``x.php.jpg``) have
+  their dot replaced by ``_`` (Apache applies handlers to any extension:
+  ``.php``, ``.cgi``, ``.shtml``, and ``.var``, the type maps of Debian's stock
+  mod_negotiation, which answer with HTML of their own);
+- the last extension is kept only when it is on an allowlist (``SAFE_EXTENSIONS``:
+  images but not SVG, PDF, plain text, patches, archives, office documents,
+  signatures, common audio and video), each mapped by Debian's ``/etc/mime.types``,
+  Apache's and nginx's to a type no browser runs. Any other name gets ``.txt``
+  appended when the part is text (a ``text/*`` or ``message/*`` type, or a
+  known text extension such as ``.html``, ``.svg`` or ``.log``) and ``.bin``
+  otherwise: ``index.html`` -> ``index.html.txt``, ``x.xhtm`` -> ``x.xhtm.txt``,
+  ``README`` -> ``README.txt`` or ``README.bin``. A file without an extension, or
+  with one the server does not know, is sent without a type by Apache, and
+  browsers sniff such bytes as HTML (issue 23);
 - names longer than ``MAX_BYTES`` (100) bytes of UTF-8 are shortened, keeping
   the extension and whole characters;
 - an empty result becomes ``attachment-N.ext`` with the extension taken from
-  the content type (a fixed table, so every machine agrees);
+  the content type (a fixed table, so every machine agrees), then held to the
+  same allowlist (``attachment-1.svg.txt``);
 - a name already taken in the message (compared case-insensitively, as on
   macOS and Windows file systems) gets ``-2``, ``-3`` ... before its extension.
+
+``display_name`` is what a page shows as the link text: the name from the
+message with only its path and unprintable characters removed (templates escape it).
 
 Pure: no I/O.
 """
@@ -30,9 +43,18 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["MAX_BYTES", "extension_for", "safe_filename", "unique_filename"]
+__all__ = [
+    "MAX_BYTES",
+    "MAX_LABEL",
+    "SAFE_EXTENSIONS",
+    "display_name",
+    "extension_for",
+    "safe_filename",
+    "unique_filename",
+]
 
 MAX_BYTES = 100
+MAX_LABEL = 200
 _MAX_EXTENSION = 16
 
 _EXTENSIONS = {
@@ -90,15 +112,33 @@ _EXTENSIONS = {
     "audio/ogg": ".ogg",
     "video/mp4": ".mp4",
 }
-# Served by a static host as active content in the archive's origin.
-_ACTIVE = {
-    "html", "htm", "xhtml", "xht", "shtml", "shtm", "stm", "svg", "svgz", "xml", "xsl", "xslt", "xsd", "rdf",
-    "js", "mjs", "cjs", "mht", "mhtml", "hta", "htc", "xbl", "swf", "manifest", "appcache", "vtt",
+# Served as themselves: each is in Debian's /etc/mime.types (Apache's TypesConfig) with a
+# type no browser runs or sniffs as HTML, and in nginx's mime.types with such a type or not
+# at all (nginx then sends application/octet-stream); test_display_hostile checks both.
+# Not here: html, xhtml, svg, xml and the like (active); eml (message/rfc822 is MHTML to
+# Chromium); ico, avif, log, md, bz2, dat (missing from /etc/mime.types: Apache would send
+# no type and the browser sniff). A server whose list lacks one of these (say .patch
+# outside Debian) sends no type either: README's nosniff header covers that.
+SAFE_EXTENSIONS = frozenset({
+    "png", "jpg", "jpeg", "gif", "webp", "bmp", "tif", "tiff",
+    "pdf", "txt", "patch", "diff", "csv",
+    "zip", "gz", "tgz", "tar", "xz", "7z",
+    "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "rtf",
+    "asc", "sig", "p7s", "p7m",
+    "mp3", "ogg", "mp4", "webm", "bin",
+})  # fmt: skip
+# Text a reader would rather see in the browser than download (as .txt).
+_TEXT_EXTENSIONS = {
+    "html", "htm", "xhtml", "xhtm", "xht", "shtml", "shtm", "svg", "xml", "xsl", "xslt", "xsd", "rdf", "atom",
+    "rss", "js", "mjs", "cjs", "json", "css", "md", "rst", "log", "eml", "mbox", "ics", "vcf", "conf", "cfg",
+    "ini", "yaml", "yml", "toml", "sql", "c", "h", "cc", "cpp", "hpp", "py", "pl", "rb", "sh", "go", "rs",
+    "java", "mht", "mhtml", "dts", "dtsi", "config", "cocci", "lst", "out", "text", "mbx",
 }  # fmt: skip
+_TEXT_TYPES = {"application/json", "application/xml", "application/javascript", "application/x-sh"}
 # Run by a server that has the handler configured, wherever the extension sits in the name.
 _HANDLERS = {
     "php", "php2", "php3", "php4", "php5", "php7", "php8", "phtml", "pht", "phar", "phps", "cgi", "fcgi",
-    "asp", "aspx", "ashx", "asmx", "jsp", "jspx", "shtml", "shtm", "stm", "ssi",
+    "asp", "aspx", "ashx", "asmx", "jsp", "jspx", "shtml", "shtm", "stm", "ssi", "var", "asis",
 }  # fmt: skip
 _RESERVED_RE = re.compile(r"(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(?:\.|\Z)", re.I)
 _BAD_CHARS_RE = re.compile(
@@ -130,11 +170,24 @@ def _defuse(name: str) -> str:
         else:
             kept.append(part)
     name = ".".join(kept)
-    if len(kept) > 1 and kept[-1].lower() in _ACTIVE:
-        name += ".txt"
     if _RESERVED_RE.match(name):
         name = "_" + name
     return name
+
+
+def _is_text(ext: str, content_type: str) -> bool:
+    return (
+        content_type.startswith(("text/", "message/"))
+        or content_type in _TEXT_TYPES
+        or ext[1:].lower() in _TEXT_EXTENSIONS
+    )
+
+
+def _served_safely(stem: str, ext: str, content_type: str) -> tuple[str, str]:
+    """(stem, ext) with an extension from ``SAFE_EXTENSIONS``: any other is kept in the stem."""
+    if ext[1:].lower() in SAFE_EXTENSIONS:
+        return stem, ext
+    return stem + ext, ".txt" if _is_text(ext, content_type) else ".bin"
 
 
 def _fit(stem: str, ext: str, limit: int = MAX_BYTES) -> str:
@@ -174,7 +227,7 @@ def unique_filename(
     counters = {} if counters is None else counters
     cleaned = _clean(name or "")
     if cleaned:
-        stem, ext = _split_extension(_defuse(cleaned))
+        stem, ext = _served_safely(*_split_extension(_defuse(cleaned)), content_type)
         key = (stem + ext).casefold()
         result = _fit(stem, ext)
         number = counters.get(key, 2)
@@ -182,14 +235,24 @@ def unique_filename(
             result = _fit(stem, f"-{number}{ext}")
             number += 1
     else:
-        ext = extension_for(content_type)
-        key = "\0" + ext
+        inner, ext = _served_safely("", extension_for(content_type), content_type)
+        key = "\0" + inner + ext
         number = counters.get(key, 1)
-        while (result := _defuse(f"attachment-{number}{ext}")).casefold() in folded:
+        while (result := f"attachment-{number}{inner}{ext}").casefold() in folded:
             number += 1
     counters[key] = number
     folded.add(result.casefold())
     return result
+
+
+def display_name(name: str | None, filename: str) -> str:
+    """The name a page shows for an attachment saved as ``filename``: the message's own
+    name (last path component, no control or bidirectional characters, at most
+    ``MAX_LABEL`` characters), or ``filename`` when the message gives none."""
+    cleaned = _clean(name or "")
+    if len(cleaned) > MAX_LABEL:
+        cleaned = cleaned[: MAX_LABEL - 1] + "\u2026"
+    return cleaned or filename
 
 
 def safe_filename(name: str | None, content_type: str, taken: set[str]) -> str:

@@ -32,7 +32,10 @@ class Attachment:
     """One saved part of a message."""
 
     filename: str
-    """Safe and unique within the message (see ``display.attachments.safe_filename``)."""
+    """Safe and unique within the message (see ``display.attachments.safe_filename``): the saved file's name."""
+    label: str
+    """The name to show: the message's own name made printable (``display.attachments.display_name``;
+    plain text that templates escape), else ``filename``. Never a file name on disk or in a URL."""
     content_type: str
     """Lower-case ``type/subtype``."""
     size: int

@@ -33,7 +33,7 @@ from urllib.parse import quote
 from ..charsets import decode_bytes
 from ..message import decode_header_value, parse_date_offset, parse_from
 from . import sanitize
-from .attachments import unique_filename
+from .attachments import display_name, unique_filename
 from .mime import MESSAGES, Headers, Part
 from .model import Attachment, DisplayOptions
 from .textbody import clean_text, obfuscate_address, obfuscate_addresses, plain_text, render_plain, unflow
@@ -98,10 +98,11 @@ def author_fields(headers: Headers, obfuscate: bool) -> tuple[str, str, str]:
 class _Pending:
     """An attachment being collected; frozen once the cid: references are known."""
 
-    __slots__ = ("content_id", "content_type", "data", "filename", "inline")
+    __slots__ = ("content_id", "content_type", "data", "filename", "inline", "label")
 
-    def __init__(self, filename: str, part: Part, inline: bool) -> None:
+    def __init__(self, filename: str, label: str, part: Part, inline: bool) -> None:
         self.filename = filename
+        self.label = label
         self.content_type = part.content_type
         self.data = part.payload
         self.content_id = part.content_id
@@ -146,7 +147,7 @@ class Walk:
 
     def frozen_attachments(self) -> tuple[Attachment, ...]:
         return tuple(
-            Attachment(p.filename, p.content_type, len(p.data), p.content_id, p.inline, p.data)
+            Attachment(p.filename, p.label, p.content_type, len(p.data), p.content_id, p.inline, p.data)
             for p in self.attachments
         )
 
@@ -159,8 +160,9 @@ class Walk:
         self.blocks.append(f'<div class="note {css}">{escape(text, quote=False)}</div>')
 
     def attach(self, part: Part, inline: bool = False, name: str | None = None) -> _Pending:
-        filename = unique_filename(part.filename or name, part.content_type, self.taken, self.counters)
-        pending = _Pending(filename, part, inline)
+        given = part.filename or name
+        filename = unique_filename(given, part.content_type, self.taken, self.counters)
+        pending = _Pending(filename, display_name(given, filename), part, inline)
         self.attachments.append(pending)
         return pending
 
