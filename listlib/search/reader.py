@@ -4,8 +4,14 @@ Steps: read the manifest; per live segment, look each query term up in the
 dictionary chunks that can hold it; fetch the postings of the terms found; intersect
 the required clauses (phrases checked against positions), drop excluded, deleted,
 other-list and out-of-date-range documents; score BM25 over the impact bytes with
-the index-wide document frequency, times a mild recency factor (at most +2% for the
-newest day); sort by score (6 decimals), then newer, then later in the index; page.
+the document frequency among the documents not deleted, times a mild recency factor
+(at most +2% for the newest live day); sort by score (6 decimals), then newer, then
+higher call number; page.
+
+A score depends on the live documents only, never on which segment holds a document
+or what tombstones remain unmerged: the same archive answers the same way however
+its index was built up (deleted documents are left out of every document frequency,
+including the one that picks a prefix's expansions; each document's day is exact).
 Files are read through a ``Source`` that counts bytes, so tests and benchmarks see
 what a browser would fetch. Never writes.
 """
@@ -23,11 +29,11 @@ from typing import Any
 from ..errors import SearchError
 from .codec import decode_positions, decode_postings
 from .query import Clause, Query, parse_query
-from .segment import term_key
+from .segment import doc_days, term_key
 
 __all__ = ["FORMAT", "Hit", "Results", "Source", "search"]
 
-FORMAT = 1
+FORMAT = 2
 PREFIX_EXPANSIONS = 50
 RECENCY = 0.02
 
@@ -94,6 +100,7 @@ class _Segment:
         self.keys = [term_key(t) for t in self.meta["dict"]]
         self.entries: dict[str, list[Any] | None] = {}
         self.postings: dict[str, tuple[list[int], bytes]] = {}
+        self._doc_days: list[int] | None = None
 
     def _chunk(self, number: int) -> list[list[Any]]:
         return self.source.json(f"seg/{self.id}/t{number}.json")  # type: ignore[no-any-return]
@@ -129,9 +136,22 @@ class _Segment:
             self.postings[term] = decode_postings(memoryview(data)[entry[3] : entry[3] + entry[4]])
         return self.postings[term]
 
+    def live_df(self, entry: list[Any]) -> int:
+        """How many documents not deleted hold the entry's term."""
+        if not self.deleted:
+            return int(entry[1])
+        docs, _impacts = self.docs(entry)
+        return sum(1 for doc in docs if doc not in self.deleted)
+
     def positions(self, entry: list[Any]) -> list[list[int]]:
         data = self.source.read(f"seg/{self.id}/q{entry[5]}.bin")
         return decode_positions(data[entry[6] : entry[6] + entry[7]], entry[1])
+
+    def doc_days(self) -> list[int]:
+        """Every document's day (from the meta; ``days`` is the same in a file of its own)."""
+        if self._doc_days is None:
+            self._doc_days = doc_days(self.meta["day_runs"])
+        return self._doc_days
 
     def days(self) -> tuple[int, ...]:
         data = self.source.read(f"seg/{self.id}/days.bin")
@@ -185,7 +205,7 @@ def _run(source: Source, manifest: dict[str, Any], query: Query, offset: int, li
             for segment in segments:
                 for entry in segment.expand(term):
                     segment.entries[entry[0]] = entry
-                    dfs[entry[0]] = dfs.get(entry[0], 0) + entry[1]
+                    dfs[entry[0]] = dfs.get(entry[0], 0) + segment.live_df(entry)
             best = sorted(dfs, key=lambda t: (-dfs[t], term_key(t)))[:PREFIX_EXPANSIONS]
             expansions[clause] = sorted(best, key=term_key)
     df: dict[str, int] = {}
@@ -196,26 +216,40 @@ def _run(source: Source, manifest: dict[str, Any], query: Query, offset: int, li
         for term in terms:
             if term in df:
                 continue
-            df[term] = sum(e[1] for s in segments if (e := s.entry(term)) is not None)
+            df[term] = sum(s.live_df(e) for s in segments if (e := s.entry(term)) is not None)
     for clause in query.must:
         looked.extend(t[2:] if clause.field else t for t in (expansions.get(clause) or _clause_terms(clause)))
     idf = {t: math.log(1 + (total_docs - n + 0.5) / (n + 0.5)) for t, n in df.items()}
     if not query.must:
         return Results(0, [], looked)
-    days = [int(s["min_day"]) for s in manifest["segments"]] + [int(s["max_day"]) for s in manifest["segments"]]
-    low, high = min(days), max(days)
+    low, high = int(manifest["min_day"]), int(manifest["max_day"])
     scored: list[tuple[float, int, int, int]] = []
     for position, segment in enumerate(segments):
         for number, (score, day) in _segment_hits(segment, query, expansions, idf, table).items():
             recency = (day - low) / (high - low) if high > low else 0.0
             scored.append((_round(score * (1 + RECENCY * recency)), day, position, number))
-    scored.sort(key=lambda h: (-h[0], -h[1], -h[2], -h[3]))
-    page = scored[offset : offset + limit]
-    hits = []
-    for score, _day, position, number in page:
-        row = segments[position].rows([number])[number]
-        hits.append(Hit(*row[:8], score=score))
+    scored.sort(key=lambda h: (h[0], h[1]), reverse=True)
+    hits = [Hit(*row[:8], score=score) for score, row in _page(segments, scored, offset, limit)]
     return Results(len(scored), hits, sorted(set(looked)))
+
+
+def _page(
+    segments: list[_Segment], scored: list[tuple[float, int, int, int]], offset: int, limit: int
+) -> list[tuple[float, list[Any]]]:
+    """(score, display row) of the hits ``offset`` to ``offset + limit`` of ``scored``
+    (sorted by score and day). Hits equal in both are ordered by date, then call number,
+    newest and highest first: from their rows, fetched for the equal hits at the page's
+    edges too (where a document sits in the index must not decide its place)."""
+    start, end = offset, min(offset + limit, len(scored))
+    if start >= end:
+        return []
+    while start > 0 and scored[start - 1][:2] == scored[offset][:2]:
+        start -= 1
+    while end < len(scored) and scored[end][:2] == scored[end - 1][:2]:
+        end += 1
+    window = [(score, day, segments[at].rows([number])[number]) for score, day, at, number in scored[start:end]]
+    window.sort(key=lambda h: (h[0], h[1], h[2][6], h[2][0]), reverse=True)
+    return [(score, row) for score, _day, row in window[offset - start : offset - start + limit]]
 
 
 def _clause_docs(
@@ -310,5 +344,5 @@ def _segment_hits(
         after = query.after if query.after is not None else -1
         before = query.before if query.before is not None else 1 << 30
         scores = {d: s for d, s in scores.items() if after <= days[d] < before}
-    samples, step = segment.meta["days"], segment.meta["day_sample"]
-    return {d: (s, int(samples[d // step])) for d, s in scores.items()}
+    days = segment.doc_days()
+    return {d: (s, days[d]) for d, s in scores.items()}

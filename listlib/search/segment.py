@@ -4,9 +4,9 @@ A segment holds documents numbered 0..n-1 in (list, date, call) order, so a list
 a range of doc numbers and doc numbers roughly follow time. Files:
 
 ``meta.json``
-    ``docs``, ``docs_chunk`` and ``day_sample`` (the sizes below), ``lists`` (slug ->
-    [first, end)), ``dict`` (the first term of each dictionary chunk), ``days`` (the day
-    of every ``DAY_SAMPLE``-th document, for the recency tie-break), ``min_day``/``max_day``.
+    ``docs``, ``docs_chunk`` (the size below), ``lists`` (slug -> [first, end)), ``dict``
+    (the first term of each dictionary chunk), ``day_runs`` (every document's day, for
+    the recency factor: ``day_runs``), ``min_day``/``max_day``.
 ``t<k>.json``
     dictionary chunk k: sorted ``[term, df, postings file, offset, length, positions
     file, offset, length]`` (positions file -1 when the term has none).
@@ -46,7 +46,6 @@ from ..fsutil import naming
 from .codec import MAX_POSITION, encode_positions, encode_postings, quantize
 
 __all__ = [
-    "DAY_SAMPLE",
     "DOCS_CHUNK",
     "Entry",
     "Layout",
@@ -56,7 +55,9 @@ __all__ = [
     "Doc",
     "Posting",
     "SegmentData",
+    "day_runs",
     "display_row",
+    "doc_days",
     "invert",
     "sort_rows",
     "term_key",
@@ -70,7 +71,6 @@ FIELD_GAP = 8
 DOCS_CHUNK = 4
 DICT_CHUNK = 8_000
 POSTINGS_CHUNK = 8_000
-DAY_SAMPLE = 64
 _DAY = 86_400
 
 
@@ -184,6 +184,30 @@ def _entries(postings: Mapping[str, Posting]) -> Iterator[Entry]:
 
 def _day(date: int) -> int:
     return max(0, min(0xFFFF, date // _DAY))
+
+
+def day_runs(days: Sequence[int]) -> list[int]:
+    """Every document's day, exactly, as runs of one day: ``[count, day change, count,
+    day change, ...]`` (the first change from day 0). Within a list documents follow
+    their dates, so a run is usually a day of one list: about as short as a sample of
+    every 64th day (what the recency factor once used, which made a message's score
+    depend on the segment it sat in)."""
+    runs: list[int] = []
+    previous = 0
+    for day, group in itertools.groupby(days):
+        runs += (sum(1 for _ in group), day - previous)
+        previous = day
+    return runs
+
+
+def doc_days(runs: Sequence[int]) -> list[int]:
+    """The day of every document, from its segment's ``day_runs``."""
+    days: list[int] = []
+    day = 0
+    for at in range(0, len(runs), 2):
+        day += runs[at + 1]
+        days += [day] * runs[at]
+    return days
 
 
 def sort_rows(rows: Sequence[DisplayRow]) -> list[int]:
@@ -348,10 +372,9 @@ def _write(folder: Path, data: SegmentData) -> dict[str, object]:
     meta = {
         "docs": len(rows),
         "docs_chunk": DOCS_CHUNK,
-        "day_sample": DAY_SAMPLE,
         "lists": lists,
         "dict": firsts,
-        "days": [days[i] for i in range(0, len(days), DAY_SAMPLE)],
+        "day_runs": day_runs(days),
         "min_day": min(days, default=0),
         "max_day": max(days, default=0),
     }

@@ -39,7 +39,7 @@ from .codec import impact_table
 from .document import analyse, document
 from .merge import merge_segments, pick_merges, read_segment
 from .reader import FORMAT
-from .segment import WEIGHTS, Doc, SegmentData, invert, write_segment
+from .segment import WEIGHTS, Doc, SegmentData, doc_days, invert, write_segment
 from .spool import SpoolReader
 from .state import SearchState
 
@@ -51,11 +51,15 @@ __all__ = ["SEARCH_DIR", "SearchReport", "update_index"]
 SEARCH_DIR = "search"
 K1 = 1.2
 B = 0.75
-_DEFAULT_AVGDL = 150.0
+AVGDL = 150.0
+"""The weighted length BM25 normalizes by, fixed: a segment's impacts are then a function
+of its documents alone, whichever segment, batch or merge they were indexed in (an
+average estimated from the first batch made the same archive score differently when
+built incrementally; an exact running average would need every document's length at
+query time)."""
 _PARALLEL_FROM = 400
 _CHUNK_DOCS = 500
 _BULK_FROM = 100
-_SAMPLE = 200
 
 
 @dataclass
@@ -141,18 +145,10 @@ def _invert_all(
     return to_segment(merge_columns(runs, by_key=True))  # the workers gone: the last merge is the biggest
 
 
-def _estimate_avgdl(rows: list[Row], content: Path, obfuscate: bool, spool: SpoolReader | None) -> float:
-    """The average weighted document length, from up to ``_SAMPLE`` messages spread
-    over the first batch; fixed for the life of the index (``--clean`` renews it)."""
-    if len(rows) < 20:
-        return _DEFAULT_AVGDL
-    step = max(1, len(rows) // _SAMPLE)
-    sample = _analyse_rows(rows[::step], content, obfuscate, spool)
-    return round(sum(_doc_length(doc) for doc in sample) / len(sample), 3)
-
-
 def _settings(config: Config) -> str:
-    return json.dumps([FORMAT, ANALYZER_VERSION, config.site.obfuscate_addresses, sorted(WEIGHTS.items()), K1, B])
+    return json.dumps(
+        [FORMAT, ANALYZER_VERSION, config.site.obfuscate_addresses, sorted(WEIGHTS.items()), K1, B, AVGDL]
+    )
 
 
 def _no_fault(_point: str) -> None:
@@ -176,10 +172,6 @@ def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
 
 def _new_id(generation: int) -> str:
     return f"{generation:06d}{secrets.token_hex(3)}"
-
-
-def _doc_length(doc: Doc) -> int:
-    return sum(weight * len(doc.fields.get(name, ())) for name, weight in WEIGHTS.items())
 
 
 def update_index(
@@ -215,7 +207,7 @@ def update_index(
             manifest = {
                 "format": FORMAT,
                 "generation": previous_generation,
-                "avgdl": None,
+                "avgdl": AVGDL,
                 "impacts": impact_table(K1),
                 "segments": [],
                 "live": 0,
@@ -277,8 +269,6 @@ def _update(
                         add.append(row)
     obfuscate = config.site.obfuscate_addresses
     add.sort(key=lambda row: (row.list, row.date, row.call))  # months came in set order
-    if manifest["avgdl"] is None:
-        manifest["avgdl"] = _estimate_avgdl(add, content, obfuscate, spool)
     segments: list[dict[str, Any]] = manifest["segments"]
     by_id = {str(info["id"]): info for info in segments}
     for _call, segment, doc in remove:
@@ -290,7 +280,7 @@ def _update(
     new_docs: list[tuple[str, str, int, int, str, str, int]] = []
     moves: list[tuple[str, int, str]] = []
     if add:
-        data = _invert_all(add, content, obfuscate, float(manifest["avgdl"]), workers, spool)
+        data = _invert_all(add, content, obfuscate, AVGDL, workers, spool)
         info = _write(folder, data, generation)
         fault("search-segment")
         segments.append(info)
@@ -325,6 +315,7 @@ def _update(
     previous = {str(info["id"]) for info in _previous_segments(folder)}
     manifest["generation"] = generation
     manifest["live"] = sum(int(info["docs"]) - len(info.get("deleted", ())) for info in segments)
+    manifest["min_day"], manifest["max_day"] = _live_days(folder, segments)
     manifest["lists"] = names
     manifest["previous"] = sorted(previous)
     _write_manifest(folder, manifest)
@@ -344,6 +335,24 @@ def _update(
             shutil.rmtree(entry, ignore_errors=True)
     report.indexed = len(add)
     report.removed = len(remove)
+
+
+def _live_days(folder: Path, segments: list[dict[str, Any]]) -> tuple[int, int]:
+    """The first and last day of the documents not deleted (the recency factor's range:
+    a tombstone must not stretch it)."""
+    low: int | None = None
+    high: int | None = None
+    for info in segments:
+        deleted = set(info.get("deleted", ()))
+        if not deleted:
+            days = [int(info["min_day"]), int(info["max_day"])] if int(info["docs"]) else []
+        else:
+            meta = json.loads((folder / "seg" / str(info["id"]) / "meta.json").read_bytes())
+            days = [day for number, day in enumerate(doc_days(meta["day_runs"])) if number not in deleted]
+        if days:
+            low = min(days) if low is None else min(low, *days)
+            high = max(days) if high is None else max(high, *days)
+    return (low, high) if low is not None and high is not None else (0, 0)
 
 
 def _previous_segments(folder: Path) -> list[dict[str, Any]]:

@@ -205,6 +205,25 @@
     return this.postings.get(entry[0]);
   };
 
+  Segment.prototype.liveDf = async function (entry) {
+    if (!this.deleted.size) return entry[1];
+    var p = await this.docs(entry), n = 0;
+    for (var i = 0; i < p.docs.length; i++) if (!this.deleted.has(p.docs[i])) n++;
+    return n;
+  };
+
+  Segment.prototype.docDays = function () {
+    if (!this.dayList) {
+      var runs = this.meta.day_runs, day = 0, out = [];
+      for (var at = 0; at < runs.length; at += 2) {
+        day += runs[at + 1];
+        for (var k = 0; k < runs[at]; k++) out.push(day);
+      }
+      this.dayList = out;
+    }
+    return this.dayList;
+  };
+
   Segment.prototype.positions = async function (entry) {
     var data = await this.index.bytes(this.path("q" + entry[5] + ".bin"));
     return decodePositions(data.subarray(entry[6], entry[6] + entry[7]), entry[1]);
@@ -235,7 +254,7 @@
     var query = parseQuery(text);
     if (options.lists) query.lists = query.lists.concat(options.lists);
     var manifest = await this.json("manifest.json");
-    if (manifest.format !== 1) throw new Error("search index format " + manifest.format + " is not 1");
+    if (manifest.format !== 2) throw new Error("search index format " + manifest.format + " is not 2");
     var self = this;
     var metas = await Promise.all(manifest.segments.map(function (info) {
       return self.json("seg/" + info.id + "/meta.json");
@@ -249,7 +268,7 @@
       for (var segment of segments) {
         for (var entry of await segment.expand(term)) {
           segment.entries.set(entry[0], entry);
-          dfs.set(entry[0], (dfs.get(entry[0]) || 0) + entry[1]);
+          dfs.set(entry[0], (dfs.get(entry[0]) || 0) + await segment.liveDf(entry));
         }
       }
       var best = Array.from(dfs.keys()).sort(function (a, b) {
@@ -270,7 +289,7 @@
         var df = 0;
         for (segment of segments) {
           var e = await segment.entry(term);
-          if (e) df += e[1];
+          if (e) df += await segment.liveDf(e);
         }
         idf.set(term, Math.log(1 + (totalDocs - df + 0.5) / (df + 0.5)));
       }
@@ -280,11 +299,7 @@
     }
     var lookedList = Array.from(looked).sort();
     if (!query.must.length) return { total: 0, hits: [], terms: lookedList };
-    var low = Infinity, high = -Infinity;
-    manifest.segments.forEach(function (s) {
-      low = Math.min(low, s.min_day, s.max_day);
-      high = Math.max(high, s.min_day, s.max_day);
-    });
+    var low = manifest.min_day, high = manifest.max_day;
     var scored = [];
     for (var position = 0; position < segments.length; position++) {
       var hits = await segmentHits(segments[position], query, termsOf, idf, table);
@@ -293,19 +308,34 @@
         scored.push([round6(value[0] * (1 + RECENCY * recency)), value[1], position, number]);
       });
     }
-    scored.sort(function (a, b) { return b[0] - a[0] || b[1] - a[1] || b[2] - a[2] || b[3] - a[3]; });
-    var page = scored.slice(offset, offset + limit);
-    var rows = await Promise.all(page.map(function (h) { return segments[h[2]].row(h[3]); }));
+    scored.sort(function (a, b) { return b[0] - a[0] || b[1] - a[1]; });
+    var page = await pageOf(segments, scored, offset, limit);
     return {
       total: scored.length,
       terms: lookedList,
-      hits: page.map(function (h, i) {
-        var r = rows[i];
+      hits: page.map(function (h) {
+        var r = h[1];
         return { call: r[0], message_id: r[1], list: r[2], url: r[3], subject: r[4], author: r[5],
           date: r[6], excerpt: r[7], score: h[0] };
       })
     };
   };
+
+  // reader.py's _page: hits equal in score and day are ordered by date, then call number.
+  async function pageOf(segments, scored, offset, limit) {
+    var start = offset, end = Math.min(offset + limit, scored.length);
+    if (start >= end) return [];
+    function same(a, b) { return a[0] === b[0] && a[1] === b[1]; }
+    while (start > 0 && same(scored[start - 1], scored[offset])) start--;
+    while (end < scored.length && same(scored[end], scored[end - 1])) end++;
+    var part = scored.slice(start, end);
+    var rows = await Promise.all(part.map(function (h) { return segments[h[2]].row(h[3]); }));
+    var window = part.map(function (h, i) { return [h[0], h[1], rows[i]]; });
+    window.sort(function (a, b) {
+      return b[0] - a[0] || b[1] - a[1] || b[2][6] - a[2][6] || (a[2][0] < b[2][0] ? 1 : a[2][0] > b[2][0] ? -1 : 0);
+    });
+    return window.slice(offset - start, offset - start + limit).map(function (h) { return [h[0], h[2]]; });
+  }
 
   async function clauseDocs(segment, clause, terms, idf, table) {
     var found, i, term, entry, p, weight;
@@ -393,8 +423,8 @@
       var after = query.after !== null ? query.after : -1, before = query.before !== null ? query.before : 1 << 30;
       scores.forEach(function (_s, d) { if (!(after <= days[d] && days[d] < before)) scores.delete(d); });
     }
-    var out = new Map(), samples = segment.meta.days, step = segment.meta.day_sample;
-    scores.forEach(function (s, d) { out.set(d, [s, samples[Math.floor(d / step)]]); });
+    var out = new Map(), days = segment.docDays();
+    scores.forEach(function (s, d) { out.set(d, [s, days[d]]); });
     return out;
   }
 
