@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, make_message, mboxrd, run_listlib, stored_files
+from .conftest import REPO, early_pipermail, make_message, mboxrd, run_listlib, stored_files
 
 
 def assert_clean_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -41,6 +42,30 @@ def test_import_prints_a_summary_that_adds_up(site: Path) -> None:
     data = json.loads(run_listlib("import", "--json", "a.mbox", cwd=site, check=True).stdout)
     assert (data["messages"], data["filed"], data["duplicates"], data["failed"]) == (6, 0, 6, 0)
     assert result.stderr == ""  # no progress bar when not on a terminal
+
+
+def test_early_pipermail_archive_files_every_message_separately(site: Path) -> None:
+    # Mailman 2's early Pipermail dated its separators the RFC 2822 way; listlib once filed
+    # each such month as one "no-headers" failure.
+    dates = [
+        "Thu, 1 Jul 1999 06:06:56 -0400 (EDT)",
+        "Fri, 2 Jul 1999 07:00:00 +0000 (GMT)",
+        "Sat, 3 Jul 1999 08:00:00 -0700 (PDT)",
+    ]
+    body = "From what I can see, this is body text.\nFrom: not a header either\n"
+    july = [make_message(f"july {i}", body, message_id=f"<j{i}@x>", date=d) for i, d in enumerate(dates)]
+    august = [make_message("august", message_id=f"<a{i}@x>", date=f"{i + 1} Aug 1999 09:00:00 GMT") for i in range(3)]
+    archive = site / "archive"
+    archive.mkdir()
+    (archive / "1999-July.txt").write_bytes(early_pipermail(july, dates))
+    (archive / "1999-August.txt.gz").write_bytes(
+        gzip.compress(early_pipermail(august, [f"Sun, {i + 1} Aug 1999 09:00:00 GMT" for i in range(3)]))
+    )
+    data = json.loads(run_listlib("import", "--json", "archive", cwd=site, check=True).stdout)
+    assert (data["messages"], data["filed"], data["failed"]) == (6, 6, 0), data["failures"]
+    stored = stored_files(site / "content")
+    assert sorted(stored.values()) == sorted(july + august)
+    assert sorted({path.rsplit("/", 1)[0] for path in stored}) == ["dev/1999/07", "dev/1999/08"]
 
 
 def test_dry_run_writes_nothing(site: Path) -> None:

@@ -6,7 +6,7 @@ from hypothesis import strategies as st
 
 from listlib.filers.mbox import is_separator, iter_mbox, quote_mboxrd, separator_date
 
-from .conftest import make_message, mboxrd
+from .conftest import early_pipermail, make_message, mboxrd
 
 
 def parts(data: bytes, fmt: str = "auto") -> list[bytes]:
@@ -18,11 +18,63 @@ def test_separator_rule_is_strict() -> None:
     assert is_separator(b"From andrew-twisted at puzzling.org  Tue Oct  1 01:41:07 2002")
     assert is_separator(b"From MAILER-DAEMON Fri Jul  8 12:08:34 2011")
     assert is_separator(b"From j\xf6rg@example.org Mon Jan 12 10:00:00 +0100 2009")
-    assert is_separator(b"From someone@example.org Mon, 18 Apr 2016 10:15:40 +0200")
+    assert is_separator(b"From someone@example.org Mon, 18 Apr 2016 10:15:40 +0200", b"From: someone@example.org")
     assert not is_separator(b"From what I can see, homematic is a networked home automation server.")
     assert not is_separator(b"From twisted.internet.defer import Deferred")
     assert separator_date(b"From mboxrd@z Thu Jan  1 00:00:00 1970") is None
     assert separator_date(b"From a at b.org  Tue Oct  1 01:41:07 2002") == 1033436467
+
+
+_EARLY_PIPERMAIL_DATES = [
+    "Thu, 1 Jul 1999 06:06:56 -0400 (EDT)",
+    "1 Jul 1999 06:06:56 -0400",
+    "Thu, 1 Jul 99 06:06:56 -0400",
+    "Fri, 2 Jul 1999 13:01:02 +0000 (GMT)",
+    "Fri, 02 Jul 1999 13:01:02 -0700 (PDT)",
+    "Fri, 2 Jul 1999 13:01:02 GMT",
+    "Fri, 2 Jul 1999 13:01 EDT",
+    "Fri, 2 Jul 1999 13:01:02 -0400 (Eastern Daylight Time)",
+    "Mon, 18 Apr 2016 10:15:40 +0200",
+]
+
+
+@pytest.mark.parametrize("date", _EARLY_PIPERMAIL_DATES)
+@pytest.mark.parametrize("sender", [b"someone@example.org", b"someone at example.org", b"MAILER-DAEMON"])
+def test_rfc2822_dated_separators_need_a_header_line_after_them(sender: bytes, date: str) -> None:
+    line = b"From " + sender + b" " + date.encode()
+    assert is_separator(line, b"Date: " + date.encode())
+    assert is_separator(line + b"\r", b"From: x\r")
+    assert separator_date(line) is not None
+    # A quoted separator-like line in a body is followed by text, a blank line or nothing.
+    assert not is_separator(line, b"this is body text")
+    assert not is_separator(line, b"")
+    assert not is_separator(line)
+
+
+def test_rfc2822_dated_separators_stay_strict() -> None:
+    header = b"Subject: x"
+    assert not is_separator(b"From what I can see, 1 Jul 1999 06:06:56 -0400", header)
+    assert not is_separator(b"From someone@example.org Thu, 1 Jul 1999 06:06:56 -0400 and more", header)
+    assert not is_separator(b"From someone@example.org Thu, 41 Jul 1999 06:06:56 -0400", header)
+    assert not is_separator(b"From someone@example.org 1999-07-01 06:06:56", header)
+    assert not is_separator(b"From: someone@example.org Thu, 1 Jul 1999 06:06:56 -0400", header)
+
+
+def test_early_pipermail_month_splits_into_its_messages() -> None:
+    tricky = (
+        "Hi,\n\nFrom what I can see, this works.\n"
+        "From: x\n"
+        "From someone@example.org Thu, 1 Jul 1999 06:06:56 -0400 (EDT)\n"
+        "was quoted above.\n\n"
+        "From someone@example.org Thu, 1 Jul 1999 06:06:56 -0400 (EDT)\n"
+    )
+    messages = [
+        make_message(message_id=f"<{i}@x>", date=date, body=tricky if i == 1 else "Hello.\n")
+        for i, date in enumerate(_EARLY_PIPERMAIL_DATES[:4])
+    ]
+    data = early_pipermail(messages, _EARLY_PIPERMAIL_DATES[:4])
+    assert parts(data) == messages
+    assert parts(data.replace(b"\n", b"\r\n")) == [m.replace(b"\n", b"\r\n") for m in messages]
 
 
 def test_unescaped_from_lines_in_bodies_do_not_split_messages() -> None:

@@ -4,7 +4,8 @@ Handles mboxo (Pipermail ``.txt``), mboxrd (``>From`` quoting undone), and
 mboxcl/cl2 (a Content-Length that lands exactly on the next separator or the
 end is trusted, so unquoted ``From`` lines inside such a body stay put). A
 line is a separator only when it looks like ``From <sender> <date>`` with a
-real date, so body lines such as "From what I can see, ..." never split a
+real date (asctime, or RFC 2822 followed by a header field as early Pipermail
+wrote), so body lines such as "From what I can see, ..." never split a
 message. Works on bytes throughout: 8-bit bytes in separator lines are fine.
 Never holds more than one message plus one read chunk in memory.
 """
@@ -25,9 +26,9 @@ MboxFormat = Literal["auto", "mboxo", "mboxrd"]
 _DAY = rb"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun)"
 _MON = rb"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)"
 _TZ = rb"(?:[A-Z]{1,5}|[+-]\d{4})"
-_SEPARATOR_RE = re.compile(
+# asctime, as written by every mbox writer: "Thu Jan  1 00:00:00 1970", tz optional.
+_ASCTIME_RE = re.compile(
     rb"From (?P<sender>.*?) +(?P<date>"
-    # asctime, as written by every mbox writer: "Thu Jan  1 00:00:00 1970", tz optional
     + _DAY
     + rb" +"
     + _MON
@@ -35,21 +36,31 @@ _SEPARATOR_RE = re.compile(
     + _TZ
     + rb")* +\d{4}(?: +"
     + _TZ
-    + rb")?"
-    # RFC 5322 style, as written by a few exporters: "Mon, 18 Apr 2016 10:15:40 +0200"
-    + rb"|"
-    + _DAY
-    + rb", +\d{1,2} +"
-    + _MON
-    + rb" +\d{4} +\d{1,2}:\d\d(?::\d\d)?(?: +"
-    + _TZ
-    + rb")?"
-    + rb")[ \t]*\r?\Z"
+    + rb")?)[ \t]*\r?\Z"
 )
+# RFC 2822 dates, as written by the Pipermail of Mailman 2's early years (1999-2001:
+# "From someone@example.org Thu, 1 Jul 1999 06:06:56 -0400 (EDT)") and a few
+# exporters ("Mon, 18 Apr 2016 10:15:40 +0200"). Weekday, seconds, zone and zone
+# comment are optional, the year may have two digits. Stricter than asctime, as such
+# a line is easier to write in prose: the sender must look like an address (user@host,
+# Pipermail's "user at host", or a bare name like MAILER-DAEMON), the date must parse,
+# and the next line must be a header field (see ``is_separator``).
+_RFC2822_RE = re.compile(
+    rb"From (?P<sender>[^\s@]+@[^\s@]+|[^\s@]+ at [^\s@]+|[\w.+=-]+) +(?P<date>(?:"
+    + _DAY
+    + rb", *)?(?:0?[1-9]|[12]\d|3[01]) +"
+    + _MON
+    + rb" +(?:\d{4}|\d\d) +(?:[01]?\d|2[0-3]):[0-5]\d(?::(?:[0-5]\d|60))?(?: +"
+    + _TZ
+    + rb")?(?: +\([^()\r\n]*\))?)[ \t]*\r?\Z"
+)
+# A header field line "Name: value" (RFC 5322 2.2; obsolete syntax allows blanks before the colon).
+_FIELD_RE = re.compile(rb"[!-9;-~]+[ \t]*:")
 _CONTENT_LENGTH_RE = re.compile(rb"^Content-Length:[ \t]*(\d+)[ \t]*\r?$", re.M | re.I)
 _UNQUOTE_RE = re.compile(rb"^>(>*From )", re.M)
 _QUOTE_RE = re.compile(rb"^(>*From )", re.M)
 _CHUNK = 1 << 20
+_FIELD_PEEK = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,14 +77,45 @@ class MboxPart:
     """Offset in the (decompressed) stream just past this message."""
 
 
-def is_separator(line: bytes) -> bool:
-    """True when a line (without line ending) is an mbox ``From `` separator."""
-    return bool(_SEPARATOR_RE.match(line))
+def is_separator(line: bytes, following: bytes | None = None) -> bool:
+    """True when a line (without line ending) is an mbox ``From `` separator.
+
+    ``following`` is the next line (None at the end of the stream). An asctime
+    date suffices on its own; a separator with an RFC 2822 date counts only when a
+    header field follows it, so a quoted separator in a body does not split it.
+    """
+    if _ASCTIME_RE.match(line):
+        return True
+    return _is_rfc2822_separator(line, following)
+
+
+def _is_rfc2822_separator(line: bytes, following: bytes | None) -> bool:
+    if following is None or not _FIELD_RE.match(following):
+        return False
+    match = _RFC2822_RE.match(line)
+    return bool(match) and parse_date(match.group("date").decode("latin-1")) is not None
+
+
+def _separator_at(buf: _Buffer, start: int, line_end: int | None) -> bool:
+    """Whether the line at ``start`` (ending at ``line_end``, None at the end of the stream) is a separator."""
+    stop = buf.base + len(buf.data) if line_end is None else line_end
+    line = buf.data[start - buf.base : stop - buf.base].rstrip(b"\r")
+    if _ASCTIME_RE.match(line):
+        return True
+    if line_end is None or not _RFC2822_RE.match(line):
+        return False
+    # Only the next line's field name matters; a field name fits in a line's 998 bytes (RFC 5322 2.1.1).
+    following = line_end + 1 - buf.base
+    while len(buf.data) < following + _FIELD_PEEK and buf.fill():
+        pass
+    if following >= len(buf.data):
+        return False
+    return _is_rfc2822_separator(line, buf.data[following : following + _FIELD_PEEK].split(b"\n", 1)[0])
 
 
 def separator_date(line: bytes) -> int | None:
     """The date of a separator line as Unix seconds, or None (also for the 1970 placeholder)."""
-    match = _SEPARATOR_RE.match(line)
+    match = _ASCTIME_RE.match(line) or _RFC2822_RE.match(line)
     if not match or line.endswith(b" 00:00:00 1970"):
         return None
     when = parse_date(match.group("date").decode("latin-1"))
@@ -161,9 +203,7 @@ def _content_length_end(buf: _Buffer, start: int) -> int | None:
             line_start = end + len(blank)
             if not buf.data.startswith(b"From ", line_start - buf.base):
                 continue
-            line_end = _line_end(buf, line_start)
-            stop = buf.base + len(buf.data) if line_end is None else line_end
-            if is_separator(buf.data[line_start - buf.base : stop - buf.base].rstrip(b"\r")):
+            if _separator_at(buf, line_start, _line_end(buf, line_start)):
                 return line_start - 1
     return None
 
@@ -177,7 +217,7 @@ def iter_mbox(stream: BinaryIO, fmt: MboxFormat = "auto") -> Iterator[MboxPart]:
     buf.fill()
     first_end = _line_end(buf, 0)
     first = buf.data[: first_end if first_end is not None else len(buf.data)]
-    if not is_separator(first.rstrip(b"\r")):
+    if not _separator_at(buf, 0, first_end):
         raise ValueError("not an mbox: the first line is not a 'From ' separator")
     rd = _detect(first, fmt)
     sep_start = 0
@@ -198,11 +238,7 @@ def iter_mbox(stream: BinaryIO, fmt: MboxFormat = "auto") -> Iterator[MboxPart]:
                     continue
                 break
             cand = index + buf.base + 1
-            line_end = _line_end(buf, cand)
-            line = buf.data[
-                cand - buf.base : (line_end if line_end is not None else buf.base + len(buf.data)) - buf.base
-            ]
-            if is_separator(line.rstrip(b"\r")):
+            if _separator_at(buf, cand, _line_end(buf, cand)):
                 next_sep = cand
                 break
             search = cand
