@@ -68,6 +68,29 @@ def test_early_pipermail_archive_files_every_message_separately(site: Path) -> N
     assert sorted({path.rsplit("/", 1)[0] for path in stored}) == ["dev/1999/07", "dev/1999/08"]
 
 
+def test_a_failed_blob_with_separator_like_lines_says_so(site: Path) -> None:
+    # A separator shape listlib does not know makes a whole file one message: the
+    # reason must show at once that it held several.
+    blob = b"".join(
+        b"From ann@example.org 1999-07-0%d 06:06:56\n" % i + make_message(message_id=f"<{i}@x>") + b"\n"
+        for i in range(1, 4)
+    )
+    (site / "1999-July.txt").write_bytes(blob)
+    data = json.loads(run_listlib("import", "--json", "1999-July.txt", cwd=site, check=True).stdout)
+    assert (data["messages"], data["failed"]) == (1, 1)
+    [failure] = data["failures"]
+    assert failure["reason"] == "no-headers"
+    assert "3 lines that look like mbox separators" in failure["detail"]
+    [sidecar] = (site / "content" / "_failed").glob("*.json")
+    meta = json.loads(sidecar.read_text())
+    assert (meta["reason"], meta["detail"]) == ("no-headers", failure["detail"])
+    assert (site / "content" / "_failed" / f"{sidecar.stem}.eml").read_bytes() == blob
+    text = run_listlib("import", "1999-July.txt", cwd=site, check=True).stderr
+    assert "look like mbox separators" not in text  # a duplicate now: nothing failed
+    (site / "b.txt").write_bytes(blob.replace(b"<", b"<b"))
+    assert "3 lines that look like mbox separators" in run_listlib("import", "b.txt", cwd=site, check=True).stderr
+
+
 def test_dry_run_writes_nothing(site: Path) -> None:
     (site / "a.mbox").write_bytes(mboxrd([make_message()]))
     result = run_listlib("import", "--dry-run", "a.mbox", cwd=site, check=True)

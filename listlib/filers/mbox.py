@@ -19,7 +19,15 @@ from typing import BinaryIO, Literal
 
 from ..message import blank_line, parse_date
 
-__all__ = ["MboxFormat", "MboxPart", "is_separator", "iter_mbox", "quote_mboxrd", "separator_date"]
+__all__ = [
+    "MboxFormat",
+    "MboxPart",
+    "count_separator_like",
+    "is_separator",
+    "iter_mbox",
+    "quote_mboxrd",
+    "separator_date",
+]
 
 MboxFormat = Literal["auto", "mboxo", "mboxrd"]
 
@@ -56,6 +64,9 @@ _RFC2822_RE = re.compile(
 )
 # A header field line "Name: value" (RFC 5322 2.2; obsolete syntax allows blanks before the colon).
 _FIELD_RE = re.compile(rb"[!-9;-~]+[ \t]*:")
+# Loosely what a separator of any shape looks like ("From <word> ... <clock time> ..."),
+# only to explain a failed message: never used to split.
+_SEPARATOR_LIKE_RE = re.compile(rb"^From [^\s:][^\n]*?\b\d\d?:\d\d", re.M)
 _CONTENT_LENGTH_RE = re.compile(rb"^Content-Length:[ \t]*(\d+)[ \t]*\r?$", re.M | re.I)
 _UNQUOTE_RE = re.compile(rb"^>(>*From )", re.M)
 _QUOTE_RE = re.compile(rb"^(>*From )", re.M)
@@ -121,6 +132,11 @@ def separator_date(line: bytes) -> int | None:
     when = parse_date(match.group("date").decode("latin-1"))
     # public-inbox writes "From mboxrd@z Thu Jan  1 00:00:00 1970": not a date.
     return when if when else None
+
+
+def count_separator_like(raw: bytes) -> int:
+    """How many lines of ``raw`` look like mbox separators of some shape, recognised or not."""
+    return sum(1 for _ in _SEPARATOR_LIKE_RE.finditer(raw)) if b"From " in raw else 0
 
 
 def quote_mboxrd(raw: bytes) -> bytes:
