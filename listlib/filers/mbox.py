@@ -71,6 +71,8 @@ _CONTENT_LENGTH_RE = re.compile(rb"^Content-Length:[ \t]*(\d+)[ \t]*\r?$", re.M 
 _UNQUOTE_RE = re.compile(rb"^>(>*From )", re.M)
 _QUOTE_RE = re.compile(rb"^(>*From )", re.M)
 _CHUNK = 1 << 20
+#: Once this much past a message's start is read without its header's end, its Content-Length is not looked for.
+_HEADER_LIMIT = 4 << 20
 _FIELD_PEEK = 1000
 
 
@@ -152,13 +154,22 @@ def _detect(first_separator: bytes, fmt: MboxFormat) -> bool:
 
 
 class _Buffer:
-    """A sliding window over a stream: ``data`` holds bytes from ``base`` on."""
+    """A sliding window over a stream: ``data`` holds bytes from ``base`` on.
 
-    def __init__(self, stream: BinaryIO, initial: bytes) -> None:
+    A bytearray, so a message many chunks long is appended to in place (amortized)
+    rather than copied whole on every read, which made huge messages quadratic.
+    """
+
+    def __init__(self, stream: BinaryIO) -> None:
         self.stream = stream
-        self.data = initial
+        self.data = bytearray()
         self.base = 0
         self.eof = False
+
+    @property
+    def end(self) -> int:
+        """Absolute offset just past the bytes read so far."""
+        return self.base + len(self.data)
 
     def fill(self) -> bool:
         """Read one more chunk; False at end of stream."""
@@ -171,20 +182,28 @@ class _Buffer:
         self.data += chunk
         return True
 
+    def get(self, start: int, stop: int) -> bytes:
+        """The bytes from absolute offset ``start`` to ``stop``, copied once."""
+        with memoryview(self.data) as view:
+            return bytes(view[start - self.base : stop - self.base])
+
     def drop(self, upto: int) -> None:
         """Forget bytes before absolute offset ``upto``."""
         cut = upto - self.base
         if cut > _CHUNK:
+            # A fresh (small) copy of the rest, so a huge message's memory goes at once.
             self.data = self.data[cut:]
             self.base = upto
 
 
 def _line_end(buf: _Buffer, start: int) -> int | None:
     """Absolute offset of the newline ending the line at ``start``, reading as needed."""
+    search = start
     while True:
-        index = buf.data.find(b"\n", start - buf.base)
+        index = buf.data.find(b"\n", search - buf.base)
         if index >= 0:
             return index + buf.base
+        search = max(search, buf.end)  # what was searched holds no newline
         if not buf.fill():
             return None
 
@@ -196,10 +215,13 @@ def _content_length_end(buf: _Buffer, start: int) -> int | None:
     the stream), or None when there is no Content-Length or it does not land on
     a separator: then the strict separator rule alone decides.
     """
+    search = start
     while True:
-        header_end = blank_line(buf.data, start - buf.base)[1]
-        if header_end >= 0 or buf.eof or len(buf.data) - (start - buf.base) > 4 * _CHUNK:
+        header_end = blank_line(buf.data, search - buf.base)[1]
+        if header_end >= 0 or buf.eof or buf.end - start > _HEADER_LIMIT:
             break
+        # The next search overlaps the last by two bytes: a "\n\r\n" may straddle a read.
+        search = max(search, buf.end - 2)
         buf.fill()
     if header_end < 0 or buf.data.find(b"ength:", start - buf.base, header_end) < 0:
         return None
@@ -207,7 +229,7 @@ def _content_length_end(buf: _Buffer, start: int) -> int | None:
     if not match:
         return None
     end = header_end + buf.base + int(match.group(1))
-    while end + 8 > buf.base + len(buf.data) and buf.fill():
+    while end + 8 > buf.end and buf.fill():
         pass
     rel = end - buf.base
     if rel == len(buf.data):
@@ -227,20 +249,20 @@ def _content_length_end(buf: _Buffer, start: int) -> int | None:
 def iter_mbox(stream: BinaryIO, fmt: MboxFormat = "auto") -> Iterator[MboxPart]:
     """Yield the messages of an mbox stream in order.
 
-    The stream must start with a separator line (callers sniff first).
+    The stream must start with a separator line (callers sniff first). Time is
+    linear in the stream's length; memory is about twice the largest message.
     """
-    buf = _Buffer(stream, b"")
+    buf = _Buffer(stream)
     buf.fill()
     first_end = _line_end(buf, 0)
-    first = buf.data[: first_end if first_end is not None else len(buf.data)]
     if not _separator_at(buf, 0, first_end):
         raise ValueError("not an mbox: the first line is not a 'From ' separator")
-    rd = _detect(first, fmt)
+    rd = _detect(buf.get(0, buf.end if first_end is None else first_end), fmt)
     sep_start = 0
     sep_end = first_end
     while sep_end is not None:
         start = sep_end + 1
-        separator = buf.data[sep_start - buf.base : sep_end - buf.base].rstrip(b"\r")
+        separator = buf.get(sep_start, sep_end).rstrip(b"\r")
         # Find the next separator: a line starting "From " that passes the strict rule,
         # unless a trustworthy Content-Length points past it. An mboxrd quotes every
         # "From " line of a body, so there its Content-Length headers are not read.
@@ -250,6 +272,9 @@ def iter_mbox(stream: BinaryIO, fmt: MboxFormat = "auto") -> Iterator[MboxPart]:
         while True:
             index = buf.data.find(b"\nFrom ", search - buf.base)
             if index < 0:
+                # Resume after what was searched (less a possible partial "\nFrom "),
+                # not from the message start: a huge message is read once, not once a chunk.
+                search = max(search, buf.end - 5)
                 if buf.fill():
                     continue
                 break
@@ -258,25 +283,34 @@ def iter_mbox(stream: BinaryIO, fmt: MboxFormat = "auto") -> Iterator[MboxPart]:
                 next_sep = cand
                 break
             search = cand
-        end = next_sep if next_sep is not None else buf.base + len(buf.data)
-        chunk = buf.data[start - buf.base : end - buf.base]
-        trailer = b""
-        if next_sep is not None or chunk.endswith(b"\n\n") or chunk.endswith(b"\r\n\r\n"):
-            for blank in (b"\r\n", b"\n"):
-                if chunk.endswith(blank * 2) or (chunk == blank):
-                    trailer = blank
-                    chunk = chunk[: -len(blank)]
-                    break
+        end = buf.end if next_sep is None else next_sep
+        trailer = _trailer(buf, start, end, next_sep is not None)
+        chunk = buf.get(start, end - len(trailer))
+        if next_sep is not None:
+            buf.drop(next_sep)  # before unquoting: the buffer and two copies would be three times the message
         if rd and b">From " in chunk:
             chunk = _UNQUOTE_RE.sub(rb"\1", chunk)
         yield MboxPart(separator=separator, raw=chunk, trailer=trailer, end=end)
         if next_sep is None:
             return
-        buf.drop(next_sep)
         sep_start = next_sep
         sep_end = _line_end(buf, next_sep)
         if sep_end is None:
             # A separator as the very last line, without a newline: an empty message.
-            line = buf.data[sep_start - buf.base :]
-            yield MboxPart(separator=line.rstrip(b"\r"), raw=b"", trailer=b"", end=buf.base + len(buf.data))
+            line = buf.get(sep_start, buf.end)
+            yield MboxPart(separator=line.rstrip(b"\r"), raw=b"", trailer=b"", end=buf.end)
             return
+
+
+def _trailer(buf: _Buffer, start: int, end: int, before_separator: bool) -> bytes:
+    """The blank line an mbox writer put after the message from ``start`` to ``end``:
+    a second line ending at its end, or the whole message being one line ending
+    before a separator; ``b""`` when there is none."""
+    size = end - start
+    rel = end - buf.base
+    for blank in (b"\r\n", b"\n"):
+        if size == len(blank) and before_separator and buf.data.startswith(blank, rel - len(blank)):
+            return blank
+        if size >= 2 * len(blank) and buf.data.startswith(blank * 2, rel - 2 * len(blank)):
+            return blank
+    return b""
