@@ -201,6 +201,11 @@ class _Progress:
         self.last = done
 
 
+def _failure(item: dict[str, object]) -> str:
+    detail = f" ({item['detail']})" if item.get("detail") else ""
+    return f"{item['origin']}: {item['reason']}{detail}"
+
+
 def _print_report(report: FilingReport, quiet: bool) -> None:
     if not quiet:
         if report.skipped_files:
@@ -216,7 +221,7 @@ def _print_report(report: FilingReport, quiet: bool) -> None:
         if len(report.collision_details) > 20:
             click.echo(f"... and {len(report.collision_details) - 20} more collisions (see --json)", err=True)
         for item in report.failures[:20]:
-            click.echo(f"failed: {item['origin']}: {item['reason']} (kept as _failed/{item['call']}.eml)", err=True)
+            click.echo(f"failed: {_failure(item)} (kept as _failed/{item['call']}.eml)", err=True)
     click.echo(report.summary())
 
 
@@ -576,7 +581,7 @@ def _print_fetch_report(report: FetchReport, quiet: bool) -> None:
     for warning in report.warnings:
         click.echo(f"warning: {report.account}: {warning}", err=True)
     for item in report.filing.failures[:20]:
-        click.echo(f"failed: {item['origin']}: {item['reason']} (kept as _failed/{item['call']}.eml)", err=True)
+        click.echo(f"failed: {_failure(item)} (kept as _failed/{item['call']}.eml)", err=True)
     for item in report.not_retrieved:
         click.echo(
             f"warning: {report.account}: message {item['number']} ({item['uidl']}) could not be retrieved and stays "

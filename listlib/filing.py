@@ -26,7 +26,7 @@ from .config import ListConfig
 from .dating import choose_date, plausible
 from .errors import SourceError
 from .filers import RawMail, Source, open_source
-from .filers.mbox import MboxFormat, separator_date
+from .filers.mbox import MboxFormat, count_separator_like, separator_date
 from .message import MessageFacts, parse_message, raw_hash
 from .routing import Router
 from .store import Outcome, Pipeline, Prepared, Store
@@ -70,14 +70,14 @@ class FilingReport:
     failures: list[dict[str, object]] = field(default_factory=list)
     seconds: float = 0.0
 
-    def add(self, outcome: Outcome, reason: str | None) -> None:
+    def add(self, outcome: Outcome, reason: str | None, detail: str | None = None) -> None:
         self.messages += 1
         if outcome.status == "duplicate":
             self.duplicates += 1
             return
         if outcome.status == "failed":
             self.failed += 1
-            self.failures.append({"origin": outcome.origin, "call": outcome.call, "reason": reason})
+            self.failures.append({"origin": outcome.origin, "call": outcome.call, "reason": reason, "detail": detail})
             return
         self.filed += 1
         self.by_list[outcome.slug] = self.by_list.get(outcome.slug, 0) + 1
@@ -131,6 +131,20 @@ def _envelope_date(separator: bytes | None, received: int | None, now: int) -> i
     return separator_date(separator)
 
 
+def _with_separators(detail: str, raw: bytes) -> str:
+    """A failure's detail, plus a warning when the message holds lines that look like mbox
+    separators: a separator shape listlib does not know turns a whole file (a Pipermail
+    month, say) into one failed "message", and this says so at once."""
+    count = count_separator_like(raw)
+    if not count:
+        return detail
+    lines = "1 line that looks" if count == 1 else f"{count} lines that look"
+    return (
+        f"{detail}; it contains {lines} like mbox separators ('From ...'): "
+        "the source may use a separator shape listlib does not recognise"
+    )
+
+
 def prepare_message(
     raw: bytes, separator: bytes | None, router: Router, forced_list: str | None, now: int
 ) -> _Decision:
@@ -140,13 +154,15 @@ def prepare_message(
     except Exception as exc:  # parse_message is lenient; this is the last line of defence
         when = choose_date(None, None, _envelope_date(separator, None, now), now)
         facts = _EMPTY_FACTS._replace(raw_hash=raw_hash(raw))  # dedup in _failed goes by exact bytes
-        return _Decision(facts, FAILED, when.when, when.source, "unparseable", f"{type(exc).__name__}: {exc}")
+        detail = _with_separators(f"{type(exc).__name__}: {exc}", raw)
+        return _Decision(facts, FAILED, when.when, when.source, "unparseable", detail)
     envelope = _envelope_date(separator, facts.received_date, now)
     when = choose_date(facts.date, facts.received_date, envelope, now)
     if not raw.strip():
         return _Decision(facts, FAILED, when.when, when.source, "empty", "the message is empty")
     if not facts.has_headers:
-        return _Decision(facts, FAILED, when.when, when.source, "no-headers", "the message has no header fields")
+        detail = _with_separators("the message has no header fields", raw)
+        return _Decision(facts, FAILED, when.when, when.source, "no-headers", detail)
     slug = forced_list or router.route(facts) or NO_LIST
     return _Decision(facts, slug, when.when, when.source)
 
@@ -218,7 +234,7 @@ class Filer:
 
     def _count(self, batch: list[Prepared], outcomes: list[Outcome]) -> None:
         for item, outcome in zip(batch, outcomes, strict=True):
-            self.report.add(outcome, item.reason)
+            self.report.add(outcome, item.reason, item.detail)
 
 
 # Worker-process state, set once per worker by _init_worker (never in the main process).

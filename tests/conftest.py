@@ -71,6 +71,16 @@ def mboxrd(messages: list[bytes], sender: bytes = b"mboxrd@z", date: bytes = b"T
     return b"".join(out)
 
 
+def early_pipermail(messages: list[bytes], dates: list[str]) -> bytes:
+    """Messages as the Pipermail of Mailman 2's early years (1999-2001) wrote its monthly
+    ``.txt`` files: mboxo (body ``From `` lines unescaped) with RFC 2822 dates in the
+    separators, e.g. ``From ann@example.org Thu, 1 Jul 1999 06:06:56 -0400 (EDT)``."""
+    out = []
+    for raw, date in zip(messages, dates, strict=True):
+        out.append(b"From ann@example.org " + date.encode() + b"\n" + raw + b"\n")
+    return b"".join(out)
+
+
 @pytest.fixture
 def site(tmp_path: Path) -> Path:
     """A fresh site folder with a listlib.toml defining lists 'dev' and 'announce'."""

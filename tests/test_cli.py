@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, make_message, mboxrd, run_listlib, stored_files, subprocess_env
+from .conftest import REPO, early_pipermail, make_message, mboxrd, run_listlib, stored_files, subprocess_env
 
 
 def assert_clean_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -44,6 +45,53 @@ def test_import_prints_a_summary_that_adds_up(site: Path) -> None:
     data = json.loads(run_listlib("import", "--json", "a.mbox", cwd=site, check=True).stdout)
     assert (data["messages"], data["filed"], data["duplicates"], data["failed"]) == (6, 0, 6, 0)
     assert result.stderr == ""  # no progress bar when not on a terminal
+
+
+def test_early_pipermail_archive_files_every_message_separately(site: Path) -> None:
+    # Mailman 2's early Pipermail dated its separators the RFC 2822 way; listlib once filed
+    # each such month as one "no-headers" failure.
+    dates = [
+        "Thu, 1 Jul 1999 06:06:56 -0400 (EDT)",
+        "Fri, 2 Jul 1999 07:00:00 +0000 (GMT)",
+        "Sat, 3 Jul 1999 08:00:00 -0700 (PDT)",
+    ]
+    body = "From what I can see, this is body text.\nFrom: not a header either\n"
+    july = [make_message(f"july {i}", body, message_id=f"<j{i}@x>", date=d) for i, d in enumerate(dates)]
+    august = [make_message("august", message_id=f"<a{i}@x>", date=f"{i + 1} Aug 1999 09:00:00 GMT") for i in range(3)]
+    archive = site / "archive"
+    archive.mkdir()
+    (archive / "1999-July.txt").write_bytes(early_pipermail(july, dates))
+    (archive / "1999-August.txt.gz").write_bytes(
+        gzip.compress(early_pipermail(august, [f"Sun, {i + 1} Aug 1999 09:00:00 GMT" for i in range(3)]))
+    )
+    data = json.loads(run_listlib("import", "--json", "archive", cwd=site, check=True).stdout)
+    assert (data["messages"], data["filed"], data["failed"]) == (6, 6, 0), data["failures"]
+    stored = stored_files(site / "content")
+    assert sorted(stored.values()) == sorted(july + august)
+    assert sorted({path.rsplit("/", 1)[0] for path in stored}) == ["dev/1999/07", "dev/1999/08"]
+
+
+def test_a_failed_blob_with_separator_like_lines_says_so(site: Path) -> None:
+    # A separator shape listlib does not know makes a whole file one message: the
+    # reason must show at once that it held several.
+    blob = b"".join(
+        b"From ann@example.org 1999-07-0%d 06:06:56\n" % i + make_message(message_id=f"<{i}@x>") + b"\n"
+        for i in range(1, 4)
+    )
+    (site / "1999-July.txt").write_bytes(blob)
+    data = json.loads(run_listlib("import", "--json", "1999-July.txt", cwd=site, check=True).stdout)
+    assert (data["messages"], data["failed"]) == (1, 1)
+    [failure] = data["failures"]
+    assert failure["reason"] == "no-headers"
+    assert "3 lines that look like mbox separators" in failure["detail"]
+    [sidecar] = (site / "content" / "_failed").glob("*.json")
+    meta = json.loads(sidecar.read_text())
+    assert (meta["reason"], meta["detail"]) == ("no-headers", failure["detail"])
+    assert (site / "content" / "_failed" / f"{sidecar.stem}.eml").read_bytes() == blob
+    text = run_listlib("import", "1999-July.txt", cwd=site, check=True).stderr
+    assert "look like mbox separators" not in text  # a duplicate now: nothing failed
+    (site / "b.txt").write_bytes(blob.replace(b"<", b"<b"))
+    assert "3 lines that look like mbox separators" in run_listlib("import", "b.txt", cwd=site, check=True).stderr
 
 
 def test_dry_run_writes_nothing(site: Path) -> None:

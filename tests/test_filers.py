@@ -10,7 +10,7 @@ import pytest
 from listlib.errors import SourceError
 from listlib.filers import open_source
 
-from .conftest import make_message, mboxrd
+from .conftest import early_pipermail, make_message, mboxrd
 
 
 def read_all(path: Path) -> list[tuple[str, bytes]]:
@@ -62,6 +62,27 @@ def test_pipermail_folder_is_read_in_month_order_and_skips_non_mail(tmp_path: Pa
     subjects = [m.raw.split(b"Subject: ")[1].split(b"\n")[0] for m in source.iter_mail()]
     assert subjects == [b"2001-December.txt.gz", b"2002-February.txt", b"2002-October.txt.gz"]
     assert sorted(p.name for p in source.skipped) == ["LICENSE", "index.html"]
+
+
+def test_early_pipermail_months_with_rfc2822_separators_are_split_and_ordered(tmp_path: Path) -> None:
+    dates = ["Thu, 1 Jul 1999 06:06:56 -0400 (EDT)", "2 Jul 1999 10:00:00 +0000", "Sat, 3 Jul 99 11:00:00 GMT"]
+    july = [make_message(subject=f"july {i}", message_id=f"<j{i}@x>", date=d) for i, d in enumerate(dates)]
+    august = [make_message(subject="august", message_id="<a@x>", date="Sun, 1 Aug 1999 09:00:00 -0700 (PDT)")]
+    (tmp_path / "1999-July.txt").write_bytes(early_pipermail(july, dates))
+    with gzip.open(tmp_path / "1999-August.txt.gz", "wb") as out:
+        out.write(early_pipermail(august, ["Sun, 1 Aug 1999 09:00:00 -0700 (PDT)"]))
+    (tmp_path / "1999-June.txt").write_bytes(
+        b"From a at b.org  Tue Jun  1 01:41:07 1999\n" + make_message(subject="june")
+    )
+    got = read_all(tmp_path)
+    assert [raw for _, raw in got] == [make_message(subject="june"), *july, *august]
+    assert [origin.rsplit("/", 1)[1] for origin, _ in got] == [
+        "1999-June.txt#1",
+        "1999-July.txt#1",
+        "1999-July.txt#2",
+        "1999-July.txt#3",
+        "1999-August.txt.gz#1",
+    ]
 
 
 def test_single_message_files_with_and_without_separator(tmp_path: Path) -> None:

@@ -158,9 +158,13 @@ class Source:
         stream, raw = _open_file(self.spool if self.spool else path)
         with raw, stream:
             first = stream.readline()
-            rest_is_mbox = first.startswith(b"From ") and is_separator(first.rstrip(b"\r\n"))
+            second = stream.readline() if first.startswith(b"From ") else b""
+            # The second line only matters for RFC 2822-dated separators (early Pipermail),
+            # which count only when a header field follows.
+            following = second.rstrip(b"\r\n") if second else None
+            rest_is_mbox = first.startswith(b"From ") and is_separator(first.rstrip(b"\r\n"), following)
             if not rest_is_mbox:
-                data = first + stream.read()
+                data = first + second + stream.read()
                 yield RawMail(data, str(path), None, done + raw.tell())
                 return
             stream.seek(0)
