@@ -4,6 +4,7 @@ terminal, and subjects never copied whole into other pages when absurdly long.""
 from __future__ import annotations
 
 import base64
+import json
 import re
 import xml.etree.ElementTree as ET
 from datetime import UTC, datetime, timedelta
@@ -12,12 +13,12 @@ from pathlib import Path
 
 from listlib.build import build_site
 from listlib.config import load_config
-from listlib.controls import SUBJECT_CHARS, clean_header_text
+from listlib.controls import SUBJECT_CHARS, clean_header_text, terminal_text
 from listlib.display.textbody import clean_text
 from listlib.filing import file_sources
 from listlib.store import Store
 
-from .conftest import make_message, mboxrd
+from .conftest import make_message, mboxrd, run_listlib
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -39,8 +40,11 @@ def test_header_text_shows_controls_as_symbols_and_replaces_what_xml_refuses() -
     assert cut == "x" * (SUBJECT_CHARS - 1) + "\u2026"
 
 
-def test_bodies_use_the_same_symbols() -> None:
+def test_bodies_and_terminals_use_the_same_symbols() -> None:
     assert clean_text("a\tb\r\nc\x1b\uffff\x9b") == "a\tb\nc\u241b\ufffd\ufffd"
+    assert terminal_text("one\ttwo\nthree\x1b]52;c;eA==\x07\x9b\ud800") == (
+        "one\u2409two\nthree\u241b]52;c;eA==\u2407\ufffd\ufffd"
+    )
 
 
 def hostile_messages() -> list[bytes]:
@@ -138,3 +142,50 @@ def test_a_2mb_subject_is_shown_cut_short_everywhere(site: Path) -> None:
             if "spam spam" in text:
                 assert "spam " * 61 not in text  # at most 300 characters of it
                 assert "spam spam\u2026" in text or "spam\u2026" in text
+
+
+def import_hostile(site: Path) -> None:
+    (site / "hostile.mbox").write_bytes(mboxrd(hostile_messages()))
+    run_listlib("import", "hostile.mbox", cwd=site, check=True)
+
+
+def assert_terminal_safe(output: str) -> None:
+    found = TERMINAL_CONTROL_RE.search(output.replace("\n", ""))
+    assert found is None, (
+        f"{found.group()!r} at {found.start()}: {output[max(0, found.start() - 60) : found.end() + 60]!r}"
+    )
+
+
+def test_listlib_threads_shows_control_characters_as_symbols(site: Path) -> None:
+    import_hostile(site)
+    result = run_listlib("threads", cwd=site, check=True)
+    assert_terminal_safe(result.stdout + result.stderr)
+    assert "osc \u241b]52;c;aGVsbG8=\u2407 clear \u241b[2J\u241b[H" in result.stdout
+
+
+def test_listlib_json_output_escapes_every_control_character(site: Path) -> None:
+    import_hostile(site)
+    result = run_listlib("threads", "--json", cwd=site, check=True)
+    assert_terminal_safe(result.stdout + result.stderr)
+    subjects = [t["root"]["subject"] for t in json.loads(result.stdout)["threads"]]
+    assert any("\x9b and ffff\uffff" in (s or "") for s in subjects)  # the data itself is exact
+
+
+def test_import_prints_colliding_message_ids_without_their_control_characters(site: Path) -> None:
+    first = make_message("one", message_id="<same\x1b]52;c;eA==\x07@example.org>")
+    second = make_message("two", body="Other text.\n", message_id="<same\x1b]52;c;eA==\x07@example.org>")
+    (site / "a.mbox").write_bytes(mboxrd([first]))
+    (site / "b.mbox").write_bytes(mboxrd([second]))
+    run_listlib("import", "a.mbox", cwd=site, check=True)
+    result = run_listlib("import", "b.mbox", cwd=site, check=True)
+    assert "Message-ID collision: <same\u241b]52;c;eA==\u2407@example.org>" in result.stderr
+    assert_terminal_safe(result.stdout + result.stderr)
+
+
+def test_listlib_search_prints_no_control_characters(site: Path) -> None:
+    import_hostile(site)
+    run_listlib("build", cwd=site, check=True)
+    for query in (["hello"], ["osc"], ["body"], ["twin"]):
+        result = run_listlib("search", *query, cwd=site, check=True)
+        assert_terminal_safe(result.stdout + result.stderr)
+        assert "messages" in result.stdout
