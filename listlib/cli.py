@@ -82,10 +82,14 @@ _JSON_RAW_RE = re.compile("[\x7f-\x9f\ud800-\udfff]")
 
 
 def _echo_json(data: object, **options: Any) -> None:
-    """Print data as JSON. ``json`` escapes C0 controls itself (``\\u001b``); DEL, C1
+    """Print data as JSON (``json.dumps`` with these options; see ``_echo_json_text``)."""
+    _echo_json_text(json.dumps(data, **options))
+
+
+def _echo_json_text(text: str) -> None:
+    """Print a JSON text. ``json`` escapes C0 controls itself (``\\u001b``); DEL, C1
     controls and lone surrogates it leaves raw (with ``ensure_ascii=False``), so they
     are escaped here: the terminal sees none of them, and the data read back is exact."""
-    text = json.dumps(data, **options)
     click.echo(_JSON_RAW_RE.sub(lambda found: f"\\u{ord(found.group()):04x}", text))
 
 
@@ -667,7 +671,7 @@ def threads(obj: _Context, list_slug: str | None, month: str | None, message: st
     """
     from .store import Store
     from .threadset import ThreadSet
-    from .threadview import format_thread, thread_view
+    from .threadview import dumps_json, format_thread, thread_view
 
     config = obj.load()
     wanted_month = _parse_month(month) if month else None
@@ -689,7 +693,7 @@ def threads(obj: _Context, list_slug: str | None, month: str | None, message: st
     if message is not None and not found:
         raise ListlibError(f"no filed message has call number or Message-ID {message!r}")
     if as_json:
-        _echo_json({"threads": found}, indent=2, ensure_ascii=False)
+        _echo_json_text(dumps_json({"threads": found}))  # json.dumps recurses once per reply
         return
     for view in found:
         _echo(format_thread(view))
