@@ -12,6 +12,7 @@ import functools
 import json
 import logging
 import os
+import re
 import signal
 import sys
 import threading
@@ -28,6 +29,7 @@ import click
 
 from . import __version__
 from .config import CONFIG_NAME, Config, find_config, load_config
+from .controls import terminal_text
 from .errors import DeliveryError, FetchError, ListlibError, LockTimeoutError
 from .values import Month, is_call_number
 
@@ -65,12 +67,34 @@ class _Context:
             )
         config = load_config(path)
         for warning in config.warnings:
-            click.echo(f"warning: {config.path}: {warning}", err=True)
+            _echo(f"warning: {config.path}: {warning}", err=True)
         return config
 
 
+def _echo(message: str = "", err: bool = False) -> None:
+    """Print a line (or lines). Every output of mail-derived text (subjects, Message-IDs,
+    file names, SMTP replies, error messages quoting them) goes through here, so none of
+    it can drive the terminal: its control characters show as symbols (``terminal_text``)."""
+    click.echo(terminal_text(message), err=err)
+
+
+_JSON_RAW_RE = re.compile("[\x7f-\x9f\ud800-\udfff]")
+
+
+def _echo_json(data: object, **options: Any) -> None:
+    """Print data as JSON (``json.dumps`` with these options; see ``_echo_json_text``)."""
+    _echo_json_text(json.dumps(data, **options))
+
+
+def _echo_json_text(text: str) -> None:
+    """Print a JSON text. ``json`` escapes C0 controls itself (``\\u001b``); DEL, C1
+    controls and lone surrogates it leaves raw (with ``ensure_ascii=False``), so they
+    are escaped here: the terminal sees none of them, and the data read back is exact."""
+    click.echo(_JSON_RAW_RE.sub(lambda found: f"\\u{ord(found.group()):04x}", text))
+
+
 def _echo_error(message: str) -> None:
-    click.echo(f"Error: {message}", err=True)
+    _echo(f"Error: {message}", err=True)
 
 
 def _wait_option(help_text: str) -> Callable[[F], F]:
@@ -118,7 +142,7 @@ def _handle_errors(func: F) -> F:
             _echo_error(f"{exc.strerror or exc}{where}")
             sys.exit(1)
         except KeyboardInterrupt:
-            click.echo("Interrupted.", err=True)
+            _echo("Interrupted.", err=True)
             sys.exit(130)
 
     return wrapper  # type: ignore[return-value]
@@ -162,8 +186,8 @@ def init(directory: Path, title: str, base_url: str) -> None:
 
     written = write_skeleton(directory, title=title, base_url=base_url)
     for path in written:
-        click.echo(f"created {path}")
-    click.echo(f"Next: edit {directory / CONFIG_NAME}, then run 'listlib import MBOX_OR_FOLDER'.")
+        _echo(f"created {path}")
+    _echo(f"Next: edit {directory / CONFIG_NAME}, then run 'listlib import MBOX_OR_FOLDER'.")
 
 
 class _Progress:
@@ -211,18 +235,18 @@ def _print_report(report: FilingReport, quiet: bool) -> None:
         if report.skipped_files:
             shown = ", ".join(report.skipped_files[:5])
             more = f" and {len(report.skipped_files) - 5} more" if len(report.skipped_files) > 5 else ""
-            click.echo(f"skipped {len(report.skipped_files)} files that are not mail: {shown}{more}", err=True)
+            _echo(f"skipped {len(report.skipped_files)} files that are not mail: {shown}{more}", err=True)
         for item in report.collision_details[:20]:
-            click.echo(
+            _echo(
                 f"Message-ID collision: <{item['message_id']}> from {item['origin']} differs from "
                 f"{', '.join(map(str, item['others']))}; kept as {item['call']}",
                 err=True,
             )
         if len(report.collision_details) > 20:
-            click.echo(f"... and {len(report.collision_details) - 20} more collisions (see --json)", err=True)
+            _echo(f"... and {len(report.collision_details) - 20} more collisions (see --json)", err=True)
         for item in report.failures[:20]:
-            click.echo(f"failed: {_failure(item)} (kept as _failed/{item['call']}.eml)", err=True)
-    click.echo(report.summary())
+            _echo(f"failed: {_failure(item)} (kept as _failed/{item['call']}.eml)", err=True)
+    _echo(report.summary())
 
 
 @main.command("import")
@@ -310,7 +334,7 @@ def import_(
             data["delivery"] = asdict(intake.report)
         if built is not None:
             data["build"] = built.to_dict()
-        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        _echo_json(data, indent=2, sort_keys=True)
     if report.unreadable:
         sys.exit(1)
 
@@ -348,20 +372,20 @@ def build(
     if plan_only:
         report = plan_site(config)
         if as_json:
-            click.echo(json.dumps(report.to_dict(), indent=2))
+            _echo_json(report.to_dict(), indent=2)
             return
         for item in report.planned:
             if "remove" in item:
-                click.echo(f"remove  {item['job']}" + "".join(f"\n        {path}" for path in item["remove"]))
+                _echo(f"remove  {item['job']}" + "".join(f"\n        {path}" for path in item["remove"]))
             else:
                 made = item["files"]
-                click.echo(f"render  {item['job']}" + (f" ({len(made)} files)" if made else " (new)"))
-        click.echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
+                _echo(f"render  {item['job']}" + (f" ({len(made)} files)" if made else " (new)"))
+        _echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
         return
     quiet = quiet_here or obj.quiet
     report = _run_build(config, workers=workers, clean=clean, quiet=quiet, as_json=as_json)
     if as_json:
-        click.echo(json.dumps(report.to_dict(with_files=with_files), indent=2))
+        _echo_json(report.to_dict(with_files=with_files), indent=2)
 
 
 def _run_build(
@@ -381,7 +405,7 @@ def _run_build(
             fault=_fault_from_env(),
         )
     if not as_json and (not quiet or report.written or report.removed):
-        click.echo(report.summary())
+        _echo(report.summary())
     return report
 
 
@@ -423,24 +447,24 @@ def serve(obj: _Context, host: str, port: int, no_reload: bool, open_browser: bo
     def load() -> Config:
         fresh = load_config(config.path)
         for warning in fresh.warnings:
-            click.echo(f"warning: {fresh.path}: {warning}", err=True)
+            _echo(f"warning: {fresh.path}: {warning}", err=True)
         return fresh
 
     options = ServeOptions(host=host, port=port, live_reload=not no_reload, workers=workers)
-    server = DevServer(config, load, options, log=click.echo, error=_echo_error)
+    server = DevServer(config, load, options, log=_echo, error=_echo_error)
     if host not in ("127.0.0.1", "localhost", "::1"):
-        click.echo(f"warning: listening on {host}: anyone who can reach this machine can read the site", err=True)
+        _echo(f"warning: listening on {host}: anyone who can reach this machine can read the site", err=True)
 
     def ready(url: str) -> None:
         what = "watching for changes" if options.live_reload else "not watching for changes"
-        click.echo(f"Serving {config.site.output_dir} at {url} ({what}; Ctrl-C to stop)")
+        _echo(f"Serving {config.site.output_dir} at {url} ({what}; Ctrl-C to stop)")
         if open_browser and not webbrowser.open(url):
-            click.echo(f"warning: no web browser found; open {url} yourself", err=True)
+            _echo(f"warning: no web browser found; open {url} yourself", err=True)
 
     try:
         server.run(ready)
     except KeyboardInterrupt:
-        click.echo("Stopped.")
+        _echo("Stopped.")
 
 
 @main.command()
@@ -488,14 +512,14 @@ def search(
             }
             for hit in results.hits
         ]
-        click.echo(json.dumps({"total": results.total, "hits": hits}, indent=2, ensure_ascii=False))
+        _echo_json({"total": results.total, "hits": hits}, indent=2, ensure_ascii=False)
         return
     for hit in results.hits:
         day = datetime.fromtimestamp(hit.date, UTC).strftime("%Y-%m-%d")
-        click.echo(f"{day}  {hit.list}  {hit.subject or '(no subject)'}  ({hit.author})")
-        click.echo(f"    {base + hit.url}")
+        _echo(f"{day}  {hit.list}  {hit.subject or '(no subject)'}  ({hit.author})")
+        _echo(f"    {base + hit.url}")
     shown = f"{offset + 1}-{offset + len(results.hits)} of " if results.hits else ""
-    click.echo(f"{shown}{results.total} messages")
+    _echo(f"{shown}{results.total} messages")
 
 
 @main.command()
@@ -570,7 +594,7 @@ def fetch(
     if as_json:
         fetched = [r.to_dict() for r in reports]
         data = fetched if built is None else {"accounts": fetched, "build": built.to_dict()}
-        click.echo(json.dumps(data, indent=2, sort_keys=True))
+        _echo_json(data, indent=2, sort_keys=True)
     if failed:
         sys.exit(1)
 
@@ -579,22 +603,22 @@ def _print_fetch_report(report: FetchReport, quiet: bool) -> None:
     if quiet and not report.eventful:
         return
     for warning in report.warnings:
-        click.echo(f"warning: {report.account}: {warning}", err=True)
+        _echo(f"warning: {report.account}: {warning}", err=True)
     for item in report.filing.failures[:20]:
-        click.echo(f"failed: {_failure(item)} (kept as _failed/{item['call']}.eml)", err=True)
+        _echo(f"failed: {_failure(item)} (kept as _failed/{item['call']}.eml)", err=True)
     for item in report.not_retrieved:
-        click.echo(
+        _echo(
             f"warning: {report.account}: message {item['number']} ({item['uidl']}) could not be retrieved and stays "
             f"on the server: {item['error']}",
             err=True,
         )
     for item in report.not_deleted:
-        click.echo(
+        _echo(
             f"warning: {report.account}: message {item['number']} is filed but the server refused to delete it: "
             f"{item['error']}",
             err=True,
         )
-    click.echo(report.summary())
+    _echo(report.summary())
     if report.error:
         _echo_error(report.error)
 
@@ -619,25 +643,23 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
         actions = repair_store(store) if repair else []
         report = check_store(store)
     if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "ok": report.ok,
-                    "messages": report.messages,
-                    "problems": report.problems,
-                    "leftovers": report.leftovers,
-                    "repaired": actions,
-                },
-                indent=2,
-            )
+        _echo_json(
+            {
+                "ok": report.ok,
+                "messages": report.messages,
+                "problems": report.problems,
+                "leftovers": report.leftovers,
+                "repaired": actions,
+            },
+            indent=2,
         )
     else:
         for action in actions:
-            click.echo(action)
+            _echo(action)
         for line in report.problems + report.leftovers:
-            click.echo(f"problem: {line}", err=True)
+            _echo(f"problem: {line}", err=True)
         verdict = "clean" if report.ok else f"{len(report.problems) + len(report.leftovers)} problems"
-        click.echo(f"{report.messages} messages in {config.site.content_dir}: {verdict}")
+        _echo(f"{report.messages} messages in {config.site.content_dir}: {verdict}")
     if not report.ok:
         sys.exit(1)
 
@@ -659,7 +681,7 @@ def threads(obj: _Context, list_slug: str | None, month: str | None, message: st
     """
     from .store import Store
     from .threadset import ThreadSet
-    from .threadview import format_thread, thread_view
+    from .threadview import dumps_json, format_thread, thread_view
 
     config = obj.load()
     wanted_month = _parse_month(month) if month else None
@@ -681,10 +703,10 @@ def threads(obj: _Context, list_slug: str | None, month: str | None, message: st
     if message is not None and not found:
         raise ListlibError(f"no filed message has call number or Message-ID {message!r}")
     if as_json:
-        click.echo(json.dumps({"threads": found}, indent=2, ensure_ascii=False))
+        _echo_json_text(dumps_json({"threads": found}))  # json.dumps recurses once per reply
         return
     for view in found:
-        click.echo(format_thread(view))
+        _echo(format_thread(view))
 
 
 def _parse_month(text: str) -> Month:
@@ -778,19 +800,19 @@ def deliver(
     except LockTimeoutError:
         report = DeliverReport(busy=True)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, sort_keys=True))
+        _echo_json(report.to_dict(), indent=2, sort_keys=True)
         return
     if quiet and not report.eventful:
         return
-    click.echo(report.summary())
+    _echo(report.summary())
     for item in report.damaged:
-        click.echo(
+        _echo(
             f"warning: post {item['id']} is damaged: {item['reason']}; moved to failed/ and not sent "
             f"('listlib deliver --drop {item['id']}' removes it)",
             err=True,
         )
     if report.error:
-        click.echo(f"warning: {report.error}; the posts stay queued and are retried later", err=True)
+        _echo(f"warning: {report.error}; the posts stay queued and are retried later", err=True)
 
 
 def _release_or_drop(outbound: Outbound, release: tuple[str, ...], drop: tuple[str, ...], wait: float) -> None:
@@ -804,14 +826,14 @@ def _release_or_drop(outbound: Outbound, release: tuple[str, ...], drop: tuple[s
                 raise DeliveryError(f"held post {post_id} is damaged: {post.damage.reason}; --drop it")
             with outbound.state_lock():
                 outbound.move(post, "new")
-            click.echo(f"released {post_id}: it goes out with the next 'listlib deliver'")
+            _echo(f"released {post_id}: it goes out with the next 'listlib deliver'")
         for post_id in drop:
             stage = outbound.find(post_id)
             post = outbound.load(stage, post_id) if stage is not None else None
             if post is None or (stage not in ("held", "failed") and post.message() is not None):
                 raise DeliveryError(f"no held or failed post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
             outbound.remove(post)
-            click.echo(f"dropped {post_id} from {stage}/")
+            _echo(f"dropped {post_id} from {stage}/")
 
 
 def _print_queue(outbound: Outbound, as_json: bool) -> None:
@@ -822,7 +844,7 @@ def _print_queue(outbound: Outbound, as_json: bool) -> None:
         for stage in STAGES:
             posts.extend(outbound.iter_stage(stage))
     if as_json:
-        click.echo(json.dumps([post.to_dict() for post in posts], indent=2, sort_keys=True))
+        _echo_json([post.to_dict() for post in posts], indent=2, sort_keys=True)
         return
     for post in posts:
         info = post.to_dict()
@@ -837,13 +859,13 @@ def _print_queue(outbound: Outbound, as_json: bool) -> None:
             line += f"; held: {info['held_reason']}"
         if post.damage is not None:
             line += f"; damaged: {post.damage.reason}"
-        click.echo(line)
+        _echo(line)
         for recipient, reply in list(info["failures"].items())[:20]:
-            click.echo(f"        failed  {recipient}: {reply}")
+            _echo(f"        failed  {recipient}: {reply}")
         for recipient, reply in list(info["temporary"].items())[:5]:
-            click.echo(f"        pending {recipient}: {reply}")
+            _echo(f"        pending {recipient}: {reply}")
     counts = {stage: sum(1 for p in posts if p.stage == stage) for stage in STAGES}
-    click.echo(f"{len(posts)} posts queued: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))
+    _echo(f"{len(posts)} posts queued: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))
 
 
 @main.command()
@@ -865,13 +887,13 @@ def bounces(obj: _Context, list_slug: str | None, as_json: bool) -> None:
     assert config.site.queue_dir is not None
     rows = BounceLog(config.site.queue_dir).report(list_slug)
     if as_json:
-        click.echo(json.dumps(rows, indent=2))
+        _echo_json(rows, indent=2)
         return
     for row in rows:
         first = time.strftime("%Y-%m-%d", time.gmtime(float(row["first"])))  # type: ignore[arg-type]
         last = time.strftime("%Y-%m-%d", time.gmtime(float(row["last"])))  # type: ignore[arg-type]
-        click.echo(f"{row['list']}  {row['address']}  {row['bounces']} bounces ({first} .. {last})")
-    click.echo(f"{len(rows)} bouncing subscribers")
+        _echo(f"{row['list']}  {row['address']}  {row['bounces']} bounces ({first} .. {last})")
+    _echo(f"{len(rows)} bouncing subscribers")
 
 
 def _intake(config: Config, store: Store, fault: Callable[[str], None] | None) -> Intake | None:
@@ -891,10 +913,10 @@ def _print_intake(intake: Intake, quiet: bool) -> None:
     if quiet and not report.eventful:
         return
     for item in report.held:
-        click.echo(f"held: {item['list']}/{item['id']}: {item['reason']} (see 'listlib deliver --status')", err=True)
+        _echo(f"held: {item['list']}/{item['id']}: {item['reason']} (see 'listlib deliver --status')", err=True)
     for item in report.loops:
-        click.echo(f"not forwarded: {item['list']}/{item['id']}: {item['reason']}", err=True)
-    click.echo(report.summary())
+        _echo(f"not forwarded: {item['list']}/{item['id']}: {item['reason']}", err=True)
+    _echo(report.summary())
 
 
 def _clock_from_env() -> Callable[[], float]:
@@ -953,7 +975,7 @@ def _leave(code: object) -> NoReturn:
     is skipped unless something still runs (a thread or a child process someone
     forgot), in which case the exit is the ordinary one."""
     if isinstance(code, str):
-        click.echo(code, err=True)
+        _echo(code, err=True)
         code = 1
     elif code is None:
         code = 0

@@ -44,6 +44,7 @@ from operator import attrgetter
 from typing import NamedTuple
 
 from .config import ListConfig
+from .controls import SUBJECT_CHARS, clean_header_text
 from .display import obfuscate_addresses
 from .index import Row
 from .plan import Job, job_key
@@ -304,10 +305,11 @@ def _month(row: Row) -> Month:
 
 
 def _subject(hide: bool, row: Row) -> str:
-    """A subject for index pages; ``hide``: obfuscate the addresses in it, as display does."""
+    """A subject for index pages, cleaned and cut as display does (``controls``); ``hide``:
+    obfuscate the addresses in it, as display does."""
     if row.no_archive:
         return NOT_ARCHIVED
-    subject = " ".join(row.subject.split()) or "(no subject)"
+    subject = clean_header_text(" ".join(row.subject.split()), SUBJECT_CHARS) or "(no subject)"
     return obfuscate_addresses(subject) if hide else subject
 
 
@@ -317,11 +319,12 @@ def _author(hide: bool, row: Row) -> str:
 
 
 def _author_name(hide: bool, from_name: str, from_addr: str) -> str:
-    """A name to show for a sender (never an address unless the name is one)."""
-    name = from_name.strip()
+    """A name to show for a sender (never an address unless the name is one), cleaned as
+    display cleans it (``controls``)."""
+    name = clean_header_text(from_name)
     if name:
         return obfuscate_addresses(name) if hide else name
-    return from_addr.split("@")[0] or "(unknown)"
+    return clean_header_text(from_addr.split("@")[0]) or "(unknown)"
 
 
 def _list_info(config: ListConfig) -> tuple[str, str, str]:
@@ -679,7 +682,7 @@ class SiteJobs:
                     digest = self._mid_digests.get(row.call) or message_id_hash(row.message_id)
                     entries[digest].append(
                         (
-                            row.message_id,
+                            clean_header_text(row.message_id),
                             slug,
                             source.config.name,
                             links[row.call],

@@ -1,20 +1,22 @@
 """Thread trees as plain data and as text, for ``listlib threads`` and scripts.
 
 Turns a cached thread (call numbers, parents, depths) plus the index rows of its
-messages into nested dictionaries (JSON-ready) and an indented text listing.
-Pure: it never reads the disk.
+messages into nested dictionaries (JSON-ready), their JSON text and an indented
+text listing. Nothing here recurses on the depth of a thread: a reply chain is as
+deep as mail makes it (20,000 in tests). Pure: it never reads the disk.
 """
 
 from __future__ import annotations
 
+import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from .index import Row
 from .threadcache import ThreadEntry
 
-__all__ = ["format_thread", "thread_view"]
+__all__ = ["dumps_json", "format_thread", "thread_view"]
 
 
 def _iso(seconds: int) -> str:
@@ -77,3 +79,47 @@ def format_thread(view: Mapping[str, Any]) -> str:
             lines.append(f"{indent}{node['call']}  {when}  {node['subject'] or '(no subject)'}{mid}")
         stack.extend((child, depth + 1) for child in reversed(node["children"]))
     return "\n".join(lines)
+
+
+_END = object()
+
+
+JSON_INDENT_LEVELS = 100
+"""Deeper than this (50 replies), JSON text is not indented further: whitespace means
+nothing to JSON, and indenting every level makes a reply chain 20,000 deep 5 GB of
+spaces (the text grows with the square of the depth)."""
+
+
+def dumps_json(value: Any) -> str:
+    """``json.dumps(value, indent=2, ensure_ascii=False)``, the same text up to
+    ``JSON_INDENT_LEVELS``, without recursion: the stdlib encoder recurses once per
+    level and fails on a deep thread. Keys must be strings."""
+    out: list[str] = []
+    # Per open container: its entries, its closing bracket, its depth, whether one was written.
+    frames: list[tuple[Iterator[Any], str, int, list[bool]]] = []
+
+    def put(item: Any, depth: int) -> None:
+        if isinstance(item, dict) and item:
+            out.append("{")
+            frames.append((iter(item.items()), "}", depth + 1, [False]))
+        elif isinstance(item, list | tuple) and item:
+            out.append("[")
+            frames.append((iter(item), "]", depth + 1, [False]))
+        else:  # scalars, and empty containers ("{}", "[]")
+            out.append(json.dumps(item, ensure_ascii=False))
+
+    put(value, 0)
+    while frames:
+        entries, closer, depth, started = frames[-1]
+        entry = next(entries, _END)
+        if entry is _END:
+            frames.pop()
+            out.append("\n" + "  " * min(depth - 1, JSON_INDENT_LEVELS) + closer)
+            continue
+        out.append(("," if started[0] else "") + "\n" + "  " * min(depth, JSON_INDENT_LEVELS))
+        started[0] = True
+        if closer == "}":
+            key, entry = entry
+            out.append(json.dumps(key, ensure_ascii=False) + ": ")
+        put(entry, depth)
+    return "".join(out)

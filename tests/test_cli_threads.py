@@ -3,7 +3,15 @@
 from __future__ import annotations
 
 import json
+import sys
+import threading
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+
+import pytest
+
+from listlib.threadview import JSON_INDENT_LEVELS, dumps_json
 
 from .conftest import make_message, mboxrd, run_listlib
 
@@ -99,3 +107,65 @@ def test_threads_rebuilds_a_deleted_cache_and_sees_new_mail(site: Path) -> None:
     for path in (site / ".cache").iterdir():
         path.unlink()
     assert run_listlib("threads", "--message", "<other@x>", cwd=site, check=True).stdout == text
+
+
+def load_deep_json(text: str) -> Any:
+    """``json.loads`` of very deeply nested JSON: the stdlib decoder recurses, so it runs
+    in a thread with a large stack and a raised recursion limit."""
+    found: dict[str, Any] = {}
+    limit = sys.getrecursionlimit()
+    size = threading.stack_size(1 << 29)
+    try:
+        sys.setrecursionlimit(200_000)
+        worker = threading.Thread(target=lambda: found.update(data=json.loads(text)))
+        worker.start()
+        worker.join()
+    finally:
+        threading.stack_size(size)
+        sys.setrecursionlimit(limit)
+    return found["data"]
+
+
+@pytest.mark.slow
+def test_threads_json_shows_a_reply_chain_20000_deep(site: Path) -> None:
+    depth = 20_000
+    start = datetime(2024, 1, 1, tzinfo=UTC)
+    messages = [
+        make_message(
+            "Re: chain" if n else "chain",
+            "x\n",
+            message_id=f"<c{n}@x>",
+            date=start + timedelta(seconds=n),
+            extra={"In-Reply-To": f"<c{n - 1}@x>"} if n else None,
+        )
+        for n in range(depth)
+    ]
+    (site / "chain.mbox").write_bytes(mboxrd(messages))
+    run_listlib("import", "chain.mbox", cwd=site, check=True)
+    result = run_listlib("threads", "--json", cwd=site)
+    assert result.returncode == 0, result.stderr[-2000:]
+    (thread,) = load_deep_json(result.stdout)["threads"]
+    assert thread["messages"] == depth
+    node, seen = thread["root"], 1
+    while node["children"]:
+        (node,) = node["children"]
+        seen += 1
+    assert (seen, node["message_id"]) == (depth, f"c{depth - 1}@x")
+    assert max(map(len, result.stdout.splitlines())) < 300  # indentation stops growing
+
+
+def test_the_iterative_json_writer_writes_what_json_dumps_writes() -> None:
+    data = {
+        "threads": [
+            {"a": 1, "b": None, "c": [], "d": {}, "e": [1.5, True, 'Grüße \x1b \u2028 "q"'], "f": {"g": [{"h": []}]}},
+            [],
+        ],
+        "empty": "",
+    }
+    assert dumps_json(data) == json.dumps(data, indent=2, ensure_ascii=False)
+    assert dumps_json([]) == "[]" and dumps_json("x") == '"x"'
+    deep: list[Any] = []
+    for _ in range(300):
+        deep = [deep, 1]
+    assert json.loads(dumps_json(deep)) == json.loads(json.dumps(deep))
+    assert max(map(len, dumps_json(deep).splitlines())) == 2 * JSON_INDENT_LEVELS + len("[],")

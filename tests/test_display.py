@@ -72,11 +72,12 @@ def test_an_address_used_as_display_name_is_obfuscated_too() -> None:
     assert "ann@example.org" not in shown.author_shown and "ann@example.org" not in shown.author_name
 
 
-def test_control_characters_in_headers_are_dropped_and_absurd_subjects_cut() -> None:
+def test_control_characters_in_headers_show_as_symbols_and_absurd_fields_are_cut() -> None:
     shown = show("nul-and-controls.eml")
-    assert shown.subject == "nul [31mred"
-    long = display_message(make_message(subject="x" * 5000))
-    assert len(long.subject) == 1000 and long.subject.endswith("\u2026")
+    assert shown.subject == "nul\u2400 \u241b[31mred"
+    long = display_message(make_message(subject="x" * 5000, sender="y" * 5000 + " <a@example.org>"))
+    assert len(long.subject) == 300 and long.subject.endswith("\u2026")
+    assert len(long.author_name) == 1000 and long.author_name.endswith("\u2026")
 
 
 @pytest.mark.parametrize(

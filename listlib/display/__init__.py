@@ -41,12 +41,13 @@ from __future__ import annotations
 from html import escape
 
 from ..charsets import decode_bytes
+from ..controls import SUBJECT_CHARS, clean_header_text
 from ..message import decode_header_value, split_message
 from .attachments import safe_filename
 from .mime import parse_parts, read_headers
 from .model import Attachment, DisplayOptions, MessageDisplay
 from .textbody import clean_text, obfuscate_address, obfuscate_addresses
-from .walk import Walk, author_fields, clean_field, date_of, is_no_archive
+from .walk import Walk, author_fields, date_of, is_no_archive
 
 __all__ = [
     "Attachment",
@@ -66,7 +67,7 @@ NO_ARCHIVE_HTML = (
 
 
 def _message_id(headers: dict[str, bytes]) -> str | None:
-    value = clean_field(decode_bytes(headers.get("message-id", b""), None))
+    value = clean_header_text(decode_bytes(headers.get("message-id", b""), None))
     start = value.find("<")
     if start >= 0:
         end = value.find(">", start)
@@ -88,7 +89,7 @@ def _display(raw: bytes, options: DisplayOptions) -> MessageDisplay:
     date = date_of(headers)
     if is_no_archive(headers):
         return MessageDisplay("", "", "", "", date, None, NO_ARCHIVE_HTML, (), True, "")
-    subject = clean_field(decode_header_value(headers.get("subject", b"")))
+    subject = clean_header_text(decode_header_value(headers.get("subject", b"")), SUBJECT_CHARS)
     if options.obfuscate_addresses:
         subject = obfuscate_addresses(subject)
     name, address, shown = author_fields(headers, options.obfuscate_addresses)
@@ -123,7 +124,7 @@ def _unreadable(raw: bytes, options: DisplayOptions) -> MessageDisplay:
         if is_no_archive(headers):
             return MessageDisplay("", "", "", "", date_of(headers), None, NO_ARCHIVE_HTML, (), True, "")
         name, address, shown = author_fields(headers, options.obfuscate_addresses)
-        subject = clean_field(decode_header_value(headers.get("subject", b"")))
+        subject = clean_header_text(decode_header_value(headers.get("subject", b"")), SUBJECT_CHARS)
         if options.obfuscate_addresses:
             subject = obfuscate_addresses(subject)
         return MessageDisplay(subject, name, address, shown, date_of(headers), None, body_html, (), False, "")

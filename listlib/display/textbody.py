@@ -35,6 +35,8 @@ import re
 from html import escape
 from itertools import islice
 
+from ..controls import CONTROL_TABLE
+
 __all__ = [
     "FOLD_QUOTE_LINES",
     "SIGNATURE_LINES",
@@ -53,14 +55,10 @@ FOOTER_LINES = 15
 REL = "nofollow noopener noreferrer"
 
 # C0 controls (except tab and newline) become their visible Unicode pictures, DEL
-# too; C1 controls (never text; usually a wrong charset) become U+FFFD.
-_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# too; C1 controls, U+FFFE, U+FFFF and lone surrogates become U+FFFD (``controls``).
+_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]")
 _PRINTABLE_ASCII = bytes(range(0x20, 0x7F)) + b"\t\n"
-_CONTROL_TABLE = {
-    **{c: 0x2400 + c for c in range(0x20) if c not in (0x09, 0x0A)},
-    0x7F: 0x2421,
-    **{c: 0xFFFD for c in range(0x80, 0xA0)},
-}
+_CONTROL_TABLE = {c: shown for c, shown in CONTROL_TABLE.items() if c not in (0x09, 0x0A)}
 
 # Links are found from their fixed part ("://", "ailto:", "@"), which the regex engine
 # finds fast, and checked around it; one regex for all of them is 5x slower.

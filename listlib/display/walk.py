@@ -25,12 +25,12 @@ Rules:
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta, timezone
 from html import escape
 from urllib.parse import quote
 
 from ..charsets import decode_bytes
+from ..controls import SUBJECT_CHARS, clean_header_text
 from ..message import decode_header_value, parse_date_offset, parse_from
 from . import sanitize
 from .attachments import display_name, unique_filename
@@ -38,10 +38,9 @@ from .mime import MESSAGES, Headers, Part
 from .model import Attachment, DisplayOptions
 from .textbody import clean_text, obfuscate_address, obfuscate_addresses, plain_text, render_plain, unflow
 
-__all__ = ["MAX_SHOWN_BYTES", "Walk", "author_fields", "clean_field", "date_of", "is_no_archive"]
+__all__ = ["MAX_SHOWN_BYTES", "Walk", "author_fields", "date_of", "is_no_archive"]
 
 MAX_SHOWN_BYTES = 1 << 20
-MAX_FIELD_CHARS = 1000
 
 _SHOWN_TEXT = {"text/plain", "text/x-patch", "text/x-diff", "text/diff", "text/x-log"}
 _SIGNATURES = {
@@ -50,16 +49,6 @@ _SIGNATURES = {
     "application/x-pkcs7-signature": ("S/MIME", "smime.p7s"),
 }
 _SMIME = {"application/pkcs7-mime", "application/x-pkcs7-mime"}
-_FIELD_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f]")
-_FIELD_CONTROLS = {c: None for c in (*range(0x20), *range(0x7F, 0xA0))}
-
-
-def clean_field(text: str) -> str:
-    """A decoded header as a one-line plain text: no control characters, not absurdly long."""
-    if _FIELD_CONTROL_RE.search(text):
-        text = text.translate(_FIELD_CONTROLS)
-    text = text.strip()
-    return text if len(text) <= MAX_FIELD_CHARS else text[: MAX_FIELD_CHARS - 1] + "\u2026"
 
 
 def is_no_archive(headers: Headers) -> bool:
@@ -85,8 +74,8 @@ def date_of(headers: Headers) -> datetime | None:
 def author_fields(headers: Headers, obfuscate: bool) -> tuple[str, str, str]:
     """(name, address, shown) of the From header (see ``MessageDisplay``)."""
     name, address = parse_from(decode_header_value(headers.get("from", b"")))
-    name = clean_field(name)
-    address = clean_field(address)
+    name = clean_header_text(name)
+    address = clean_header_text(address)
     if obfuscate:
         name = obfuscate_addresses(name)
     if name:
@@ -293,8 +282,8 @@ class Walk:
             stamp = when.strftime("%Y-%m-%d %H:%M %z")
             rows.append(("Date", f'<time datetime="{when.isoformat()}">{stamp}</time>'))
         elif headers.get("date"):
-            rows.append(("Date", escape(clean_field(decode_header_value(headers["date"])), quote=False)))
-        subject = clean_field(decode_header_value(headers.get("subject", b"")))
+            rows.append(("Date", escape(clean_header_text(decode_header_value(headers["date"])), quote=False)))
+        subject = clean_header_text(decode_header_value(headers.get("subject", b"")), SUBJECT_CHARS)
         if subject:
             rows.append(("Subject", escape(obfuscate_addresses(subject) if obfuscate else subject, quote=False)))
         header = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in rows)
