@@ -313,6 +313,12 @@ def test_hostile_attachment_names_in_a_message() -> None:
     assert [a.label for a in shown.attachments][:4] == ["x", "passwd", "con.txt", "b"]
 
 
+def test_attachment_names_lose_noncharacters_and_lone_surrogates() -> None:
+    name = safe_filename("a\uffffb\ufffe\udcffc.txt", "text/plain", set())
+    assert name == "a_b__c.txt"
+    name.encode("utf-8")
+
+
 # -- Properties --------------------------------------------------------------------------------------
 
 _names = st.one_of(

@@ -142,7 +142,9 @@ _HANDLERS = {
 }  # fmt: skip
 _RESERVED_RE = re.compile(r"(?:con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³]|conin\$|conout\$)(?:\.|\Z)", re.I)
 _BAD_CHARS_RE = re.compile(
-    '[\x00-\x1f\x7f-\x9f<>:"|?*\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060\u2066-\u2069\ufeff]'
+    '[\x00-\x1f\x7f-\x9f<>:"|?*\u061c\u200b-\u200f\u202a-\u202e\u2028\u2029\u2060\u2066-\u2069\ufeff'
+    # Noncharacters and lone surrogates (from undecodable bytes): not text, and not encodable as UTF-8.
+    "\ufffe\uffff\ud800-\udfff]"
 )
 _DOTS_RE = re.compile(r"\.{2,}")
 _LEADING_RE = re.compile(r"\A[\s.]+")
