@@ -23,6 +23,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from ..controls import SUBJECT_CHARS
 from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
 from ..display.sanitize import sanitize_html
 from ..fsutil import read_file
@@ -42,6 +43,7 @@ logger = logging.getLogger(__name__)
 TOC_THRESHOLD = 6
 """Threads with at least this many messages get a table of contents."""
 MAX_INDENT = 8
+_SUBJECT_KEY_CHARS = SUBJECT_CHARS - 50
 """Deeper replies are drawn at this depth, so deep threads stay readable on a phone."""
 
 
@@ -179,7 +181,9 @@ class Renderer:
             display = _display(self._raw(store_path), options, call, no_archive)
             if self.spool is not None and not no_archive:
                 self.spool.add(call, raw_hash, search_text(display, obfuscate))
-            subject_key = normalize_subject(display.subject)[0]
+            # Compared on their first characters: displayed subjects are cut (SUBJECT_CHARS), and
+            # "Re: " + a long subject is cut four characters earlier than the subject it answers.
+            subject_key = normalize_subject(display.subject)[0][:_SUBJECT_KEY_CHARS]
             subjects[call] = subject_key
             changed = parent is None or subjects.get(parent, subject_key) != subject_key
             attachments = []
