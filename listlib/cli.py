@@ -220,6 +220,14 @@ def _print_report(report: FilingReport, quiet: bool) -> None:
     click.echo(report.summary())
 
 
+def _print_unrouted_hint(count: int, *, dry_run: bool = False) -> None:
+    """Mail in _no_list is never shown on the site: say so, and where to look next."""
+    if count:
+        what = "1 message" if count == 1 else f"{count} messages"
+        verb = "would match" if dry_run else "matched"
+        click.echo(f"{what} {verb} no list (kept in _no_list, not published): see 'listlib unrouted'", err=True)
+
+
 @main.command("import")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-l", "--list", "list_slug", metavar="SLUG", help="File every message under this list, ignoring routing.")
@@ -293,6 +301,8 @@ def import_(
         )
     if not as_json:
         _print_report(report, obj.quiet)
+        if not obj.quiet:
+            _print_unrouted_hint(report.no_list, dry_run=dry_run)
         if intake is not None:
             _print_intake(intake, obj.quiet)
     for item in report.unreadable:
@@ -559,6 +569,8 @@ def fetch(
             failed = failed or report.error is not None
             if not as_json:
                 _print_fetch_report(report, quiet)
+    if not (as_json or quiet):
+        _print_unrouted_hint(sum(r.filing.no_list for r in reports))
     if intake is not None and not as_json:
         _print_intake(intake, quiet)
     built = _run_build(config, quiet=quiet, as_json=as_json) if then_build else None
