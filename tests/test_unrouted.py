@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from listlib.urls import message_id_path
+
 from .conftest import add_pop3_account, make_message, mboxrd, run_listlib, stored_files
 from .dovecot import Mailbox
 
@@ -202,3 +204,59 @@ def test_any_command_that_takes_the_store_finishes_a_killed_refile(site: Path, p
     run_listlib("import", "a.mbox", cwd=site, check=True)
     assert lists_in_store(site) == {"_no_list": 1, "dev": 1, "users": 3}
     assert run_listlib("check", cwd=site, check=True).stdout.endswith("clean\n")
+
+
+def set_publish_unrouted(site: Path, on: bool) -> None:
+    toml = site / "listlib.toml"
+    text = toml.read_text().replace("publish_unrouted = true\n", "")
+    if on:
+        text = text.replace("[site]\n", "[site]\npublish_unrouted = true\n", 1)
+    toml.write_text(text)
+
+
+def test_publish_unrouted_builds_pages_for_the_unsorted_mail_and_turning_it_off_removes_them(site: Path) -> None:
+    import_unrouted(site)
+    run_listlib("build", cwd=site, check=True)
+    output = site / "output"
+    assert not (output / "_no_list").exists()
+    assert "Unsorted mail" not in (output / "index.html").read_text()
+    set_publish_unrouted(site, True)
+    run_listlib("build", cwd=site, check=True)
+    assert "Unsorted mail" in (output / "index.html").read_text()
+    assert "Unsorted mail" in (output / "_no_list" / "index.html").read_text()
+    pages = "".join(p.read_text() for p in (output / "_no_list").rglob("*.html"))
+    assert "Private" in pages and "Re: Welcome" in pages
+    assert "For dev" not in pages
+    hits = json.loads(run_listlib("search", "--json", "Private", cwd=site, check=True).stdout)
+    assert [hit["list"] for hit in hits["hits"]] == ["_no_list"]
+    nothing = run_listlib("build", "--json", cwd=site, check=True)
+    assert json.loads(nothing.stdout)["written"] == 0
+    set_publish_unrouted(site, False)
+    run_listlib("build", cwd=site, check=True)
+    assert not (output / "_no_list").exists()
+    assert "Unsorted mail" not in (output / "index.html").read_text()
+    assert json.loads(run_listlib("search", "--json", "Private", cwd=site, check=True).stdout)["total"] == 0
+    run_listlib("build", "--clean", cwd=site, check=True)
+    assert not (output / "_no_list").exists()
+
+
+def test_a_published_unrouted_message_moves_to_its_list_when_refiled(site: Path) -> None:
+    import_unrouted(site)
+    set_publish_unrouted(site, True)
+    run_listlib("build", cwd=site, check=True)
+    add_users_list(site)
+    run_listlib("unrouted", "--refile", cwd=site, check=True)
+    run_listlib("build", cwd=site, check=True)
+    output = site / "output"
+    unsorted = "".join(p.read_text() for p in (output / "_no_list").rglob("*.html"))
+    assert "Private" in unsorted and "Welcome" not in unsorted
+    assert "Re: Welcome" in "".join(p.read_text() for p in (output / "users").rglob("*.html"))
+    lookup = (output / message_id_path("u2@x")).read_text()
+    assert "users/2024/05/" in lookup and "_no_list" not in lookup
+
+
+def test_publish_unrouted_must_be_true_or_false(site: Path) -> None:
+    toml = site / "listlib.toml"
+    toml.write_text(toml.read_text().replace("[site]\n", '[site]\npublish_unrouted = "yes"\n'))
+    result = run_listlib("build", cwd=site)
+    assert result.returncode == 1 and "site.publish_unrouted: expected true or false" in result.stderr
