@@ -704,6 +704,8 @@ def _print_unrouted(report: UnroutedReport, quiet: bool) -> None:
                 lines.extend(f"      {line}" for line in route.snippet.splitlines())
         if report.unaddressed:
             lines.append(f"\n{_messages(report.unaddressed)} with no List-Id and no recipient address")
+    if len(lines) > 1:
+        lines.append("")
     for slug, count in sorted(report.routable.items()):
         lines.append(f"{_messages(count)} now match list {slug}: run 'listlib unrouted --refile' to move them")
     if report.messages and not report.routable:

@@ -19,8 +19,11 @@ their folders synced; rows marked *filed* and committed. An import's
 while the next batch is decided. Whoever
 takes the lock next resolves pending rows by looking at the files, and removes
 temporary files (no process holds one outside the lock). So a kill at any
-instant loses nothing and files nothing twice. This module never parses
-sources and never prints.
+instant loses nothing and files nothing twice. ``refile`` moves messages
+between lists (``listlib unrouted --refile``) on top of that scheme: a journal of
+the old copies is committed, the new copies are filed as a batch, then the old
+ones are removed; the next lock holder finishes a journal a kill left. This
+module never parses sources and never prints.
 """
 
 from __future__ import annotations
