@@ -146,7 +146,7 @@ def _site_fingerprint(
         site.as_tuple(),
         sorted(fingerprints.items()),
         static,
-        config.lists,
+        config.published_lists,
         sorted(markdowns.items()),
     )
     return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -177,7 +177,8 @@ def _plan(
         load_remote_images=config.site.load_remote_images,
     )
     content = config.site.content_dir
-    markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in config.lists}
+    lists = config.published_lists  # with _no_list when [site] publish_unrouted is on
+    markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in lists}
     fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns)
     with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
         threadset.update(store.index)
@@ -187,7 +188,7 @@ def _plan(
             if on_work is not None and not changes.nothing:
                 on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
-                sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists]
+                sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in lists]
                 jobs = SiteJobs(site, fingerprints, sources, static)
                 built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint, threadset.cache.month_marks)
             previous = state.keys_of(considered)
@@ -198,8 +199,8 @@ def _plan(
             on_work()
         # One read snapshot of the cache: the marks recorded must be those of the threads loaded.
         with threadset.cache.snapshot():
-            loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in config.lists]
-            marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in config.lists}
+            loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in lists]
+            marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
     jobs = SiteJobs(site, fingerprints, loaded, static)
     plan = plan_build(state.job_keys(), jobs.all())
     memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint, marks)
@@ -234,7 +235,7 @@ def _load_theme(config: Config) -> Theme:
 
 
 def _owned_folders(config: Config) -> set[str]:
-    return {lst.slug for lst in config.lists} | {"mid", "static"}
+    return {lst.slug for lst in config.published_lists} | {"mid", "static"}
 
 
 def _clean_output(config: Config, state: BuildState) -> None:

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .filing import FilingReport
     from .store import Store
     from .threadset import ThreadSet
+    from .unrouted import UnroutedReport
 
 # Delivery is imported by the commands that use it, when they run (cron runs of
 # 'listlib build' should not load it).
@@ -249,6 +250,14 @@ def _print_report(report: FilingReport, quiet: bool) -> None:
     _echo(report.summary())
 
 
+def _print_unrouted_hint(count: int, *, dry_run: bool = False) -> None:
+    """Mail in _no_list is never shown on the site: say so, and where to look next."""
+    if count:
+        what = "1 message" if count == 1 else f"{count} messages"
+        verb = "would match" if dry_run else "matched"
+        click.echo(f"{what} {verb} no list (kept in _no_list, not published): see 'listlib unrouted'", err=True)
+
+
 @main.command("import")
 @click.argument("sources", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option("-l", "--list", "list_slug", metavar="SLUG", help="File every message under this list, ignoring routing.")
@@ -322,6 +331,8 @@ def import_(
         )
     if not as_json:
         _print_report(report, obj.quiet)
+        if not obj.quiet:
+            _print_unrouted_hint(report.no_list, dry_run=dry_run)
         if intake is not None:
             _print_intake(intake, obj.quiet)
     for item in report.unreadable:
@@ -588,6 +599,8 @@ def fetch(
             failed = failed or report.error is not None
             if not as_json:
                 _print_fetch_report(report, quiet)
+    if not (as_json or quiet):
+        _print_unrouted_hint(sum(r.filing.no_list for r in reports))
     if intake is not None and not as_json:
         _print_intake(intake, quiet)
     built = _run_build(config, quiet=quiet, as_json=as_json) if then_build else None
@@ -662,6 +675,88 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
         _echo(f"{report.messages} messages in {config.site.content_dir}: {verdict}")
     if not report.ok:
         sys.exit(1)
+
+
+@main.command()
+@click.option("--refile", is_flag=True, help="Move the mail the current lists now match out of _no_list into them.")
+@click.option("-n", "--dry-run", is_flag=True, help="With --refile: report what would move; move nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts).")
+@click.pass_obj
+@_handle_errors
+def unrouted(obj: _Context, refile: bool, dry_run: bool, as_json: bool) -> None:
+    """Show the mail that matched no list (_no_list), and what would route it.
+
+    _no_list is not published (mail not sent to a list the site archives may be
+    private; [site] publish_unrouted = true publishes it as "Unsorted mail").
+    Prints each List-Id and each recipient address (To, Cc, Delivered-To, ...)
+    found in it with its number of messages, first and last date, an example
+    subject and the listlib.toml lines that would route it. Once a list is
+    added, --refile moves the matching mail into it (crash-safe; mail its list
+    already has is not filed twice).
+    """
+    from .store import Store
+    from .unrouted import refile_unrouted, unrouted_report
+
+    if dry_run and not refile:
+        raise click.UsageError("--dry-run goes with --refile")
+    config = obj.load()
+    with Store(config.site.content_dir, fault=_fault_from_env()).open() as store:
+        if refile:
+            moved = refile_unrouted(store, config, dry_run=dry_run)
+            click.echo(json.dumps(moved.to_dict(), indent=2) if as_json else moved.summary())
+            return
+        report = unrouted_report(store, config)
+    if as_json:
+        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        return
+    _print_unrouted(report, obj.quiet)
+
+
+def _print_unrouted(report: UnroutedReport, quiet: bool) -> None:
+    lines = [f"{_messages(report.messages)} in _no_list (not published)"]
+    if not quiet:
+        for title, routes in (("List-Ids", report.list_ids), ("Recipient addresses", report.addresses)):
+            if routes:
+                lines.append(f"\n{title}:")
+            for route in routes:
+                first, last = (time.strftime("%Y-%m-%d", time.gmtime(t)) for t in (route.first, route.last))
+                lines.append(
+                    f'  {route.value}: {_messages(route.messages)}, {first} .. {last}, e.g. "{route.example_subject}"'
+                )
+                if route.routed_to:
+                    lines.append(f"    routed to list {route.routed_to} now: 'listlib unrouted --refile' moves them")
+                    continue
+                where = f" (add to the existing [lists.{route.slug}] table)" if route.slug_exists else ""
+                lines.append(f"    listlib.toml{where}:")
+                lines.extend(f"      {line}" for line in route.snippet.splitlines())
+        if report.unaddressed:
+            lines.append(f"\n{_messages(report.unaddressed)} with no List-Id and no recipient address")
+    if len(lines) > 1:
+        lines.append("")
+    for slug, count in sorted(report.routable.items()):
+        lines.append(f"{_messages(count)} now match list {slug}: run 'listlib unrouted --refile' to move them")
+    if report.messages and not report.routable:
+        lines.append("Add a list to listlib.toml, then run 'listlib unrouted --refile' to move its mail.")
+    _echo_terminal("\n".join(lines))
+
+
+def _messages(count: int) -> str:
+    return "1 message" if count == 1 else f"{count} messages"
+
+
+def _echo_terminal(text: str) -> None:
+    """Print text taken from mail: C0/C1 control characters (but tab and newline) are shown
+    as visible symbols, never sent raw to the terminal (a shared helper may replace this)."""
+    click.echo("".join(_visible(char) for char in text))
+
+
+def _visible(char: str) -> str:
+    code = ord(char)
+    if char in "\t\n" or not (code < 0x20 or 0x7F <= code < 0xA0):
+        return char
+    if code < 0x20:
+        return chr(0x2400 + code)  # the Control Pictures block: ␀ ... ␟
+    return "\u2421" if code == 0x7F else f"<U+{code:04X}>"
 
 
 @main.command()

@@ -18,7 +18,7 @@ from typing import Any, Literal, cast
 
 from .errors import ConfigError, ConfigIssue, ListlibError
 from .urls import ROOT_NAMES
-from .values import RESERVED_SLUGS, is_slug
+from .values import NO_LIST, RESERVED_SLUGS, is_slug
 
 __all__ = [
     "CONFIG_NAME",
@@ -143,6 +143,10 @@ class SiteConfig:
     queue_dir: Path | None = None
     """The outbound queue of ``listlib deliver`` (default ``queue``); not derived data:
     never inside the cache or output folders."""
+    publish_unrouted: bool = False
+    """Publish the mail that matched no list (``_no_list``) as a list of its own, "Unsorted
+    mail", at ``_no_list/``. Off by default: that mail was not sent to a list the site
+    archives and may be private. Its pages move when ``listlib unrouted --refile`` sorts it."""
 
 
 @dataclass(frozen=True)
@@ -190,6 +194,16 @@ class ListConfig:
     """Forwarding to subscribers (``deliver = true``), or None when the list is only archived.
     Left out of the repr: the build's site fingerprint is made from it, and subscribers
     coming and going must not make a build re-plan every page."""
+
+
+UNROUTED_LIST = ListConfig(
+    slug=NO_LIST,
+    name="Unsorted mail",
+    description="Mail that matched none of the lists. Its pages move when it is sorted into its list.",
+    addresses=(),
+    list_ids=(),
+)
+"""``_no_list`` as the website shows it with ``[site] publish_unrouted = true``."""
 
 
 @dataclass(frozen=True)
@@ -291,6 +305,14 @@ class Config:
     smtp: SmtpConfig | None = None
     """The SMTP server for ``listlib deliver``; None when there is no ``[smtp]`` table."""
     warnings: tuple[str, ...] = ()
+
+    @property
+    def published_lists(self) -> tuple[ListConfig, ...]:
+        """The lists the website shows: the configured ones, then ``_no_list`` when
+        ``[site] publish_unrouted`` is on (routing never files mail under it)."""
+        if not self.site.publish_unrouted:
+            return self.lists
+        return (*self.lists, UNROUTED_LIST)
 
     def get_list(self, slug: str) -> ListConfig | None:
         """The list with this slug, or None."""
@@ -707,6 +729,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
             "queue_dir",
             "obfuscate_addresses",
             "load_remote_images",
+            "publish_unrouted",
         },
         "site",
     )
@@ -722,6 +745,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         obfuscate_addresses=reader.boolean(site_table, "obfuscate_addresses", "site", True),
         load_remote_images=reader.boolean(site_table, "load_remote_images", "site", False),
         queue_dir=reader.path(site_table, "queue_dir", "site", "queue") or root / "queue",
+        publish_unrouted=reader.boolean(site_table, "publish_unrouted", "site", False),
     )
     theme_table = reader.table(data, "theme", "theme")
     reader.unknown(theme_table, {"name", "dir"}, "theme")

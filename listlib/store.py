@@ -19,12 +19,16 @@ their folders synced; rows marked *filed* and committed. An import's
 while the next batch is decided. Whoever
 takes the lock next resolves pending rows by looking at the files, and removes
 temporary files (no process holds one outside the lock). So a kill at any
-instant loses nothing and files nothing twice. This module never parses
-sources and never prints.
+instant loses nothing and files nothing twice. ``refile`` moves messages
+between lists (``listlib unrouted --refile``) on top of that scheme: a journal of
+the old copies is committed, the new copies are filed as a batch, then the old
+ones are removed; the next lock holder finishes a journal a kill left. This
+module never parses sources and never prints.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import sqlite3
@@ -69,6 +73,8 @@ _LOCK_TURN = 2.0
 _LOCK_GAP = 0.03
 """Seconds the lock stays free on such a turn (waiters try every 10 ms)."""
 Status = Literal["filed", "duplicate", "collision", "failed"]
+_REFILING = "refiling"
+"""Index meta key: the journal of a refile in progress (JSON: [old call, list, raw hash] each)."""
 
 
 class Prepared(NamedTuple):
@@ -228,6 +234,10 @@ class Store:
         """Resolve pending rows and remove temporary files left by a killed process."""
         for entry in os.scandir(self.tmp_dir):
             os.unlink(entry.path)
+        self._resolve_pending()
+        self._finish_refiling()
+
+    def _resolve_pending(self) -> None:
         pending = self.index.pending()
         if not pending:
             return
@@ -423,6 +433,71 @@ class Store:
         if meta is not None:
             commit.add(f"{tmp_dir}/{row.call}.json", final[: -len(".eml")] + ".json", meta, self._writer_pool)
         commit.add(f"{tmp_dir}/{row.call}.eml", final, item.raw, self._writer_pool)
+
+    # -- moving messages between lists ---------------------------------------------
+
+    def refile(self, moves: list[tuple[Row, Prepared]]) -> list[Outcome]:
+        """Move filed messages to another list (``listlib unrouted --refile``): each
+        ``Prepared`` is filed as a batch (new call numbers, dedup against its list),
+        then the rows it came from are removed with their files.
+
+        The qmail order: a journal naming the old rows is committed first, the new
+        copies are made durable, only then are the old files unlinked and their rows
+        deleted. A kill at any instant leaves the journal, and whoever takes the lock
+        next finishes it (``_finish_refiling``): an old copy is removed only when its
+        file is already gone or its list holds the same bytes. Nothing is lost, and
+        nothing stays filed twice.
+        """
+        if not moves:
+            return []
+        with self.locked():
+            journal = [[row.call, item.slug, item.facts.raw_hash] for row, item in moves]
+            with self._db_lock:
+                self.index.begin()
+                self.index.set_meta(_REFILING, json.dumps(journal))
+                self.index.commit()
+            self.fault("refile-journaled")
+            outcomes = self.file_batch([item for _, item in moves])
+            self.fault("refile-filed")
+            self._remove_moved([row for row, _ in moves])
+        return outcomes
+
+    def _remove_moved(self, rows: list[Row]) -> None:
+        """Unlink the old copies of refiled messages, then delete their rows and the journal."""
+        for row in rows:
+            path = self.root / row.path
+            path.unlink(missing_ok=True)
+            path.with_suffix(".json").unlink(missing_ok=True)
+            self.fault("refile-unlinked")
+        for folder in sorted({(self.root / row.path).parent for row in rows}):
+            if folder.is_dir():
+                fsync_dir(folder)
+        with self._db_lock:
+            self.index.begin()
+            self.index.delete(row.call for row in rows)
+            self.index.db.execute("DELETE FROM meta WHERE key = ?", (_REFILING,))
+            self.index.commit()
+        self.fault("refile-done")
+
+    def refile_interrupted(self) -> bool:
+        """Whether a killed refile left its journal (the next lock holder finishes it)."""
+        return self.index.get_meta(_REFILING) is not None
+
+    def _finish_refiling(self) -> None:
+        """Finish a refile a killed process left (called under the lock, after pending rows
+        are resolved, so the new copies it made are filed or gone)."""
+        text = self.index.get_meta(_REFILING)
+        if text is None:
+            return
+        done: list[Row] = []
+        for call, slug, digest in json.loads(text):
+            found = self.index.rows_by_call([call])
+            if not found:
+                continue
+            row = found[0]
+            if not (self.root / row.path).exists() or self.index.find_related(slug, [digest], (), ()):
+                done.append(row)
+        self._remove_moved(done)
 
     # -- index rebuild, check, repair ------------------------------------------------
 

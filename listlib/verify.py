@@ -73,6 +73,12 @@ def check_store(store: Store) -> CheckReport:
                 "'listlib fetch', or 'listlib check --repair', finishes them; import the same "
                 "sources again (or fetch again) to file the ones not yet stored"
             )
+        if store.refile_interrupted():
+            report.problems.append(
+                "an interrupted 'listlib unrouted --refile' is unfinished: "
+                "the next 'listlib import', 'listlib fetch' or 'listlib unrouted', or 'listlib check --repair', "
+                "finishes it"
+            )
         report.leftovers.extend(_summarised(_leftovers(store)))
     return report
 

@@ -238,7 +238,7 @@ def _update(
     fault: Callable[[str], None],
 ) -> None:
     content = config.site.content_dir
-    slugs = [lst.slug for lst in config.lists]
+    slugs = [lst.slug for lst in config.published_lists]
     known = state.months()
     add: list[Row] = []
     remove: list[tuple[str, str, int]] = []  # (call, segment, doc)
@@ -304,7 +304,7 @@ def _update(
             segments.append(info)
             moves.extend((str(info["id"]), number, row.call) for number, row in enumerate(merged.rows))
     segments.sort(key=lambda info: str(info["id"]))
-    names = {lst.slug: lst.name for lst in config.lists}
+    names = {lst.slug: lst.name for lst in config.published_lists}
     if not (add or remove or report.merged or report.rebuilt) and manifest["lists"] == names:
         # Nothing to write: remember the fingerprints seen (their months had nothing indexable).
         state.begin()
