@@ -255,7 +255,7 @@ def _print_unrouted_hint(count: int, *, dry_run: bool = False) -> None:
     if count:
         what = "1 message" if count == 1 else f"{count} messages"
         verb = "would match" if dry_run else "matched"
-        click.echo(f"{what} {verb} no list (kept in _no_list, not published): see 'listlib unrouted'", err=True)
+        _echo(f"{what} {verb} no list (kept in _no_list, not published): see 'listlib unrouted'", err=True)
 
 
 @main.command("import")
@@ -703,11 +703,14 @@ def unrouted(obj: _Context, refile: bool, dry_run: bool, as_json: bool) -> None:
     with Store(config.site.content_dir, fault=_fault_from_env()).open() as store:
         if refile:
             moved = refile_unrouted(store, config, dry_run=dry_run)
-            click.echo(json.dumps(moved.to_dict(), indent=2) if as_json else moved.summary())
+            if as_json:
+                _echo_json(moved.to_dict(), indent=2)
+            else:
+                _echo(moved.summary())
             return
         report = unrouted_report(store, config)
     if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
+        _echo_json(report.to_dict(), indent=2, ensure_ascii=False)
         return
     _print_unrouted(report, obj.quiet)
 
@@ -737,26 +740,11 @@ def _print_unrouted(report: UnroutedReport, quiet: bool) -> None:
         lines.append(f"{_messages(count)} now match list {slug}: run 'listlib unrouted --refile' to move them")
     if report.messages and not report.routable:
         lines.append("Add a list to listlib.toml, then run 'listlib unrouted --refile' to move its mail.")
-    _echo_terminal("\n".join(lines))
+    _echo("\n".join(lines))
 
 
 def _messages(count: int) -> str:
     return "1 message" if count == 1 else f"{count} messages"
-
-
-def _echo_terminal(text: str) -> None:
-    """Print text taken from mail: C0/C1 control characters (but tab and newline) are shown
-    as visible symbols, never sent raw to the terminal (a shared helper may replace this)."""
-    click.echo("".join(_visible(char) for char in text))
-
-
-def _visible(char: str) -> str:
-    code = ord(char)
-    if char in "\t\n" or not (code < 0x20 or 0x7F <= code < 0xA0):
-        return char
-    if code < 0x20:
-        return chr(0x2400 + code)  # the Control Pictures block: ␀ ... ␟
-    return "\u2421" if code == 0x7F else f"<U+{code:04X}>"
 
 
 @main.command()
