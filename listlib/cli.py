@@ -53,9 +53,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @dataclass
 class _Context:
-    config_path: Path | None
-    debug: bool
-    quiet: bool
+    config_path: Path | None = None
+    debug: bool = False
+    quiet: bool = False
 
     def load(self) -> Config:
         path = self.config_path or find_config(Path.cwd())
@@ -124,45 +124,94 @@ def _handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+_CONFIG_HELP = f"Site configuration file (default: {CONFIG_NAME} in the current folder or a parent)."
+_QUIET_HELP = "Print only problems and the final summary."
+_DEBUG_HELP = "Show tracebacks for errors."
+
+
+def _state(ctx: click.Context) -> _Context:
+    return ctx.ensure_object(_Context)
+
+
+def _set_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:  # the subcommand's --config wins over the group's
+        _state(ctx).config_path = value
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _state(ctx).quiet = True
+
+
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _state(ctx).debug = True
+        logging.getLogger().setLevel(logging.DEBUG)
+
+
+def _common_options(quiet_help: str = _QUIET_HELP) -> Callable[[F], F]:
+    """``-c/--config``, ``-q/--quiet`` and ``--debug``, accepted after the command name
+    as well as before it (``listlib build -q`` is ``listlib -q build``): each sets the
+    shared context object, a subcommand's --config overriding the group's."""
+
+    def decorate(func: F) -> F:
+        options = [
+            click.option(
+                "-c",
+                "--config",
+                type=click.Path(path_type=Path, dir_okay=False),
+                expose_value=False,
+                callback=_set_config,
+                help=_CONFIG_HELP,
+            ),
+            click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set_quiet, help=quiet_help),
+            click.option("--debug", is_flag=True, expose_value=False, callback=_set_debug, help=_DEBUG_HELP),
+        ]
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "-c",
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help=f"Site configuration file (default: {CONFIG_NAME} in the current folder or a parent).",
-)
-@click.option("-q", "--quiet", is_flag=True, help="Print only problems and the final summary.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@_common_options()
 @click.version_option(__version__, prog_name="listlib")
-@click.pass_context
-def main(ctx: click.Context, config_path: Path | None, quiet: bool, debug: bool) -> None:
+def main() -> None:
     """listlib: a static-site generator for mailing-list archives.
 
     File mail from mbox files, Pipermail archives, maildirs and message folders
     into a call-numbered store (content/), then build a permanent static website
     from it.
+
+    -c/--config, -q/--quiet and --debug may also be given after the command name.
     """
+    debug = _state(click.get_current_context()).debug
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s: %(message)s")
-    ctx.obj = _Context(config_path=config_path, debug=debug, quiet=quiet)
 
 
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path, file_okay=False), default=".")
 @click.option("--title", default="Mailing list archive", show_default=True, help="Site title.")
 @click.option("--base-url", default="https://lists.example.org/", show_default=True, help="Public URL of the site.")
+@_common_options(quiet_help="Print only the last line (what to do next).")
+@click.pass_obj
 @_handle_errors
-def init(directory: Path, title: str, base_url: str) -> None:
+def init(obj: _Context, directory: Path, title: str, base_url: str) -> None:
     """Create a new site skeleton in DIRECTORY (default: here).
 
     Writes a commented listlib.toml, an empty content/ store, a themes/ folder
     for overrides and a .gitignore. Refuses to overwrite an existing listlib.toml.
+    (--config does not apply: the new configuration is DIRECTORY/listlib.toml.)
     """
     from .skeleton import write_skeleton
 
+    if obj.config_path is not None:
+        raise click.UsageError(f"init writes DIRECTORY/{CONFIG_NAME}; give the site's folder instead of --config")
     written = write_skeleton(directory, title=title, base_url=base_url)
     for path in written:
-        click.echo(f"created {path}")
+        if not obj.quiet:
+            click.echo(f"created {path}")
     click.echo(f"Next: edit {directory / CONFIG_NAME}, then run 'listlib import MBOX_OR_FOLDER'.")
 
 
@@ -239,6 +288,7 @@ def _print_report(report: FilingReport, quiet: bool) -> None:
     help="Also queue the messages of lists with deliver = true for 'listlib deliver' (posts, not old archives).",
 )
 @_build_option
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def import_(
@@ -318,7 +368,7 @@ def import_(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (and with --plan, the jobs) as JSON.")
 @click.option("--files", "with_files", is_flag=True, help="With --json: list every file written and removed.")
-@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless files were written or removed.")
+@_common_options(quiet_help="Print nothing unless files were written or removed.")
 @click.pass_obj
 @_handle_errors
 def build(
@@ -328,7 +378,6 @@ def build(
     workers: int | None,
     as_json: bool,
     with_files: bool,
-    quiet_here: bool,
 ) -> None:
     """Build the website in output/ from content/, the theme and listlib.toml.
 
@@ -353,8 +402,7 @@ def build(
                 click.echo(f"render  {item['job']}" + (f" ({len(made)} files)" if made else " (new)"))
         click.echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
         return
-    quiet = quiet_here or obj.quiet
-    report = _run_build(config, workers=workers, clean=clean, quiet=quiet, as_json=as_json)
+    report = _run_build(config, workers=workers, clean=clean, quiet=obj.quiet, as_json=as_json)
     if as_json:
         click.echo(json.dumps(report.to_dict(with_files=with_files), indent=2))
 
@@ -397,6 +445,7 @@ def _run_build(
     metavar="N",
     help="Build worker processes (default: all cores).",
 )
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def serve(obj: _Context, host: str, port: int, no_reload: bool, open_browser: bool, workers: int | None) -> None:
@@ -444,6 +493,7 @@ def serve(obj: _Context, host: str, port: int, no_reload: bool, open_browser: bo
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True, help="How many hits.")
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many hits (paging).")
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def search(
@@ -495,15 +545,13 @@ def search(
 
 @main.command()
 @click.argument("accounts", nargs=-1, metavar="[ACCOUNT]...")
-@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless mail came or something failed.")
 @_wait_option("How long to wait for another 'listlib fetch' of the same account before skipping it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON (for scripts).")
 @_build_option
+@_common_options(quiet_help="Print nothing unless mail came or something failed.")
 @click.pass_obj
 @_handle_errors
-def fetch(
-    obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: float, as_json: bool, then_build: bool
-) -> None:
+def fetch(obj: _Context, accounts: tuple[str, ...], wait: float, as_json: bool, then_build: bool) -> None:
     """Fetch the mail of the POP3 ACCOUNTs (default: all) into the store.
 
     Each message is filed like 'listlib import' files it, and deleted on the
@@ -518,7 +566,7 @@ def fetch(
     (whatever was fetched is published; the exit status still says it failed).
     """
     config = obj.load()
-    quiet = quiet_here or obj.quiet
+    quiet = obj.quiet
     if not config.pop3:
         raise ListlibError(f"{config.path}: no POP3 accounts to fetch; add a [pop3.<name>] table (see the README)")
     chosen = []
@@ -597,6 +645,7 @@ def _print_fetch_report(report: FetchReport, quiet: bool) -> None:
 @main.command()
 @click.option("--repair", is_flag=True, help="Rebuild the index from the files and remove leftovers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def check(obj: _Context, repair: bool, as_json: bool) -> None:
@@ -642,6 +691,7 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
 @click.option("-m", "--month", metavar="YYYY-MM", help="Only threads with messages in this month.")
 @click.option("--message", metavar="CALL|MESSAGE-ID", help="Only the thread holding this message.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trees as JSON.")
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def threads(obj: _Context, list_slug: str | None, month: str | None, message: str | None, as_json: bool) -> None:
@@ -710,8 +760,8 @@ def _select_threads(
 @click.option("--release", metavar="ID", multiple=True, help="Let a held post go out (to new/); repeatable.")
 @click.option("--drop", metavar="ID", multiple=True, help="Remove a held, failed or damaged post for good; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report (or with --status, the queue) as JSON.")
-@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless something was sent or failed.")
 @_wait_option("How long to wait for another 'listlib deliver' before skipping this run.")
+@_common_options(quiet_help="Print nothing unless something was sent or failed.")
 @click.pass_obj
 @_handle_errors
 def deliver(
@@ -720,7 +770,6 @@ def deliver(
     release: tuple[str, ...],
     drop: tuple[str, ...],
     as_json: bool,
-    quiet_here: bool,
     wait: float,
 ) -> None:
     """Send queued posts to the subscribers of their list through the [smtp] server.
@@ -741,7 +790,7 @@ def deliver(
     from .delivery.transport import resolve_password as resolve_smtp_password
 
     config = obj.load()
-    quiet = quiet_here or obj.quiet
+    quiet = obj.quiet
     assert config.site.queue_dir is not None
     fault = _fault_from_env()
     outbound = Outbound(config.site.queue_dir, fault=fault)
@@ -844,6 +893,7 @@ def _print_queue(outbound: Outbound, as_json: bool) -> None:
 @main.command()
 @click.option("-l", "--list", "list_slug", metavar="SLUG", help="Only this list.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def bounces(obj: _Context, list_slug: str | None, as_json: bool) -> None:
