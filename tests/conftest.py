@@ -14,12 +14,20 @@ from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from .dovecot import DovecotServer, Mailbox, dovecot_binary
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LISTLIB_SHARED", REPO.parent / "shared"))
 CORPORA = SHARED / "corpora"
+
+# Property tests must not depend on how busy the machine is: no per-example deadline and
+# no "data generation is too slow" health check (both are wall-clock limits that fail
+# under load; a test that hangs is caught by pytest's own timeout instead). Loaded here
+# so every @given test, and every @settings(...) built on the default, inherits it.
+settings.register_profile("listlib", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("listlib")
 
 SITE_TOML = """\
 [site]
