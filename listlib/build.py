@@ -39,6 +39,7 @@ from .sitedata import StoredList
 from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
+from .values import plural
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
 
@@ -88,10 +89,11 @@ class BuildReport:
     def summary(self) -> str:
         searched = ""
         if self.search is not None and (self.search.indexed or self.search.removed):
-            searched = f", {self.search.indexed} messages indexed for search"
+            searched = f", {plural(self.search.indexed, 'message')} indexed for search"
+        jobs = plural(self.jobs_run + self.jobs_kept, "job")
         return (
-            f"{len(self.written)} files written, {self.unchanged} unchanged, {len(self.removed)} removed "
-            f"({self.jobs_run} of {self.jobs_run + self.jobs_kept} jobs run){searched} in {self.seconds:.2f} s"
+            f"{plural(len(self.written), 'file')} written, {self.unchanged} unchanged, {len(self.removed)} removed "
+            f"({self.jobs_run} of {jobs} run){searched} in {self.seconds:.2f} s"
         )
 
 

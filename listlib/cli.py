@@ -29,7 +29,7 @@ import click
 from . import __version__
 from .config import CONFIG_NAME, Config, find_config, load_config
 from .errors import DeliveryError, FetchError, ListlibError, LockTimeoutError
-from .values import Month, is_call_number
+from .values import Month, is_call_number, plural
 
 # Each command imports the layers it needs when it runs: 'listlib import' in a cron job
 # should not pay for loading the renderer, nor 'listlib build' for the POP3 client.
@@ -255,7 +255,10 @@ def _print_report(report: FilingReport, quiet: bool) -> None:
         if report.skipped_files:
             shown = ", ".join(report.skipped_files[:5])
             more = f" and {len(report.skipped_files) - 5} more" if len(report.skipped_files) > 5 else ""
-            click.echo(f"skipped {len(report.skipped_files)} files that are not mail: {shown}{more}", err=True)
+            verb = "is" if len(report.skipped_files) == 1 else "are"
+            click.echo(
+                f"skipped {plural(len(report.skipped_files), 'file')} that {verb} not mail: {shown}{more}", err=True
+            )
         for item in report.collision_details[:20]:
             click.echo(
                 f"Message-ID collision: <{item['message_id']}> from {item['origin']} differs from "
@@ -399,8 +402,8 @@ def build(
                 click.echo(f"remove  {item['job']}" + "".join(f"\n        {path}" for path in item["remove"]))
             else:
                 made = item["files"]
-                click.echo(f"render  {item['job']}" + (f" ({len(made)} files)" if made else " (new)"))
-        click.echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
+                click.echo(f"render  {item['job']}" + (f" ({plural(len(made), 'file')})" if made else " (new)"))
+        click.echo(f"{plural(report.jobs_run, 'job')} to run, {report.jobs_kept} unchanged")
         return
     report = _run_build(config, workers=workers, clean=clean, quiet=obj.quiet, as_json=as_json)
     if as_json:
@@ -540,7 +543,7 @@ def search(
         click.echo(f"{day}  {hit.list}  {hit.subject or '(no subject)'}  ({hit.author})")
         click.echo(f"    {base + hit.url}")
     shown = f"{offset + 1}-{offset + len(results.hits)} of " if results.hits else ""
-    click.echo(f"{shown}{results.total} messages")
+    click.echo(shown + plural(results.total, "message"))
 
 
 @main.command()
@@ -680,8 +683,8 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
             click.echo(action)
         for line in report.problems + report.leftovers:
             click.echo(f"problem: {line}", err=True)
-        verdict = "clean" if report.ok else f"{len(report.problems) + len(report.leftovers)} problems"
-        click.echo(f"{report.messages} messages in {config.site.content_dir}: {verdict}")
+        verdict = "clean" if report.ok else plural(len(report.problems) + len(report.leftovers), "problem")
+        click.echo(f"{plural(report.messages, 'message')} in {config.site.content_dir}: {verdict}")
     if not report.ok:
         sys.exit(1)
 
@@ -872,7 +875,8 @@ def _print_queue(outbound: Outbound, as_json: bool) -> None:
         info = post.to_dict()
         line = (
             f"{post.stage:<6}  {post.id}  {post.slug}  {info['message_id'] or '(no Message-ID)'}  "
-            f"{info['recipients']} recipients: {info['done']} done, {info['failed']} failed, {info['pending']} pending"
+            f"{plural(info['recipients'], 'recipient')}: {info['done']} done, {info['failed']} failed, "
+            f"{info['pending']} pending"
         )
         if post.stage == "retry":
             when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(post.next_try))
@@ -887,7 +891,7 @@ def _print_queue(outbound: Outbound, as_json: bool) -> None:
         for recipient, reply in list(info["temporary"].items())[:5]:
             click.echo(f"        pending {recipient}: {reply}")
     counts = {stage: sum(1 for p in posts if p.stage == stage) for stage in STAGES}
-    click.echo(f"{len(posts)} posts queued: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))
+    click.echo(f"{plural(len(posts), 'post')} queued: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))
 
 
 @main.command()
@@ -915,8 +919,9 @@ def bounces(obj: _Context, list_slug: str | None, as_json: bool) -> None:
     for row in rows:
         first = time.strftime("%Y-%m-%d", time.gmtime(float(row["first"])))  # type: ignore[arg-type]
         last = time.strftime("%Y-%m-%d", time.gmtime(float(row["last"])))  # type: ignore[arg-type]
-        click.echo(f"{row['list']}  {row['address']}  {row['bounces']} bounces ({first} .. {last})")
-    click.echo(f"{len(rows)} bouncing subscribers")
+        bounced = plural(int(row["bounces"]), "bounce")  # type: ignore[call-overload]
+        click.echo(f"{row['list']}  {row['address']}  {bounced} ({first} .. {last})")
+    click.echo(f"{plural(len(rows), 'bouncing subscriber')}")
 
 
 def _intake(config: Config, store: Store, fault: Callable[[str], None] | None) -> Intake | None:

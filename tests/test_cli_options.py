@@ -36,7 +36,7 @@ def test_quiet_after_the_command_is_quiet_before_it(tmp_path: Path) -> None:
         (mail / "one.mbox").write_bytes(mboxrd([make_message()]))
         outputs.append(run_listlib(*args, "mail", cwd=site, check=True))
     quiet_before, *quiet_after, loud = outputs
-    assert "skipped 1 files" not in quiet_before.stderr and "skipped 1" in loud.stderr
+    assert "skipped 1 file" not in quiet_before.stderr and "skipped 1 file" in loud.stderr
     for result in quiet_after:
         assert (result.stdout, result.stderr) == (quiet_before.stdout, quiet_before.stderr)
 

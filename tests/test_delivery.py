@@ -45,7 +45,7 @@ def test_a_post_to_500_subscribers_with_mixed_failures_reaches_every_good_one_ex
     subs = ["ok-poster@example.org", *subscribers(499)]
     site = make_site(tmp_path / "site", smtp, subs, max_recipients=40)
     out = import_posts(site, post(1))
-    assert "1 posts queued for delivery" in out
+    assert "1 post queued for delivery" in out
     first = deliver(site)
     assert "to retry" in first.stdout
     run_until_empty(site, NOW + HOUR)
