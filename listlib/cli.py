@@ -218,12 +218,20 @@ def init(obj: _Context, directory: Path, title: str, base_url: str) -> None:
 class _Progress:
     """A progress bar on a terminal, silence elsewhere."""
 
+    # click estimates the time left from the average so far: until this share of the work
+    # is done and this many seconds have passed, that average is mostly start-up (workers
+    # forking, the theme loading) and the estimate is wildly off, so none is shown.
+    ETA_AFTER_SHARE = 0.05
+    ETA_AFTER_SECONDS = 2.0
+
     def __init__(self, enabled: bool, unit: str = "messages") -> None:
         self.enabled = enabled and sys.stderr.isatty()
         self.unit = unit
         self.bar: Any = None
         self.last = 0
         self.messages = 0
+        self.of: int | None = None
+        self.started = time.monotonic()
 
     @contextmanager
     def running(self, label: str) -> Iterator[_Progress]:
@@ -234,18 +242,23 @@ class _Progress:
             length=1,
             label=label,
             file=sys.stderr,
-            show_eta=True,
+            show_eta=False,
             show_percent=True,
-            item_show_func=lambda _: f"{self.messages} {self.unit}",
+            item_show_func=lambda _: f"{self.messages}{f' of {self.of}' if self.of is not None else ''} {self.unit}",
         ) as bar:
             self.bar = bar
+            self.started = time.monotonic()
             yield self
 
-    def __call__(self, done: int, total: int, messages: int) -> None:
+    def __call__(self, done: int, total: int, messages: int, of: int | None = None) -> None:
         if self.bar is None:
             return
         self.messages = messages
+        self.of = of
         self.bar.length = max(total, 1)
+        self.bar.show_eta = (
+            done >= total * self.ETA_AFTER_SHARE and time.monotonic() - self.started >= self.ETA_AFTER_SECONDS
+        )
         self.bar.update(done - self.last, messages)
         self.last = done
 
@@ -417,13 +430,13 @@ def _run_build(
     ``as_json`` (or ``quiet`` and nothing changed)."""
     from .build import build_site
 
-    progress = _Progress(enabled=not (as_json or quiet), unit="work units")
+    progress = _Progress(enabled=not (as_json or quiet), unit="jobs")
     with progress.running("Building") as bar:
         report = build_site(
             config,
             workers=workers,
             clean=clean,
-            progress=lambda done, total: bar(done, total, done),
+            progress=bar,
             fault=_fault_from_env(),
         )
     if not as_json and (not quiet or report.written or report.removed):
