@@ -269,7 +269,7 @@ def test_verp_sends_one_transaction_per_recipient_and_bounces_are_recorded(tmp_p
         ("dev", "bob@example.net", 1),
     ]
     text = run_listlib("bounces", cwd=site, check=True).stdout
-    assert "dev  bob@example.net  1 bounces" in text and text.endswith("2 bouncing subscribers\n")
+    assert "dev  bob@example.net  1 bounce " in text and text.endswith("2 bouncing subscribers\n")
     assert queue_status(site) == [], "bounces are never forwarded"
 
 
