@@ -39,14 +39,16 @@ from .sitedata import StoredList
 from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
+from .values import plural
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
 
 _BIG_BUILD = 500
 """Jobs run from which the heap is tidied before indexing (a small build leaves little)."""
 
-Progress = Callable[[int, int], None]
-"""Called with (work done, total work) as jobs finish."""
+Progress = Callable[[int, int, int, int], None]
+"""Called with (work done, total work, jobs done, jobs to run) as jobs finish; a job's work
+is its weight (about the messages it renders), a better measure of time than the count."""
 
 
 @dataclass
@@ -88,10 +90,11 @@ class BuildReport:
     def summary(self) -> str:
         searched = ""
         if self.search is not None and (self.search.indexed or self.search.removed):
-            searched = f", {self.search.indexed} messages indexed for search"
+            searched = f", {plural(self.search.indexed, 'message')} indexed for search"
+        jobs = plural(self.jobs_run + self.jobs_kept, "job")
         return (
-            f"{len(self.written)} files written, {self.unchanged} unchanged, {len(self.removed)} removed "
-            f"({self.jobs_run} of {self.jobs_run + self.jobs_kept} jobs run){searched} in {self.seconds:.2f} s"
+            f"{plural(len(self.written), 'file')} written, {self.unchanged} unchanged, {len(self.removed)} removed "
+            f"({self.jobs_run} of {jobs} run){searched} in {self.seconds:.2f} s"
         )
 
 
@@ -347,7 +350,7 @@ def _build(
     not_kept = {job.id for job in plan.run} | set(plan.dropped)
     produced: dict[str, str] = {}
     total = sum(job.weight for job in plan.run)
-    done = 0
+    done = finished = 0
     # Records go to the state 500 jobs at a time, in one transaction (as durable as one per job:
     # a build killed before the commit is finished by the next one).
     pending: list[tuple[str, str, dict[str, str]]] = []
@@ -380,10 +383,11 @@ def _build(
             report.written.extend(written)
             report.unchanged += unchanged
             done += job.weight
+            finished += 1
             if len(pending) >= 500:
                 flush()
             if progress is not None:
-                progress(done, total)
+                progress(done, total, finished, len(plan.run))
         flush()
         state.forget(plan.dropped)
         state.commit()

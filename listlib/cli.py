@@ -31,7 +31,7 @@ from . import __version__
 from .config import CONFIG_NAME, Config, find_config, load_config
 from .controls import terminal_text
 from .errors import DeliveryError, FetchError, ListlibError, LockTimeoutError
-from .values import Month, is_call_number
+from .values import Month, is_call_number, plural
 
 # Each command imports the layers it needs when it runs: 'listlib import' in a cron job
 # should not pay for loading the renderer, nor 'listlib build' for the POP3 client.
@@ -56,9 +56,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 @dataclass
 class _Context:
-    config_path: Path | None
-    debug: bool
-    quiet: bool
+    config_path: Path | None = None
+    debug: bool = False
+    quiet: bool = False
 
     def load(self) -> Config:
         path = self.config_path or find_config(Path.cwd())
@@ -149,50 +149,105 @@ def _handle_errors(func: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+_CONFIG_HELP = f"Site configuration file (default: {CONFIG_NAME} in the current folder or a parent)."
+_QUIET_HELP = "Print only problems and the final summary."
+_DEBUG_HELP = "Show tracebacks for errors."
+
+
+def _state(ctx: click.Context) -> _Context:
+    return ctx.ensure_object(_Context)
+
+
+def _set_config(ctx: click.Context, _param: click.Parameter, value: Path | None) -> None:
+    if value is not None:  # the subcommand's --config wins over the group's
+        _state(ctx).config_path = value
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _state(ctx).quiet = True
+
+
+def _set_debug(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        _state(ctx).debug = True
+        logging.getLogger().setLevel(logging.DEBUG)
+
+
+def _common_options(quiet_help: str = _QUIET_HELP) -> Callable[[F], F]:
+    """``-c/--config``, ``-q/--quiet`` and ``--debug``, accepted after the command name
+    as well as before it (``listlib build -q`` is ``listlib -q build``): each sets the
+    shared context object, a subcommand's --config overriding the group's."""
+
+    def decorate(func: F) -> F:
+        options = [
+            click.option(
+                "-c",
+                "--config",
+                type=click.Path(path_type=Path, dir_okay=False),
+                expose_value=False,
+                callback=_set_config,
+                help=_CONFIG_HELP,
+            ),
+            click.option("-q", "--quiet", is_flag=True, expose_value=False, callback=_set_quiet, help=quiet_help),
+            click.option("--debug", is_flag=True, expose_value=False, callback=_set_debug, help=_DEBUG_HELP),
+        ]
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
-@click.option(
-    "-c",
-    "--config",
-    "config_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help=f"Site configuration file (default: {CONFIG_NAME} in the current folder or a parent).",
-)
-@click.option("-q", "--quiet", is_flag=True, help="Print only problems and the final summary.")
-@click.option("--debug", is_flag=True, help="Show tracebacks for errors.")
+@_common_options()
 @click.version_option(__version__, prog_name="listlib")
-@click.pass_context
-def main(ctx: click.Context, config_path: Path | None, quiet: bool, debug: bool) -> None:
+def main() -> None:
     """listlib: a static-site generator for mailing-list archives.
 
     File mail from mbox files, Pipermail archives, maildirs and message folders
     into a call-numbered store (content/), then build a permanent static website
     from it.
+
+    -c/--config, -q/--quiet and --debug may also be given after the command name.
     """
+    debug = _state(click.get_current_context()).debug
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING, format="%(levelname)s: %(message)s")
-    ctx.obj = _Context(config_path=config_path, debug=debug, quiet=quiet)
 
 
 @main.command()
 @click.argument("directory", type=click.Path(path_type=Path, file_okay=False), default=".")
 @click.option("--title", default="Mailing list archive", show_default=True, help="Site title.")
 @click.option("--base-url", default="https://lists.example.org/", show_default=True, help="Public URL of the site.")
+@_common_options(quiet_help="Print only the last line (what to do next).")
+@click.pass_obj
 @_handle_errors
-def init(directory: Path, title: str, base_url: str) -> None:
+def init(obj: _Context, directory: Path, title: str, base_url: str) -> None:
     """Create a new site skeleton in DIRECTORY (default: here).
 
     Writes a commented listlib.toml, an empty content/ store, a themes/ folder
     for overrides and a .gitignore. Refuses to overwrite an existing listlib.toml.
+    (--config does not apply: the new configuration is DIRECTORY/listlib.toml.)
     """
     from .skeleton import write_skeleton
 
+    if obj.config_path is not None:
+        raise click.UsageError(f"init writes DIRECTORY/{CONFIG_NAME}; give the site's folder instead of --config")
     written = write_skeleton(directory, title=title, base_url=base_url)
     for path in written:
-        _echo(f"created {path}")
+        if not obj.quiet:
+            _echo(f"created {path}")
     _echo(f"Next: edit {directory / CONFIG_NAME}, then run 'listlib import MBOX_OR_FOLDER'.")
 
 
 class _Progress:
     """A progress bar on a terminal, silence elsewhere."""
+
+    # click estimates the time left from the average so far: until this share of the work
+    # is done and this many seconds have passed, that average is mostly start-up (workers
+    # forking, the theme loading) and the estimate is wildly off, so none is shown.
+    ETA_AFTER_SHARE = 0.05
+    ETA_AFTER_SECONDS = 2.0
 
     def __init__(self, enabled: bool, unit: str = "messages") -> None:
         self.enabled = enabled and sys.stderr.isatty()
@@ -200,6 +255,8 @@ class _Progress:
         self.bar: Any = None
         self.last = 0
         self.messages = 0
+        self.of: int | None = None
+        self.started = time.monotonic()
 
     @contextmanager
     def running(self, label: str) -> Iterator[_Progress]:
@@ -210,18 +267,23 @@ class _Progress:
             length=1,
             label=label,
             file=sys.stderr,
-            show_eta=True,
+            show_eta=False,
             show_percent=True,
-            item_show_func=lambda _: f"{self.messages} {self.unit}",
+            item_show_func=lambda _: f"{self.messages}{f' of {self.of}' if self.of is not None else ''} {self.unit}",
         ) as bar:
             self.bar = bar
+            self.started = time.monotonic()
             yield self
 
-    def __call__(self, done: int, total: int, messages: int) -> None:
+    def __call__(self, done: int, total: int, messages: int, of: int | None = None) -> None:
         if self.bar is None:
             return
         self.messages = messages
+        self.of = of
         self.bar.length = max(total, 1)
+        self.bar.show_eta = (
+            done >= total * self.ETA_AFTER_SHARE and time.monotonic() - self.started >= self.ETA_AFTER_SECONDS
+        )
         self.bar.update(done - self.last, messages)
         self.last = done
 
@@ -236,7 +298,8 @@ def _print_report(report: FilingReport, quiet: bool) -> None:
         if report.skipped_files:
             shown = ", ".join(report.skipped_files[:5])
             more = f" and {len(report.skipped_files) - 5} more" if len(report.skipped_files) > 5 else ""
-            _echo(f"skipped {len(report.skipped_files)} files that are not mail: {shown}{more}", err=True)
+            verb = "is" if len(report.skipped_files) == 1 else "are"
+            _echo(f"skipped {plural(len(report.skipped_files), 'file')} that {verb} not mail: {shown}{more}", err=True)
         for item in report.collision_details[:20]:
             _echo(
                 f"Message-ID collision: <{item['message_id']}> from {item['origin']} differs from "
@@ -277,6 +340,7 @@ def _print_unrouted_hint(count: int, *, dry_run: bool = False) -> None:
     help="Also queue the messages of lists with deliver = true for 'listlib deliver' (posts, not old archives).",
 )
 @_build_option
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def import_(
@@ -358,7 +422,7 @@ def import_(
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (and with --plan, the jobs) as JSON.")
 @click.option("--files", "with_files", is_flag=True, help="With --json: list every file written and removed.")
-@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless files were written or removed.")
+@_common_options(quiet_help="Print nothing unless files were written or removed.")
 @click.pass_obj
 @_handle_errors
 def build(
@@ -368,7 +432,6 @@ def build(
     workers: int | None,
     as_json: bool,
     with_files: bool,
-    quiet_here: bool,
 ) -> None:
     """Build the website in output/ from content/, the theme and listlib.toml.
 
@@ -390,11 +453,10 @@ def build(
                 _echo(f"remove  {item['job']}" + "".join(f"\n        {path}" for path in item["remove"]))
             else:
                 made = item["files"]
-                _echo(f"render  {item['job']}" + (f" ({len(made)} files)" if made else " (new)"))
-        _echo(f"{report.jobs_run} jobs to run, {report.jobs_kept} unchanged")
+                _echo(f"render  {item['job']}" + (f" ({plural(len(made), 'file')})" if made else " (new)"))
+        _echo(f"{plural(report.jobs_run, 'job')} to run, {report.jobs_kept} unchanged")
         return
-    quiet = quiet_here or obj.quiet
-    report = _run_build(config, workers=workers, clean=clean, quiet=quiet, as_json=as_json)
+    report = _run_build(config, workers=workers, clean=clean, quiet=obj.quiet, as_json=as_json)
     if as_json:
         _echo_json(report.to_dict(with_files=with_files), indent=2)
 
@@ -406,13 +468,13 @@ def _run_build(
     ``as_json`` (or ``quiet`` and nothing changed)."""
     from .build import build_site
 
-    progress = _Progress(enabled=not (as_json or quiet), unit="work units")
+    progress = _Progress(enabled=not (as_json or quiet), unit="jobs")
     with progress.running("Building") as bar:
         report = build_site(
             config,
             workers=workers,
             clean=clean,
-            progress=lambda done, total: bar(done, total, done),
+            progress=bar,
             fault=_fault_from_env(),
         )
     if not as_json and (not quiet or report.written or report.removed):
@@ -437,6 +499,7 @@ def _run_build(
     metavar="N",
     help="Build worker processes (default: all cores).",
 )
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def serve(obj: _Context, host: str, port: int, no_reload: bool, open_browser: bool, workers: int | None) -> None:
@@ -484,6 +547,7 @@ def serve(obj: _Context, host: str, port: int, no_reload: bool, open_browser: bo
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 @click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True, help="How many hits.")
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many hits (paging).")
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def search(
@@ -530,20 +594,18 @@ def search(
         _echo(f"{day}  {hit.list}  {hit.subject or '(no subject)'}  ({hit.author})")
         _echo(f"    {base + hit.url}")
     shown = f"{offset + 1}-{offset + len(results.hits)} of " if results.hits else ""
-    _echo(f"{shown}{results.total} messages")
+    _echo(shown + plural(results.total, "message"))
 
 
 @main.command()
 @click.argument("accounts", nargs=-1, metavar="[ACCOUNT]...")
-@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless mail came or something failed.")
 @_wait_option("How long to wait for another 'listlib fetch' of the same account before skipping it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the reports as JSON (for scripts).")
 @_build_option
+@_common_options(quiet_help="Print nothing unless mail came or something failed.")
 @click.pass_obj
 @_handle_errors
-def fetch(
-    obj: _Context, accounts: tuple[str, ...], quiet_here: bool, wait: float, as_json: bool, then_build: bool
-) -> None:
+def fetch(obj: _Context, accounts: tuple[str, ...], wait: float, as_json: bool, then_build: bool) -> None:
     """Fetch the mail of the POP3 ACCOUNTs (default: all) into the store.
 
     Each message is filed like 'listlib import' files it, and deleted on the
@@ -558,7 +620,7 @@ def fetch(
     (whatever was fetched is published; the exit status still says it failed).
     """
     config = obj.load()
-    quiet = quiet_here or obj.quiet
+    quiet = obj.quiet
     if not config.pop3:
         raise ListlibError(f"{config.path}: no POP3 accounts to fetch; add a [pop3.<name>] table (see the README)")
     chosen = []
@@ -639,6 +701,7 @@ def _print_fetch_report(report: FetchReport, quiet: bool) -> None:
 @main.command()
 @click.option("--repair", is_flag=True, help="Rebuild the index from the files and remove leftovers.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def check(obj: _Context, repair: bool, as_json: bool) -> None:
@@ -671,8 +734,8 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
             _echo(action)
         for line in report.problems + report.leftovers:
             _echo(f"problem: {line}", err=True)
-        verdict = "clean" if report.ok else f"{len(report.problems) + len(report.leftovers)} problems"
-        _echo(f"{report.messages} messages in {config.site.content_dir}: {verdict}")
+        verdict = "clean" if report.ok else plural(len(report.problems) + len(report.leftovers), "problem")
+        _echo(f"{plural(report.messages, 'message')} in {config.site.content_dir}: {verdict}")
     if not report.ok:
         sys.exit(1)
 
@@ -752,6 +815,7 @@ def _messages(count: int) -> str:
 @click.option("-m", "--month", metavar="YYYY-MM", help="Only threads with messages in this month.")
 @click.option("--message", metavar="CALL|MESSAGE-ID", help="Only the thread holding this message.")
 @click.option("--json", "as_json", is_flag=True, help="Print the trees as JSON.")
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def threads(obj: _Context, list_slug: str | None, month: str | None, message: str | None, as_json: bool) -> None:
@@ -820,8 +884,8 @@ def _select_threads(
 @click.option("--release", metavar="ID", multiple=True, help="Let a held post go out (to new/); repeatable.")
 @click.option("--drop", metavar="ID", multiple=True, help="Remove a held, failed or damaged post for good; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report (or with --status, the queue) as JSON.")
-@click.option("-q", "--quiet", "quiet_here", is_flag=True, help="Print nothing unless something was sent or failed.")
 @_wait_option("How long to wait for another 'listlib deliver' before skipping this run.")
+@_common_options(quiet_help="Print nothing unless something was sent or failed.")
 @click.pass_obj
 @_handle_errors
 def deliver(
@@ -830,7 +894,6 @@ def deliver(
     release: tuple[str, ...],
     drop: tuple[str, ...],
     as_json: bool,
-    quiet_here: bool,
     wait: float,
 ) -> None:
     """Send queued posts to the subscribers of their list through the [smtp] server.
@@ -851,7 +914,7 @@ def deliver(
     from .delivery.transport import resolve_password as resolve_smtp_password
 
     config = obj.load()
-    quiet = quiet_here or obj.quiet
+    quiet = obj.quiet
     assert config.site.queue_dir is not None
     fault = _fault_from_env()
     outbound = Outbound(config.site.queue_dir, fault=fault)
@@ -933,7 +996,8 @@ def _print_queue(outbound: Outbound, as_json: bool) -> None:
         info = post.to_dict()
         line = (
             f"{post.stage:<6}  {post.id}  {post.slug}  {info['message_id'] or '(no Message-ID)'}  "
-            f"{info['recipients']} recipients: {info['done']} done, {info['failed']} failed, {info['pending']} pending"
+            f"{plural(info['recipients'], 'recipient')}: {info['done']} done, {info['failed']} failed, "
+            f"{info['pending']} pending"
         )
         if post.stage == "retry":
             when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(post.next_try))
@@ -948,12 +1012,13 @@ def _print_queue(outbound: Outbound, as_json: bool) -> None:
         for recipient, reply in list(info["temporary"].items())[:5]:
             _echo(f"        pending {recipient}: {reply}")
     counts = {stage: sum(1 for p in posts if p.stage == stage) for stage in STAGES}
-    _echo(f"{len(posts)} posts queued: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))
+    _echo(f"{plural(len(posts), 'post')} queued: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))
 
 
 @main.command()
 @click.option("-l", "--list", "list_slug", metavar="SLUG", help="Only this list.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@_common_options()
 @click.pass_obj
 @_handle_errors
 def bounces(obj: _Context, list_slug: str | None, as_json: bool) -> None:
@@ -975,8 +1040,9 @@ def bounces(obj: _Context, list_slug: str | None, as_json: bool) -> None:
     for row in rows:
         first = time.strftime("%Y-%m-%d", time.gmtime(float(row["first"])))  # type: ignore[arg-type]
         last = time.strftime("%Y-%m-%d", time.gmtime(float(row["last"])))  # type: ignore[arg-type]
-        _echo(f"{row['list']}  {row['address']}  {row['bounces']} bounces ({first} .. {last})")
-    _echo(f"{len(rows)} bouncing subscribers")
+        bounced = plural(int(row["bounces"]), "bounce")  # type: ignore[call-overload]
+        _echo(f"{row['list']}  {row['address']}  {bounced} ({first} .. {last})")
+    _echo(f"{plural(len(rows), 'bouncing subscriber')}")
 
 
 def _intake(config: Config, store: Store, fault: Callable[[str], None] | None) -> Intake | None:

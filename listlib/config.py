@@ -1,7 +1,10 @@
 """listlib.toml -> frozen, typed configuration objects.
 
 Every problem is collected with its dotted key path and reported together in
-one ConfigError; unknown keys become warnings; relative paths resolve against
+one ConfigError; an unknown key or table is one of them, with the nearest valid
+spelling (every table is used by some command, so a misspelt key is a setting
+silently not applied: ``[list.dev]`` for ``[lists.dev]`` would unpublish a list);
+relative paths resolve against
 the folder of the config file. Nothing here falls back to a default silently
 for a value that is present but wrong. This module reads one file and never
 writes.
@@ -9,6 +12,7 @@ writes.
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
@@ -348,7 +352,10 @@ class _Reader:
         for key in data:
             if key not in known:
                 where = f"{path}.{key}" if path else key
-                self.warnings.append(f"{where}: unknown key, ignored")
+                what = "table" if isinstance(data[key], Mapping) else "key"
+                near = difflib.get_close_matches(key, sorted(known), n=1)
+                hint = f"did you mean {near[0]}?" if near else f"known: {', '.join(sorted(known))}"
+                self.issues.append(ConfigIssue(where, f"unknown {what} ({hint})"))
 
     def string(
         self,

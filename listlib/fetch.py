@@ -41,6 +41,7 @@ from .filing import AfterFiling, Filer, FilingReport
 from .fsutil import acquire_lock, make_dirs, release_lock
 from .store import Store
 from .uidls import UidlLog
+from .values import plural
 
 __all__ = ["FetchReport", "fetch_account", "resolve_password"]
 
@@ -110,8 +111,8 @@ class FetchReport:
         f = self.filing
         parts = [
             f"{head}: {self.retrieved} retrieved in {self.seconds:.1f} s: {f.filed} filed "
-            f"({f.collisions} Message-ID collisions, {f.no_list} to _no_list), {f.duplicates} duplicates, "
-            f"{f.failed} failed"
+            f"({plural(f.collisions, 'Message-ID collision')}, {f.no_list} to _no_list), "
+            f"{plural(f.duplicates, 'duplicate')}, {f.failed} failed"
         ]
         if self.deleted:
             parts.append(f"{self.deleted} deleted on the server")

@@ -30,7 +30,7 @@ from .filers.mbox import MboxFormat, count_separator_like, separator_date
 from .message import MessageFacts, parse_message, raw_hash
 from .routing import Router
 from .store import Outcome, Pipeline, Prepared, Store
-from .values import FAILED, NO_LIST
+from .values import FAILED, NO_LIST, plural
 
 __all__ = ["Filer", "FilingReport", "file_sources", "prepare_message"]
 
@@ -98,10 +98,11 @@ class FilingReport:
         """The one-line summary printed at the end of an import."""
         verb = "would be filed" if self.dry_run else "filed"
         rate = f" in {self.seconds:.1f} s" if self.seconds else ""
-        unreadable = f"; {len(self.unreadable)} unreadable files" if self.unreadable else ""
+        unreadable = f"; {plural(len(self.unreadable), 'unreadable file')}" if self.unreadable else ""
         return (
-            f"{self.messages} messages{rate}: {self.filed} {verb} ({self.collisions} Message-ID collisions, "
-            f"{self.no_list} to {NO_LIST}), {self.duplicates} duplicates, {self.failed} failed{unreadable}"
+            f"{plural(self.messages, 'message')}{rate}: {self.filed} {verb} "
+            f"({plural(self.collisions, 'Message-ID collision')}, {self.no_list} to {NO_LIST}), "
+            f"{plural(self.duplicates, 'duplicate')}, {self.failed} failed{unreadable}"
         )
 
     def to_dict(self) -> dict[str, object]:

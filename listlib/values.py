@@ -35,6 +35,7 @@ __all__ = [
     "call_number_to_int",
     "is_call_number",
     "is_slug",
+    "plural",
     "tick_of_ms",
 ]
 
@@ -99,6 +100,13 @@ def tick_of_ms(epoch_ms: int) -> int:
 def is_call_number(text: str) -> bool:
     """True when ``text`` has the shape of a call number."""
     return bool(_CALL_RE.match(text))
+
+
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` and ``noun``, the noun in the plural unless the count is 1 ("1 message",
+    "0 messages", "2 messages"; ``many`` for a plural that is not ``noun + 's'``). Every
+    summary line counts with it."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
 
 
 def is_slug(text: str) -> bool:

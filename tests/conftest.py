@@ -14,12 +14,20 @@ from email.utils import format_datetime
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
-from .dovecot import DovecotServer, Mailbox, dovecot_binary
+from .dovecot import DovecotServer, Mailbox, dovecot_problem
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("LISTLIB_SHARED", REPO.parent / "shared"))
 CORPORA = SHARED / "corpora"
+
+# Property tests must not depend on how busy the machine is: no per-example deadline and
+# no "data generation is too slow" health check (both are wall-clock limits that fail
+# under load; a test that hangs is caught by pytest's own timeout instead). Loaded here
+# so every @given test, and every @settings(...) built on the default, inherits it.
+settings.register_profile("listlib", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("listlib")
 
 SITE_TOML = """\
 [site]
@@ -140,21 +148,26 @@ def stored_files(content: Path) -> dict[str, bytes]:
 def dovecot() -> Iterator[DovecotServer]:
     """A real Dovecot POP3 server (plain + STLS and POP3S with a test CA) shared by the session.
 
-    Tests that need it are skipped when Dovecot is not installed.
+    Tests that need it are skipped, with the reason, when Dovecot or a part of it is not
+    installed; a Dovecot that is installed but fails to start is an error.
     """
-    if dovecot_binary() is None:
-        pytest.skip("dovecot is not installed (apt-get install dovecot-core dovecot-pop3d)")
-    with DovecotServer() as server:
+    with new_dovecot() as server:
         yield server
 
 
 @pytest.fixture
 def private_dovecot() -> Iterator[DovecotServer]:
     """A Dovecot of the test's own, for tests that kill or restart the server."""
-    if dovecot_binary() is None:
-        pytest.skip("dovecot is not installed (apt-get install dovecot-core dovecot-pop3d)")
-    with DovecotServer() as server:
+    with new_dovecot() as server:
         yield server
+
+
+def new_dovecot() -> DovecotServer:
+    """A Dovecot server not started yet, or a skip saying what is not installed."""
+    problem = dovecot_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    return DovecotServer()
 
 
 _MAILBOX_NUMBERS = itertools.count(1)

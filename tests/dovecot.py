@@ -26,15 +26,39 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["DovecotServer", "Mailbox", "dovecot_binary", "free_port"]
+__all__ = ["DovecotServer", "Mailbox", "dovecot_binary", "dovecot_problem", "free_port"]
+
+INSTALL_HINT = "apt-get install dovecot-core dovecot-pop3d"
+# The processes the master starts for our configuration (POP3 only): a Dovecot with the
+# binary but without one of these (dovecot-pop3d not installed, a package half removed)
+# cannot serve, and that is a machine without Dovecot, not a failing test.
+_HELPERS = ("config", "log", "anvil", "auth", "pop3-login", "pop3")
+
+
+def _binary() -> str:
+    """``$LISTLIB_DOVECOT``, else the dovecot on PATH, else /usr/sbin/dovecot."""
+    return os.environ.get("LISTLIB_DOVECOT") or shutil.which("dovecot") or "/usr/sbin/dovecot"
+
+
+def dovecot_problem() -> str | None:
+    """Why a Dovecot POP3 server cannot be run here (something is not installed), or
+    None when everything it needs is. ``$LISTLIB_DOVECOT_LIBEXEC`` names the folder of
+    Dovecot's helper programs (default /usr/lib/dovecot)."""
+    binary = _binary()
+    if not (Path(binary).is_file() and os.access(binary, os.X_OK)):
+        return f"dovecot is not installed: no {binary} ({INSTALL_HINT})"
+    libexec = Path(os.environ.get("LISTLIB_DOVECOT_LIBEXEC") or "/usr/lib/dovecot")
+    missing = [str(libexec / name) for name in _HELPERS if not (libexec / name).is_file()]
+    if missing:
+        return f"dovecot is half installed: {binary} is there but not {', '.join(missing)} ({INSTALL_HINT})"
+    if shutil.which("openssl") is None:
+        return "openssl is not installed (it makes the test server's certificates)"
+    return None
 
 
 def dovecot_binary() -> str | None:
-    """The dovecot binary, when Dovecot and its POP3 server are installed."""
-    for candidate in (shutil.which("dovecot"), "/usr/sbin/dovecot"):
-        if candidate and Path(candidate).exists() and Path("/usr/lib/dovecot/pop3").exists():
-            return candidate
-    return None
+    """The dovecot binary, when Dovecot and everything its POP3 server needs are installed."""
+    return None if dovecot_problem() else _binary()
 
 
 def free_port() -> int:
@@ -169,10 +193,10 @@ class DovecotServer:
     """A Dovecot instance of our own: start(), add_user(), kill(), restart(), stop()."""
 
     def __init__(self, base: Path | None = None) -> None:
-        binary = dovecot_binary()
-        if binary is None:
-            raise RuntimeError("dovecot is not installed (apt-get install dovecot-core dovecot-pop3d)")
-        self.binary = binary
+        problem = dovecot_problem()
+        if problem is not None:
+            raise RuntimeError(problem)
+        self.binary = _binary()
         # Dovecot's unprivileged processes must traverse every parent of the base
         # folder, which pytest's 0700 temporary folders do not allow.
         self.base = Path(base or tempfile.mkdtemp(prefix="listlib-dovecot-"))
@@ -296,7 +320,11 @@ class DovecotServer:
         shutil.rmtree(self.base, ignore_errors=True)
 
     def __enter__(self) -> DovecotServer:
-        return self.start()
+        try:
+            return self.start()
+        except BaseException:
+            self.stop()  # a server that did not start leaves no folder behind
+            raise
 
     def __exit__(self, *exc: object) -> None:
         self.stop()

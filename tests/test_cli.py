@@ -135,10 +135,30 @@ def test_missing_config_says_what_to_do(tmp_path: Path) -> None:
     assert_clean_error(run_listlib("check", cwd=tmp_path), "no listlib.toml", "listlib init")
 
 
-def test_unknown_config_keys_warn(site: Path) -> None:
+def test_unknown_config_keys_are_errors_with_the_nearest_spelling(site: Path) -> None:
     (site / "listlib.toml").write_text((site / "listlib.toml").read_text() + "\n[serve]\nport = 1\n")
-    result = run_listlib("check", cwd=site, check=True)
-    assert "warning:" in result.stderr and "serve: unknown key" in result.stderr
+    assert_clean_error(run_listlib("check", cwd=site), "serve: unknown table (known: delivery, lists, pop3,")
+    (site / "listlib.toml").write_text('[site]\ntitle = "x"\nbase_ulr = "https://a.example/"\n')
+    assert_clean_error(
+        run_listlib("build", cwd=site),
+        "site.base_ulr: unknown key (did you mean base_url?)",
+        "site.base_url: is required",
+    )
+
+
+def test_a_typo_in_a_list_table_unpublishes_nothing_and_removing_the_table_does(site: Path) -> None:
+    (site / "a.mbox").write_bytes(mboxrd([make_message(to="announce@lists.example.org")]))
+    run_listlib("import", "a.mbox", cwd=site, check=True)
+    run_listlib("build", cwd=site, check=True)
+    pages = sorted(p for p in (site / "output/announce").rglob("*") if p.is_file())
+    assert pages
+    config = (site / "listlib.toml").read_text()
+    (site / "listlib.toml").write_text(config.replace("[lists.announce]", "[list.announce]"))
+    assert_clean_error(run_listlib("build", cwd=site), "list: unknown table (did you mean lists?)")
+    assert sorted(p for p in (site / "output/announce").rglob("*") if p.is_file()) == pages
+    (site / "listlib.toml").write_text(config.split("[lists.announce]")[0])
+    run_listlib("build", cwd=site, check=True)
+    assert not (site / "output/announce").exists()
 
 
 def test_check_reports_problems_as_json_and_repair_fixes_them(site: Path) -> None:

@@ -70,26 +70,39 @@ addresses = ["dev@lists.example.org"]
     assert str(path) in str(info.value)
 
 
-def test_unknown_keys_warn_but_load(tmp_path: Path) -> None:
-    config = load_config(
-        write(
-            tmp_path,
-            """
+def test_unknown_keys_are_errors_naming_the_nearest_spelling(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_config(
+            write(
+                tmp_path,
+                """
 outptu_dir = "x"
 [site]
 title = "A"
-base_url = "https://a.example/"
+base_ulr = "https://a.example/"
 colour = "blue"
+[list.announce]
+addresses = ["announce@example.org"]
 [lists.dev]
 adresses = ["x@example.org"]
+[pop3.box]
+host = "pop.example.org"
+user = "u"
+password_env = "P"
+kep_on_server = true
 """,
+            )
         )
-    )
-    assert set(config.warnings) == {
-        "outptu_dir: unknown key, ignored",
-        "site.colour: unknown key, ignored",
-        "lists.dev.adresses: unknown key, ignored",
-    }
+    assert [str(issue) for issue in info.value.issues if "unknown" in issue.message] == [
+        "outptu_dir: unknown key (known: delivery, lists, pop3, site, smtp, theme)",
+        "list: unknown table (did you mean lists?)",
+        "site.base_ulr: unknown key (did you mean base_url?)",
+        "site.colour: unknown key (known: base_url, cache_dir, content_dir, load_remote_images, obfuscate_addresses, "
+        "output_dir, queue_dir, title)",
+        "lists.dev.adresses: unknown key (did you mean addresses?)",
+        "pop3.box.kep_on_server: unknown key (did you mean keep_on_server?)",
+    ]
+    assert "site.base_url: is required" in str(info.value)
 
 
 def test_syntax_error_and_missing_file_are_config_errors(tmp_path: Path) -> None:
@@ -215,6 +228,8 @@ user = "u"
         "pop3.bad.timeout: must be more than 0, got -1",
         "pop3.Upper: 'Upper' is not an account name (lower-case letters, digits and dashes)",
         "pop3.Upper: one of password_file, password_env or password is required",
+        "pop3.bad.colour: unknown key (known: ca_file, host, keep_on_server, list, max_messages, password, "
+        "password_env, password_file, port, security, timeout, user)",
     }
 
 

@@ -45,7 +45,7 @@ def test_a_post_to_500_subscribers_with_mixed_failures_reaches_every_good_one_ex
     subs = ["ok-poster@example.org", *subscribers(499)]
     site = make_site(tmp_path / "site", smtp, subs, max_recipients=40)
     out = import_posts(site, post(1))
-    assert "1 posts queued for delivery" in out
+    assert "1 post queued for delivery" in out
     first = deliver(site)
     assert "to retry" in first.stdout
     run_until_empty(site, NOW + HOUR)
@@ -269,7 +269,7 @@ def test_verp_sends_one_transaction_per_recipient_and_bounces_are_recorded(tmp_p
         ("dev", "bob@example.net", 1),
     ]
     text = run_listlib("bounces", cwd=site, check=True).stdout
-    assert "dev  bob@example.net  1 bounces" in text and text.endswith("2 bouncing subscribers\n")
+    assert "dev  bob@example.net  1 bounce " in text and text.endswith("2 bouncing subscribers\n")
     assert queue_status(site) == [], "bounces are never forwarded"
 
 

@@ -211,7 +211,7 @@ def test_kill_while_queueing_then_reimport_queues_the_post_once(tmp_path: Path, 
     crashed = run_listlib("import", "--deliver", site / "post.eml", cwd=site, env={**env, "LISTLIB_CRASH_AT": point})
     assert crashed.returncode == -signal.SIGKILL
     again = run_listlib("import", "--deliver", site / "post.eml", cwd=site, env=env, check=True)
-    assert "1 posts queued" in again.stdout or len(queue_status(site)) == 1
+    assert "1 post queued" in again.stdout or len(queue_status(site)) == 1
     run_listlib("import", "--deliver", site / "post.eml", cwd=site, env=env, check=True)
     assert [p["stage"] for p in queue_status(site)] == ["new"]
     run_listlib("deliver", cwd=site, env=env, check=True)

@@ -37,7 +37,7 @@ def test_a_post_fetched_by_pop3_is_archived_delivered_and_its_archived_at_page_i
     mailbox.drop(raw)
     env = {"LISTLIB_NOW": str(NOW)}
     fetched = run_listlib("fetch", cwd=site, env=env, check=True)
-    assert "1 filed" in fetched.stdout and "1 posts queued for delivery" in fetched.stdout
+    assert "1 filed" in fetched.stdout and "1 post queued for delivery" in fetched.stdout
     assert mailbox.count() == 0
     delivered = run_listlib("deliver", cwd=site, env=env, check=True)
     assert "3 recipients delivered, 1 failed" in delivered.stdout

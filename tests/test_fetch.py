@@ -102,7 +102,7 @@ def test_a_message_fetched_and_imported_is_filed_once(site: Path, mailbox: Mailb
     add_pop3_account(site, mailbox)
     mailbox.drop(raw)
     result = run_listlib("fetch", cwd=site, check=True)
-    assert "0 filed (0 Message-ID collisions, 0 to _no_list), 1 duplicates" in result.stdout
+    assert "0 filed (0 Message-ID collisions, 0 to _no_list), 1 duplicate" in result.stdout
     assert stored_bytes(site) == Counter([raw])
     assert mailbox.count() == 0
 
@@ -213,7 +213,7 @@ def test_without_uidl_keep_on_server_deletes_instead_and_says_so(site: Path, mai
         assert mailbox.count() == 0
         mailbox.drop(three_messages()[0])  # the same message once more: a duplicate
         again = run_listlib("fetch", cwd=site, check=True)
-        assert "1 duplicates" in again.stdout
+        assert "1 duplicate" in again.stdout
     assert stored_bytes(site) == Counter(three_messages())
 
 

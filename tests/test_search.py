@@ -271,3 +271,21 @@ def test_a_build_killed_while_indexing_is_repaired_by_the_next_one(searched_site
     manifest = json.loads((searched_site / "output/search/manifest.json").read_text())
     live = {info["id"] for info in manifest["segments"]} | set(manifest["previous"])
     assert {p.name for p in (searched_site / "output/search/seg").iterdir()} <= live
+
+
+def test_an_empty_archive_answers_no_messages(site: Path) -> None:
+    build(site)  # lists, but no mail yet
+    for query in ("foo", "foo*", "foo after:2024", "-foo"):
+        result = run_listlib("search", "--", query, cwd=site)
+        assert (result.returncode, result.stdout, result.stderr) == (0, "0 messages\n", ""), query
+        assert json.loads(run_listlib("search", "--json", "--", query, cwd=site, check=True).stdout) == {
+            "total": 0,
+            "hits": [],
+        }
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_the_js_client_answers_no_messages_on_an_empty_archive(site: Path) -> None:
+    build(site)
+    got = _node([{"q": "foo"}, {"q": "foo*"}, {"q": "foo after:2024"}], site / "output/search")
+    assert [(g["total"], g["hits"]) for g in got] == [(0, [])] * 3  # type: ignore[index,union-attr]

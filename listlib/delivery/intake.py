@@ -21,7 +21,7 @@ from ..filers import RawMail
 from ..index import Row
 from ..store import Outcome, Store
 from ..urls import list_index_path, message_path
-from ..values import Month
+from ..values import Month, plural
 from .bounce import Bounce, BounceLog, find_bounces
 from .compose import compose_post
 from .policy import decide, load_subscribers
@@ -45,13 +45,13 @@ class IntakeReport:
         return bool(self.queued or self.held or self.loops or self.bounces)
 
     def summary(self) -> str:
-        parts = [f"{len(self.queued)} posts queued for delivery"]
+        parts = [f"{plural(len(self.queued), 'post')} queued for delivery"]
         if self.held:
             parts.append(f"{len(self.held)} held for a moderator")
         if self.loops:
             parts.append(f"{len(self.loops)} not forwarded (mail loop)")
         if self.bounces:
-            parts.append(f"{self.bounces} bounces recorded")
+            parts.append(f"{plural(self.bounces, 'bounce')} recorded")
         return ", ".join(parts)
 
 

@@ -32,6 +32,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from ..config import DeliveryConfig
+from ..values import plural
 from .bounce import verp_sender
 from .queue import Outbound, QueuedPost
 from .transport import ConnectError, Transaction, TransportError
@@ -91,15 +92,15 @@ class DeliverReport:
             return "deliver: another 'listlib deliver' is still running; skipped"
         damaged = ""
         if self.damaged:
-            posts = "post" if len(self.damaged) == 1 else "posts"
-            damaged = f"; {len(self.damaged)} damaged {posts} moved to failed/"
+            damaged = f"; {plural(len(self.damaged), 'damaged post')} moved to failed/"
         if not self.posts:
             waiting = f" ({self.not_due} waiting to be retried)" if self.not_due else ""
             held = f" ({self.held} held)" if self.held else ""
             return f"deliver: nothing to send{waiting}{held}{damaged}"
         text = (
-            f"deliver: {self.posts} posts in {self.seconds:.1f} s: {self.delivered} recipients delivered, "
-            f"{self.failed} failed, {self.deferred} deferred; {len(self.completed)} posts done, "
+            f"deliver: {plural(self.posts, 'post')} in {self.seconds:.1f} s: "
+            f"{plural(self.delivered, 'recipient')} delivered, "
+            f"{self.failed} failed, {self.deferred} deferred; {plural(len(self.completed), 'post')} done, "
             f"{len(self.to_failed)} to failed, {len(self.to_retry)} to retry"
         )
         if self.not_due:
