@@ -9,7 +9,7 @@ import pytest
 
 from .conftest import make_message, mboxrd, run_listlib
 
-COMMANDS = ["init", "import", "build", "serve", "search", "fetch", "check", "threads", "deliver", "bounces"]
+COMMANDS = ["init", "import", "build", "serve", "search", "fetch", "check", "threads", "deliver", "bounces", "unrouted"]
 
 
 def test_every_command_is_listed_here(tmp_path: Path) -> None:
