@@ -744,6 +744,7 @@ def check(obj: _Context, repair: bool, as_json: bool) -> None:
 @click.option("--refile", is_flag=True, help="Move the mail the current lists now match out of _no_list into them.")
 @click.option("-n", "--dry-run", is_flag=True, help="With --refile: report what would move; move nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts).")
+@_common_options(quiet_help="Print only the count and what to do next, not each List-Id and address.")
 @click.pass_obj
 @_handle_errors
 def unrouted(obj: _Context, refile: bool, dry_run: bool, as_json: bool) -> None:
