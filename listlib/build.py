@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .buildstate import STATE_VERSION, BuildState
+from .codedigest import code_digest, render_digest
 from .config import Config, ListConfig
 from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
@@ -123,8 +123,9 @@ def _template_fingerprints(theme: Theme, state: BuildState) -> dict[str, str]:
     return fingerprints
 
 
-_KEY_CODE = ("site.py", "urls.py", "plan.py")
-"""Modules whose code decides job arguments and keys."""
+_PLAN_ROOTS = ("build",)
+"""The build and everything it runs: the code that decides which jobs exist, their
+arguments and keys, and which of them an incremental plan looks at."""
 
 
 def _site_fingerprint(
@@ -136,13 +137,12 @@ def _site_fingerprint(
 ) -> str:
     """A digest of everything every job may depend on besides rows and threads: when
     it changes, an incremental plan cannot be trusted and the build enumerates all."""
-    # The code that turns rows into job arguments: a new version may change any key.
-    package = Path(__file__).parent
-    code = hashlib.sha256(b"".join((package / name).read_bytes() for name in _KEY_CODE)).hexdigest()
+    # The code that plans and renders: other code may make other jobs (the keys hold
+    # the renderer's digest; an incremental plan could not find the jobs it changed).
     inputs = (
         STATE_VERSION,
-        __version__,
-        code,
+        code_digest(_PLAN_ROOTS),
+        render_digest(),
         site.as_tuple(),
         sorted(fingerprints.items()),
         static,
@@ -188,7 +188,7 @@ def _plan(
                 on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
                 sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in config.lists]
-                jobs = SiteJobs(site, fingerprints, sources, static)
+                jobs = SiteJobs(site, fingerprints, sources, static, render_digest())
                 built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint, threadset.cache.month_marks)
             previous = state.keys_of(considered)
             plan = plan_build(previous, built)
@@ -200,7 +200,7 @@ def _plan(
         with threadset.cache.snapshot():
             loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in config.lists]
             marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in config.lists}
-    jobs = SiteJobs(site, fingerprints, loaded, static)
+    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest())
     plan = plan_build(state.job_keys(), jobs.all())
     memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint, marks)
     return _Planned(plan, memory, len(plan.kept), incremental=False)

@@ -9,7 +9,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
-    {"errors", "values", "charsets", "heap"},
+    {"errors", "values", "charsets", "heap", "codedigest"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "search", "search.analysis", "search.codec"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..codedigest import search_digest
 from ..config import Config
 from ..fsutil import naming, read_file
 from ..index import Row
@@ -146,8 +147,19 @@ def _invert_all(
 
 
 def _settings(config: Config) -> str:
+    """Everything the index's bytes depend on besides the messages: another tokenizer
+    or segment writer (``search_digest``) re-indexes everything."""
     return json.dumps(
-        [FORMAT, ANALYZER_VERSION, config.site.obfuscate_addresses, sorted(WEIGHTS.items()), K1, B, AVGDL]
+        [
+            FORMAT,
+            ANALYZER_VERSION,
+            search_digest(),
+            config.site.obfuscate_addresses,
+            sorted(WEIGHTS.items()),
+            K1,
+            B,
+            AVGDL,
+        ]
     )
 
 
