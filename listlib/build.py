@@ -31,7 +31,16 @@ from .fsutil import acquire_lock, release_lock
 from .heap import trim_heap
 from .plan import Plan, plan_build
 from .render.runner import JobRunner
-from .render.writer import remove_files, sweep
+from .render.writer import (
+    Stat,
+    changed_files,
+    changed_folders,
+    folder_marks,
+    folder_of,
+    folders_with_parents,
+    remove_files,
+    sweep,
+)
 from .search.spool import SPOOL_DIR, clear_spool
 from .search.update import SEARCH_DIR, SearchReport, update_index
 from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
@@ -65,6 +74,10 @@ class BuildReport:
     """For a plan: each job that would run, with the files it made last time."""
     search: SearchReport | None = None
     """What the search index step did (a build's last step)."""
+    damaged: list[str] = field(default_factory=list)
+    """Files of earlier builds found deleted or edited in output/ (their jobs ran again)."""
+    check_seconds: float = 0.0
+    """Of ``seconds``, the time spent comparing output/ with the records (the stat pass)."""
 
     def to_dict(self, *, with_files: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -75,10 +88,13 @@ class BuildReport:
             "removed": len(self.removed),
             "seconds": round(self.seconds, 3),
             "plan_seconds": round(self.plan_seconds, 3),
+            "damaged": len(self.damaged),
+            "check_seconds": round(self.check_seconds, 3),
         }
         if with_files:
             data["written_files"] = sorted(self.written)
             data["removed_files"] = sorted(self.removed)
+            data["damaged_files"] = sorted(self.damaged)
         if self.planned:
             data["plan"] = self.planned
         if self.search is not None:
@@ -89,8 +105,9 @@ class BuildReport:
         searched = ""
         if self.search is not None and (self.search.indexed or self.search.removed):
             searched = f", {self.search.indexed} messages indexed for search"
+        damaged = f" ({len(self.damaged)} found deleted or edited)" if self.damaged else ""
         return (
-            f"{len(self.written)} files written, {self.unchanged} unchanged, {len(self.removed)} removed "
+            f"{len(self.written)} files written{damaged}, {self.unchanged} unchanged, {len(self.removed)} removed "
             f"({self.jobs_run} of {self.jobs_run + self.jobs_kept} jobs run){searched} in {self.seconds:.2f} s"
         )
 
@@ -283,11 +300,15 @@ def build_site(
     *,
     workers: int | None = None,
     clean: bool = False,
+    verify: bool = False,
     progress: Progress | None = None,
     fault: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """Bring output/ up to date with content/, the theme and the configuration.
-    ``fault`` is called at named points (crash tests kill the process there)."""
+    Files of earlier builds deleted or replaced in output/ are made again; with
+    ``verify``, also files edited in place (a stat of every file, not only of the
+    folders that changed). ``fault`` is called at named points (crash tests kill the
+    process there)."""
     started = time.monotonic()
     cache = config.site.cache_dir
     output = config.site.output_dir
@@ -295,6 +316,9 @@ def build_site(
     try:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
+            checking = time.monotonic()
+            damaged, looked = ([], []) if clean else _invalidate_damaged(output, state, verify)
+            check_seconds = time.monotonic() - checking
             if clean:
                 _clean_output(config, state)
             cores = workers or os.cpu_count() or 1
@@ -303,17 +327,20 @@ def build_site(
             clear_spool(spool)
             with JobRunner(theme, config.site.content_dir, output, cores, spool) as runner:
                 planning = time.monotonic()
-                planned = _plan(config, theme, state, full=clean, on_work=runner.start)
+                # A damaged file's job may be one an incremental plan would not look at.
+                planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start)
                 plan_seconds = time.monotonic() - planning
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
                 report.plan_seconds = plan_seconds
+                report.damaged, report.check_seconds = damaged, check_seconds
+                _mark_folders(output, state, report, looked, every=not planned.incremental)
                 del planned  # the plan of a full build is big: free it before indexing
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
         if report.jobs_run >= _BIG_BUILD:
             # Rendering left freed memory scattered over the heap: index workers would inherit it.
             gc.collect()
             trim_heap()
-        report.search = update_index(config, clean=clean, workers=cores, fault=fault, spool=spool)
+        report.search = update_index(config, clean=clean, verify=verify, workers=cores, fault=fault, spool=spool)
     finally:
         clear_spool(cache / SPOOL_DIR)
         release_lock(lock)
@@ -323,6 +350,39 @@ def build_site(
 
 def _no_fault(_point: str) -> None:
     pass
+
+
+def _invalidate_damaged(output: Path, state: BuildState, verify: bool) -> tuple[list[str], list[str]]:
+    """The recorded files deleted or edited since they were written (output/ is safe
+    to delete), and the folders looked into: their jobs are marked to run again, durably,
+    before anything else. Only the files of folders whose mtime changed are looked at,
+    unless ``verify`` (an edit in place changes no folder's mtime)."""
+    if verify:
+        folders = sorted({folder_of(path) for path in state.all_files()})
+        candidates = state.file_stats()
+    else:
+        folders = changed_folders(output, state.folder_marks())
+        candidates = state.file_stats_in(folders)
+    damaged = sorted(changed_files(output, candidates))
+    if damaged:
+        state.begin()
+        state.invalidate(damaged)
+        state.commit()
+    return damaged, folders
+
+
+def _mark_folders(output: Path, state: BuildState, report: BuildReport, looked: list[str], every: bool) -> None:
+    """Record the mtime of the folders this build changed or looked into (``every``:
+    of every folder holding a recorded file, forgetting the others), for the next
+    build's stat pass."""
+    if every:
+        changed = {folder_of(path) for path in state.all_files()}
+    else:
+        changed = {folder_of(path) for path in (*report.written, *report.removed, *report.damaged)}
+        changed.update(looked)
+    state.begin()
+    state.set_folder_marks(folder_marks(output, folders_with_parents(changed)), replace=every)
+    state.commit()
 
 
 def _build(
@@ -349,7 +409,7 @@ def _build(
     done = 0
     # Records go to the state 500 jobs at a time, in one transaction (as durable as one per job:
     # a build killed before the commit is finished by the next one).
-    pending: list[tuple[str, str, dict[str, str]]] = []
+    pending: list[tuple[str, str, dict[str, str], dict[str, Stat]]] = []
     newcomers: list[str] = []
     # Files of earlier builds may belong to jobs this build keeps; in a fresh state none can.
     check_owners = state.has_files()
@@ -367,14 +427,14 @@ def _build(
 
     state.begin()
     try:
-        for job, (_id, files, written, unchanged) in runner.run(plan.run, old, total):
+        for job, (_id, files, written, unchanged, stats) in runner.run(plan.run, old, total):
             for path in files:
                 if path in produced:
                     raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
                 produced[path] = job.id
             before = old.get(job.id, {})
             newcomers.extend(path for path in files if path not in before)
-            pending.append((job.id, job.key, files))
+            pending.append((job.id, job.key, files, stats))
             fault("job-done")
             report.written.extend(written)
             report.unchanged += unchanged

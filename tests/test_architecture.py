@@ -28,7 +28,8 @@ LAYERS = [
     | {"search.document", "search.spool"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
     | {"render.runner", "delivery.runner"},
-    {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"},
+    {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
+    | {"manifest"},
     {"cli", "__main__"},
 ]
 ONLY_IN = {
