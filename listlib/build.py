@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from . import __version__
 from .buildstate import STATE_VERSION, BuildState
+from .codedigest import code_digest, render_digest
 from .config import Config, ListConfig
 from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
@@ -31,7 +31,16 @@ from .fsutil import acquire_lock, release_lock
 from .heap import trim_heap
 from .plan import Plan, plan_build
 from .render.runner import JobRunner
-from .render.writer import remove_files, sweep
+from .render.writer import (
+    Stat,
+    changed_files,
+    changed_folders,
+    folder_marks,
+    folder_of,
+    folders_with_parents,
+    remove_files,
+    sweep,
+)
 from .search.spool import SPOOL_DIR, clear_spool
 from .search.update import SEARCH_DIR, SearchReport, update_index
 from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
@@ -67,6 +76,10 @@ class BuildReport:
     """For a plan: each job that would run, with the files it made last time."""
     search: SearchReport | None = None
     """What the search index step did (a build's last step)."""
+    damaged: list[str] = field(default_factory=list)
+    """Files of earlier builds found deleted or edited in output/ (their jobs ran again)."""
+    check_seconds: float = 0.0
+    """Of ``seconds``, the time spent comparing output/ with the records (the stat pass)."""
 
     def to_dict(self, *, with_files: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -77,10 +90,13 @@ class BuildReport:
             "removed": len(self.removed),
             "seconds": round(self.seconds, 3),
             "plan_seconds": round(self.plan_seconds, 3),
+            "damaged": len(self.damaged),
+            "check_seconds": round(self.check_seconds, 3),
         }
         if with_files:
             data["written_files"] = sorted(self.written)
             data["removed_files"] = sorted(self.removed)
+            data["damaged_files"] = sorted(self.damaged)
         if self.planned:
             data["plan"] = self.planned
         if self.search is not None:
@@ -91,10 +107,11 @@ class BuildReport:
         searched = ""
         if self.search is not None and (self.search.indexed or self.search.removed):
             searched = f", {plural(self.search.indexed, 'message')} indexed for search"
+        damaged = f" ({len(self.damaged)} found deleted or edited)" if self.damaged else ""
         jobs = plural(self.jobs_run + self.jobs_kept, "job")
         return (
-            f"{plural(len(self.written), 'file')} written, {self.unchanged} unchanged, {len(self.removed)} removed "
-            f"({self.jobs_run} of {jobs} run){searched} in {self.seconds:.2f} s"
+            f"{plural(len(self.written), 'file')} written{damaged}, {self.unchanged} unchanged, "
+            f"{len(self.removed)} removed ({self.jobs_run} of {jobs} run){searched} in {self.seconds:.2f} s"
         )
 
 
@@ -126,8 +143,9 @@ def _template_fingerprints(theme: Theme, state: BuildState) -> dict[str, str]:
     return fingerprints
 
 
-_KEY_CODE = ("site.py", "urls.py", "plan.py")
-"""Modules whose code decides job arguments and keys."""
+_PLAN_ROOTS = ("build",)
+"""The build and everything it runs: the code that decides which jobs exist, their
+arguments and keys, and which of them an incremental plan looks at."""
 
 
 def _site_fingerprint(
@@ -139,13 +157,12 @@ def _site_fingerprint(
 ) -> str:
     """A digest of everything every job may depend on besides rows and threads: when
     it changes, an incremental plan cannot be trusted and the build enumerates all."""
-    # The code that turns rows into job arguments: a new version may change any key.
-    package = Path(__file__).parent
-    code = hashlib.sha256(b"".join((package / name).read_bytes() for name in _KEY_CODE)).hexdigest()
+    # The code that plans and renders: other code may make other jobs (the keys hold
+    # the renderer's digest; an incremental plan could not find the jobs it changed).
     inputs = (
         STATE_VERSION,
-        __version__,
-        code,
+        code_digest(_PLAN_ROOTS),
+        render_digest(),
         site.as_tuple(),
         sorted(fingerprints.items()),
         static,
@@ -192,7 +209,7 @@ def _plan(
                 on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
                 sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in lists]
-                jobs = SiteJobs(site, fingerprints, sources, static)
+                jobs = SiteJobs(site, fingerprints, sources, static, render_digest())
                 built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint, threadset.cache.month_marks)
             previous = state.keys_of(considered)
             plan = plan_build(previous, built)
@@ -204,7 +221,7 @@ def _plan(
         with threadset.cache.snapshot():
             loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in lists]
             marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
-    jobs = SiteJobs(site, fingerprints, loaded, static)
+    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest())
     plan = plan_build(state.job_keys(), jobs.all())
     memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint, marks)
     return _Planned(plan, memory, len(plan.kept), incremental=False)
@@ -287,11 +304,15 @@ def build_site(
     *,
     workers: int | None = None,
     clean: bool = False,
+    verify: bool = False,
     progress: Progress | None = None,
     fault: Callable[[str], None] | None = None,
 ) -> BuildReport:
     """Bring output/ up to date with content/, the theme and the configuration.
-    ``fault`` is called at named points (crash tests kill the process there)."""
+    Files of earlier builds deleted or replaced in output/ are made again; with
+    ``verify``, also files edited in place (a stat of every file, not only of the
+    folders that changed). ``fault`` is called at named points (crash tests kill the
+    process there)."""
     started = time.monotonic()
     cache = config.site.cache_dir
     output = config.site.output_dir
@@ -299,6 +320,9 @@ def build_site(
     try:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
+            checking = time.monotonic()
+            damaged, looked = ([], []) if clean else _invalidate_damaged(output, state, verify)
+            check_seconds = time.monotonic() - checking
             if clean:
                 _clean_output(config, state)
             cores = workers or os.cpu_count() or 1
@@ -307,17 +331,20 @@ def build_site(
             clear_spool(spool)
             with JobRunner(theme, config.site.content_dir, output, cores, spool) as runner:
                 planning = time.monotonic()
-                planned = _plan(config, theme, state, full=clean, on_work=runner.start)
+                # A damaged file's job may be one an incremental plan would not look at.
+                planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start)
                 plan_seconds = time.monotonic() - planning
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
                 report.plan_seconds = plan_seconds
+                report.damaged, report.check_seconds = damaged, check_seconds
+                _mark_folders(output, state, report, looked, every=not planned.incremental)
                 del planned  # the plan of a full build is big: free it before indexing
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
         if report.jobs_run >= _BIG_BUILD:
             # Rendering left freed memory scattered over the heap: index workers would inherit it.
             gc.collect()
             trim_heap()
-        report.search = update_index(config, clean=clean, workers=cores, fault=fault, spool=spool)
+        report.search = update_index(config, clean=clean, verify=verify, workers=cores, fault=fault, spool=spool)
     finally:
         clear_spool(cache / SPOOL_DIR)
         release_lock(lock)
@@ -327,6 +354,39 @@ def build_site(
 
 def _no_fault(_point: str) -> None:
     pass
+
+
+def _invalidate_damaged(output: Path, state: BuildState, verify: bool) -> tuple[list[str], list[str]]:
+    """The recorded files deleted or edited since they were written (output/ is safe
+    to delete), and the folders looked into: their jobs are marked to run again, durably,
+    before anything else. Only the files of folders whose mtime changed are looked at,
+    unless ``verify`` (an edit in place changes no folder's mtime)."""
+    if verify:
+        folders = sorted({folder_of(path) for path in state.all_files()})
+        candidates = state.file_stats()
+    else:
+        folders = changed_folders(output, state.folder_marks())
+        candidates = state.file_stats_in(folders)
+    damaged = sorted(changed_files(output, candidates))
+    if damaged:
+        state.begin()
+        state.invalidate(damaged)
+        state.commit()
+    return damaged, folders
+
+
+def _mark_folders(output: Path, state: BuildState, report: BuildReport, looked: list[str], every: bool) -> None:
+    """Record the mtime of the folders this build changed or looked into (``every``:
+    of every folder holding a recorded file, forgetting the others), for the next
+    build's stat pass."""
+    if every:
+        changed = {folder_of(path) for path in state.all_files()}
+    else:
+        changed = {folder_of(path) for path in (*report.written, *report.removed, *report.damaged)}
+        changed.update(looked)
+    state.begin()
+    state.set_folder_marks(folder_marks(output, folders_with_parents(changed)), replace=every)
+    state.commit()
 
 
 def _build(
@@ -353,7 +413,7 @@ def _build(
     done = finished = 0
     # Records go to the state 500 jobs at a time, in one transaction (as durable as one per job:
     # a build killed before the commit is finished by the next one).
-    pending: list[tuple[str, str, dict[str, str]]] = []
+    pending: list[tuple[str, str, dict[str, str], dict[str, Stat]]] = []
     newcomers: list[str] = []
     # Files of earlier builds may belong to jobs this build keeps; in a fresh state none can.
     check_owners = state.has_files()
@@ -371,14 +431,14 @@ def _build(
 
     state.begin()
     try:
-        for job, (_id, files, written, unchanged) in runner.run(plan.run, old, total):
+        for job, (_id, files, written, unchanged, stats) in runner.run(plan.run, old, total):
             for path in files:
                 if path in produced:
                     raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
                 produced[path] = job.id
             before = old.get(job.id, {})
             newcomers.extend(path for path in files if path not in before)
-            pending.append((job.id, job.key, files))
+            pending.append((job.id, job.key, files, stats))
             fault("job-done")
             report.written.extend(written)
             report.unchanged += unchanged

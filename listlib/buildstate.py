@@ -1,4 +1,5 @@
-"""What the last builds wrote: every job's key and every output file's owner and digest.
+"""What the last builds wrote: every job's key and every output file's owner, digest,
+size and modification time (the stat the next build compares with the disk).
 
 Kept in ``<cache_dir>/build.sqlite``. It is derived data: when it is missing, damaged
 or from another version, the next build starts from nothing and rewrites only files
@@ -22,13 +23,16 @@ from .sqlfile import connect
 
 __all__ = ["STATE_VERSION", "BuildState"]
 
-STATE_VERSION = "4"
+STATE_VERSION = "5"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS jobs (id TEXT PRIMARY KEY, key TEXT NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS files (path TEXT PRIMARY KEY, job TEXT NOT NULL, digest TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, job TEXT NOT NULL, digest TEXT NOT NULL, size INTEGER, mtime INTEGER
+) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS files_by_job ON files (job);
+CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS mids (
     call TEXT PRIMARY KEY, slug TEXT NOT NULL, thread TEXT NOT NULL, prefix TEXT NOT NULL
 ) WITHOUT ROWID;
@@ -63,7 +67,11 @@ class BuildState:
             db.executescript(_SCHEMA)
             version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
             if version is None or version[0] != STATE_VERSION:
-                db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM meta; DELETE FROM mids;")
+                # Another version's tables may have other columns: made again, empty.
+                db.executescript(
+                    "DROP TABLE jobs; DROP TABLE files; DROP TABLE meta; DROP TABLE mids; DROP TABLE folders;"
+                )
+                db.executescript(_SCHEMA)
                 db.execute("INSERT INTO meta VALUES ('version', ?)", (STATE_VERSION,))
         except sqlite3.DatabaseError:
             db.close()
@@ -161,6 +169,57 @@ class BuildState:
     def all_files(self) -> set[str]:
         return {path for (path,) in self.db.execute("SELECT path FROM files")}
 
+    def file_stats(self) -> list[tuple[str, tuple[int, int] | None]]:
+        """Every file with its recorded (size, mtime_ns), None when none was recorded."""
+        return [
+            (path, None if size is None or mtime is None else (size, mtime))
+            for path, size, mtime in self.db.execute("SELECT path, size, mtime FROM files")
+        ]
+
+    def file_stats_in(self, folders: Iterable[str]) -> list[tuple[str, tuple[int, int] | None]]:
+        """``file_stats`` of the files directly in these folders ("" is output/ itself)."""
+        found: list[tuple[str, tuple[int, int] | None]] = []
+        for folder in folders:
+            prefix = f"{folder}/" if folder else ""
+            cursor = self.db.execute(
+                "SELECT path, size, mtime FROM files WHERE path >= ? AND path < ?", (prefix, prefix + "\U0010ffff")
+            )
+            found.extend(
+                (path, None if size is None or mtime is None else (size, mtime))
+                for path, size, mtime in cursor
+                if "/" not in path[len(prefix) :]
+            )
+        return found
+
+    def folder_marks(self) -> dict[str, int]:
+        """Folder of output/ -> its mtime_ns when the last build finished with it."""
+        return dict(self.db.execute("SELECT path, mtime FROM folders"))
+
+    def set_folder_marks(self, marks: dict[str, int | None], *, replace: bool) -> None:
+        """Record these folders' mtimes (None: the folder is gone); ``replace``: forget all others."""
+        if replace:
+            self.db.execute("DELETE FROM folders")
+        self.db.executemany("DELETE FROM folders WHERE path = ?", ((p,) for p, m in marks.items() if m is None))
+        self.db.executemany(
+            "INSERT OR REPLACE INTO folders VALUES (?, ?)", ((p, m) for p, m in marks.items() if m is not None)
+        )
+
+    def manifest(self) -> list[tuple[str, str, int | None]]:
+        """Every file with its digest and recorded size."""
+        return self.db.execute("SELECT path, digest, size FROM files").fetchall()
+
+    def invalidate(self, paths: Iterable[str]) -> set[str]:
+        """These files are not what was recorded (deleted, edited): forget their digests
+        and make their jobs' keys match nothing, so that the next plan runs those jobs
+        and their writer compares with the disk. Returns the jobs."""
+        items = list(paths)
+        jobs: set[str] = set(self.owner_of(items).values())
+        self.db.executemany(
+            "UPDATE files SET digest = '', size = NULL, mtime = NULL WHERE path = ?", ((p,) for p in items)
+        )
+        self.db.executemany("UPDATE jobs SET key = '' WHERE id = ?", ((job,) for job in jobs))
+        return jobs
+
     def owner_of(self, paths: Iterable[str]) -> dict[str, str]:
         found: dict[str, str] = {}
         items = list(paths)
@@ -179,16 +238,21 @@ class BuildState:
     def has_files(self) -> bool:
         return self.db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
 
-    def record_many(self, jobs: list[tuple[str, str, dict[str, str]]]) -> None:
-        """Jobs ran: for each (id, key, files), its key and the files it now owns (path -> digest)."""
+    def record_many(self, jobs: list[tuple[str, str, dict[str, str], dict[str, tuple[int, int]]]]) -> None:
+        """Jobs ran: for each (id, key, files, stats), its key and the files it now owns
+        (path -> digest), with their (size, mtime_ns) where known."""
         for start in range(0, len(jobs), 500):
-            chunk = [job_id for job_id, _key, _files in jobs[start : start + 500]]
+            chunk = [job[0] for job in jobs[start : start + 500]]
             self.db.execute(f"DELETE FROM files WHERE job IN ({','.join('?' * len(chunk))})", chunk)
         self.db.executemany(
-            "INSERT OR REPLACE INTO files VALUES (?, ?, ?)",
-            ((path, job_id, digest) for job_id, _key, files in jobs for path, digest in files.items()),
+            "INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?, ?)",
+            (
+                (path, job_id, digest, *(stats.get(path) or (None, None)))
+                for job_id, _key, files, stats in jobs
+                for path, digest in files.items()
+            ),
         )
-        self.db.executemany("INSERT OR REPLACE INTO jobs VALUES (?, ?)", ((job, key) for job, key, _files in jobs))
+        self.db.executemany("INSERT OR REPLACE INTO jobs VALUES (?, ?)", ((job[0], job[1]) for job in jobs))
 
     def forget(self, job_ids: Iterable[str]) -> None:
         for job_id in job_ids:
@@ -199,5 +263,5 @@ class BuildState:
         self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
 
     def clear(self) -> None:
-        self.db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM mids;")
+        self.db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM mids; DELETE FROM folders;")
         self.db.execute("DELETE FROM meta WHERE key != 'version'")

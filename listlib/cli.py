@@ -418,6 +418,11 @@ def import_(
 @click.option("--plan", "plan_only", is_flag=True, help="Print what would be rebuilt; write nothing.")
 @click.option("--clean", is_flag=True, help="Empty output/ and the build records, then build everything.")
 @click.option(
+    "--verify",
+    is_flag=True,
+    help="Also find files edited in place in output/ (a stat of every file; deleted or replaced ones are always).",
+)
+@click.option(
     "-j", "--jobs", "workers", type=click.IntRange(min=1), metavar="N", help="Worker processes (default: all cores)."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (and with --plan, the jobs) as JSON.")
@@ -429,6 +434,7 @@ def build(
     obj: _Context,
     plan_only: bool,
     clean: bool,
+    verify: bool,
     workers: int | None,
     as_json: bool,
     with_files: bool,
@@ -456,13 +462,19 @@ def build(
                 _echo(f"render  {item['job']}" + (f" ({plural(len(made), 'file')})" if made else " (new)"))
         _echo(f"{plural(report.jobs_run, 'job')} to run, {report.jobs_kept} unchanged")
         return
-    report = _run_build(config, workers=workers, clean=clean, quiet=obj.quiet, as_json=as_json)
+    report = _run_build(config, workers=workers, clean=clean, verify=verify, quiet=obj.quiet, as_json=as_json)
     if as_json:
         _echo_json(report.to_dict(with_files=with_files), indent=2)
 
 
 def _run_build(
-    config: Config, *, workers: int | None = None, clean: bool = False, quiet: bool, as_json: bool
+    config: Config,
+    *,
+    workers: int | None = None,
+    clean: bool = False,
+    verify: bool = False,
+    quiet: bool,
+    as_json: bool,
 ) -> BuildReport:
     """Build the site with a progress bar on a terminal; print the summary unless
     ``as_json`` (or ``quiet`` and nothing changed)."""
@@ -474,6 +486,7 @@ def _run_build(
             config,
             workers=workers,
             clean=clean,
+            verify=verify,
             progress=bar,
             fault=_fault_from_env(),
         )

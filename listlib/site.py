@@ -341,12 +341,17 @@ class SiteJobs:
         fingerprints: Mapping[str, str],
         sources: Sequence[ListSource],
         static_files: Sequence[tuple[str, str, str]],
+        code: str,
     ) -> None:
         """``fingerprints``: template name -> fingerprint, for every template in
-        ``TEMPLATES``; ``static_files``: (path under static/, source, digest)."""
+        ``TEMPLATES``; ``static_files``: (path under static/, source, digest); ``code``:
+        the digest of the code that renders (``codedigest.render_digest``), part of
+        every key: other code may make other bytes from the same arguments."""
         self.site = site.as_tuple()
         self.hide = site.obfuscate_addresses
-        self.fingerprints = {kind: ",".join(fingerprints[name] for name in names) for kind, names in TEMPLATES.items()}
+        self.fingerprints = {
+            kind: ",".join([code, *(fingerprints[name] for name in names)]) for kind, names in TEMPLATES.items()
+        }
         self.sources = {source.slug: source for source in sources}
         self.static_files = tuple(static_files)
         self._sitemap_months: dict[str, dict[Month, list[ThreadSummary]]] = {}

@@ -9,7 +9,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
-    {"errors", "values", "charsets", "controls", "heap"},
+    {"errors", "values", "charsets", "controls", "heap", "codedigest"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "search", "search.analysis", "search.codec"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
@@ -29,7 +29,7 @@ LAYERS = [
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
     | {"render.runner", "delivery.runner"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
-    | {"unrouted"},
+    | {"unrouted", "manifest"},
     {"cli", "__main__"},
 ]
 ONLY_IN = {

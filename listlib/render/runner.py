@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..plan import Job
 from ..theme import Theme
+from .writer import Stat
 
 if TYPE_CHECKING:
     from .pages import Renderer
@@ -35,8 +36,9 @@ PARALLEL_FROM = 60
 """Less work than this is done in-process: starting workers would cost more."""
 
 Chunk = list[tuple[str, str, Any, dict[str, str]]]
-Result = tuple[str, dict[str, str], list[str], int]
-"""A finished job: its id, its files (path -> digest), the paths written, the files unchanged."""
+Result = tuple[str, dict[str, str], list[str], int, dict[str, Stat]]
+"""A finished job: its id, its files (path -> digest), the paths written, the files
+unchanged, and each file's (size, mtime_ns) once made or found the same."""
 
 # Worker-process state, set once per worker by _init_worker (never in the main process).
 _renderer: Renderer | None = None
@@ -66,7 +68,8 @@ def _run_with(renderer: Renderer, chunk: Iterable[tuple[str, str, Any, dict[str,
         files = renderer.run(kind, args, old)
         written = renderer.writer.written_paths[before_written:]
         del renderer.writer.written_paths[before_written:]
-        results.append((job_id, files, written, renderer.writer.unchanged - before_unchanged))
+        stats = {path: renderer.writer.stats.pop(path) for path in files if path in renderer.writer.stats}
+        results.append((job_id, files, written, renderer.writer.unchanged - before_unchanged, stats))
     return results
 
 

@@ -3,7 +3,10 @@
 Per list and month the store fingerprint it was indexed at; per indexed message its
 raw-bytes hash and where it lives (segment, doc number); and the manifest
 generation it matches. When that generation is not the one in ``output/search/``
-(a crash between the two, an emptied output) the index is rebuilt. Knows SQL only.
+(a crash between the two, an emptied output) the index is rebuilt. And every file of
+the index with its digest, size and mtime, and the mtime of its folders, for the
+next update to find files deleted or edited since (``files``, ``folders``). Knows SQL
+only.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from ..sqlfile import connect
 
 __all__ = ["SearchState"]
 
-_VERSION = "1"
+_VERSION = "2"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS months (
@@ -29,6 +32,10 @@ CREATE TABLE IF NOT EXISTS docs (
 );
 CREATE INDEX IF NOT EXISTS docs_by_month ON docs (list, year, month);
 CREATE INDEX IF NOT EXISTS docs_by_segment ON docs (segment);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, digest TEXT NOT NULL, size INTEGER NOT NULL, mtime INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -50,7 +57,9 @@ class SearchState:
         db.executescript(_SCHEMA)
         version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
         if version is None or version[0] != _VERSION:
-            db.executescript("DELETE FROM meta; DELETE FROM months; DELETE FROM docs;")
+            db.executescript(
+                "DELETE FROM meta; DELETE FROM months; DELETE FROM docs; DELETE FROM files; DELETE FROM folders;"
+            )
             db.execute("INSERT INTO meta VALUES ('version', ?)", (_VERSION,))
         return db
 
@@ -66,7 +75,8 @@ class SearchState:
 
     def clear(self) -> None:
         self.db.executescript(
-            "BEGIN; DELETE FROM months; DELETE FROM docs; DELETE FROM meta WHERE key != 'version'; COMMIT;"
+            "BEGIN; DELETE FROM months; DELETE FROM docs; DELETE FROM meta WHERE key != 'version';"
+            " DELETE FROM files; DELETE FROM folders; COMMIT;"
         )
 
     def months(self) -> dict[tuple[str, int, int], str]:
@@ -96,6 +106,34 @@ class SearchState:
     def move_docs(self, moves: Iterable[tuple[str, int, str]]) -> None:
         """(segment, doc, call): where merged messages live now."""
         self.db.executemany("UPDATE docs SET segment = ?, doc = ? WHERE call = ?", moves)
+
+    def files(self) -> dict[str, tuple[str, int, int]]:
+        """Path under ``search/`` -> (digest, size, mtime_ns) of every file of the index."""
+        return {path: (digest, size, mtime) for path, digest, size, mtime in self.db.execute("SELECT * FROM files")}
+
+    def files_in(self, folders: Iterable[str]) -> dict[str, tuple[str, int, int]]:
+        """``files`` directly in these folders ("" is ``search/`` itself)."""
+        found: dict[str, tuple[str, int, int]] = {}
+        for folder in folders:
+            prefix = f"{folder}/" if folder else ""
+            cursor = self.db.execute(
+                "SELECT * FROM files WHERE path >= ? AND path < ?", (prefix, prefix + "\U0010ffff")
+            )
+            found.update((path, (d, size, m)) for path, d, size, m in cursor if "/" not in path[len(prefix) :])
+        return found
+
+    def set_files(self, add: Iterable[tuple[str, str, int, int]], remove: Iterable[str]) -> None:
+        """Record (path, digest, size, mtime_ns) of files written; forget files removed."""
+        self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in remove))
+        self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", add)
+
+    def folders(self) -> dict[str, int]:
+        return dict(self.db.execute("SELECT path, mtime FROM folders"))
+
+    def set_folders(self, marks: dict[str, int | None]) -> None:
+        """Replace the folder marks (None: the folder is gone)."""
+        self.db.execute("DELETE FROM folders")
+        self.db.executemany("INSERT INTO folders VALUES (?, ?)", ((p, m) for p, m in marks.items() if m is not None))
 
     def begin(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")

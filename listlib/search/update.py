@@ -4,7 +4,9 @@ Which messages changed is found per list and month from the store's month
 fingerprints (a few milliseconds when nothing did): new and changed messages go into
 one new segment, removed, redacted (changed bytes) and X-No-Archive messages become
 tombstones in the manifest; then segments are merged while ``merge.pick_merges``
-asks for it. Segments are written first, the manifest last (atomically), then the
+asks for it. Files of the index found deleted or changed since they were written (a
+stat pass, as the build's: the folders whose mtime changed, or every file with
+``verify``) make it rebuild the index. Segments are written first, the manifest last (atomically), then the
 state in the cache; the folders of segments no longer named by this manifest or the
 one before it are deleted (a reader that loaded the previous manifest keeps working).
 
@@ -26,13 +28,15 @@ import shutil
 import time
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..codedigest import search_digest
 from ..config import Config
 from ..fsutil import naming, read_file
 from ..index import Row
+from ..render.writer import changed_files, changed_folders, digest_of, folder_marks, folder_of
 from ..store import Store
 from .analysis import ANALYZER_VERSION
 from .codec import impact_table
@@ -70,9 +74,12 @@ class SearchReport:
     merged: int = 0
     seconds: float = 0.0
     rebuilt: bool = False
+    damaged: list[str] = field(default_factory=list)
+    """Files of the index found deleted or edited (under ``search/``): they made it rebuild."""
 
     def to_dict(self) -> dict[str, object]:
         return {
+            "damaged": len(self.damaged),
             "indexed": self.indexed,
             "removed": self.removed,
             "segments": self.segments,
@@ -146,8 +153,19 @@ def _invert_all(
 
 
 def _settings(config: Config) -> str:
+    """Everything the index's bytes depend on besides the messages: another tokenizer
+    or segment writer (``search_digest``) re-indexes everything."""
     return json.dumps(
-        [FORMAT, ANALYZER_VERSION, config.site.obfuscate_addresses, sorted(WEIGHTS.items()), K1, B, AVGDL]
+        [
+            FORMAT,
+            ANALYZER_VERSION,
+            search_digest(),
+            config.site.obfuscate_addresses,
+            sorted(WEIGHTS.items()),
+            K1,
+            B,
+            AVGDL,
+        ]
     )
 
 
@@ -178,6 +196,7 @@ def update_index(
     config: Config,
     *,
     clean: bool = False,
+    verify: bool = False,
     workers: int = 1,
     fault: Callable[[str], None] | None = None,
     spool: Path | None = None,
@@ -196,8 +215,10 @@ def update_index(
     try:
         manifest = _load_manifest(folder)
         settings = _settings(config)
+        looked, report.damaged = _damaged_files(folder, state, verify)
         if (
             clean
+            or report.damaged
             or manifest is None
             or state.get("settings") != settings
             or state.get("generation") != str(manifest["generation"])
@@ -216,10 +237,12 @@ def update_index(
             report.rebuilt = True
         spooled = SpoolReader(spool) if spool is not None else None
         try:
-            _update(config, folder, state, manifest, settings, workers, spooled, report, fault or _no_fault)
+            wrote = _update(config, folder, state, manifest, settings, workers, spooled, report, fault or _no_fault)
         finally:
             if spooled is not None:
                 spooled.close()
+        if wrote or looked:
+            _record_files(folder, state)
     finally:
         state.close()
     report.seconds = time.monotonic() - started
@@ -236,7 +259,8 @@ def _update(
     spool: SpoolReader | None,
     report: SearchReport,
     fault: Callable[[str], None],
-) -> None:
+) -> bool:
+    """Whether it wrote anything."""
     content = config.site.content_dir
     slugs = [lst.slug for lst in config.published_lists]
     known = state.months()
@@ -311,7 +335,7 @@ def _update(
         for (slug, year, month), fingerprint in months.items():
             state.set_month(slug, year, month, fingerprint)
         state.commit()
-        return
+        return False
     previous = {str(info["id"]) for info in _previous_segments(folder)}
     manifest["generation"] = generation
     manifest["live"] = sum(int(info["docs"]) - len(info.get("deleted", ())) for info in segments)
@@ -335,6 +359,46 @@ def _update(
             shutil.rmtree(entry, ignore_errors=True)
     report.indexed = len(add)
     report.removed = len(remove)
+    return True
+
+
+def _damaged_files(folder: Path, state: SearchState, verify: bool) -> tuple[list[str], list[str]]:
+    """The folders looked into and the recorded files of the index found deleted or
+    changed there (every folder with ``verify``)."""
+    if verify:
+        files = state.files()
+        looked = sorted({folder_of(path) for path in files})
+    else:
+        looked = changed_folders(folder, state.folders())
+        files = state.files_in(looked)
+    damaged = changed_files(folder, [(path, (size, mtime)) for path, (_d, size, mtime) in files.items()])
+    return looked, sorted(damaged)
+
+
+def _record_files(folder: Path, state: SearchState) -> None:
+    """Record the index's files (hashing those not recorded yet or changed: the ones
+    just written) and its folders' mtimes; forget the files of segments deleted."""
+    manifest = _load_manifest(folder)
+    keep = {str(info["id"]) for info in manifest["segments"]} | set(manifest.get("previous", ())) if manifest else set()
+    recorded = state.files()
+    add: list[tuple[str, str, int, int]] = []
+    paths = ["manifest.json"] if manifest else []
+    for sid in sorted(keep):
+        try:
+            with os.scandir(folder / "seg" / sid) as entries:
+                paths.extend(f"seg/{sid}/{entry.name}" for entry in entries if entry.is_file(follow_symlinks=False))
+        except FileNotFoundError:
+            continue  # a previous generation's segment someone deleted: readers of the new manifest never need it
+    for path in paths:
+        found = os.stat(folder / path)
+        old = recorded.get(path)
+        if old is None or (old[1], old[2]) != (found.st_size, found.st_mtime_ns):
+            add.append((path, digest_of((folder / path).read_bytes()), found.st_size, found.st_mtime_ns))
+    remove = set(recorded) - set(paths)
+    state.begin()
+    state.set_files(add, remove)
+    state.set_folders(folder_marks(folder, ["", "seg", *(f"seg/{sid}" for sid in sorted(keep))]))
+    state.commit()
 
 
 def _live_days(folder: Path, segments: list[dict[str, Any]]) -> tuple[int, int]:

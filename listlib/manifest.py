@@ -1,0 +1,44 @@
+"""The build's own record of output/: every file it owns, with its digest and size.
+
+Read from the records the build and the search index keep as they write (the build
+state's files, the search state's files), never by walking output/: files someone else
+put there (a host's ``CNAME``) are not in it, and nothing is hashed again. Publishing
+and take-downs read it. Never writes anything.
+"""
+
+from __future__ import annotations
+
+from .buildstate import BuildState
+from .config import Config
+from .errors import BuildError
+from .fsutil import acquire_lock, release_lock
+from .search.state import SearchState
+from .search.update import SEARCH_DIR
+
+__all__ = ["load_manifest"]
+
+
+def load_manifest(config: Config) -> dict[str, tuple[str, int]]:
+    """Path under output/ -> (blake2b-128 hex digest of its bytes, size) of every file
+    the last build made, the search index's included. Waits for a running build."""
+    cache = config.site.cache_dir
+    cache.mkdir(parents=True, exist_ok=True)
+    lock = acquire_lock(cache / "build.lock", 60.0, "another listlib build is running for this site")
+    try:
+        files: dict[str, tuple[str, int]] = {}
+        with BuildState(cache / "build.sqlite") as state:
+            if state.get("running") is not None:
+                raise BuildError(f"{config.site.output_dir}: the last build did not finish; run 'listlib build'")
+            for path, digest, size in state.manifest():
+                if not digest or size is None:
+                    raise BuildError(f"{config.site.output_dir}/{path}: not made again since it was found damaged")
+                files[path] = (digest, size)
+        search = SearchState(cache / "search.sqlite")
+        try:
+            for path, (digest, size, _mtime) in search.files().items():
+                files[f"{SEARCH_DIR}/{path}"] = (digest, size)
+        finally:
+            search.close()
+    finally:
+        release_lock(lock)
+    return files
