@@ -291,13 +291,21 @@ class DovecotServer:
         """SIGKILL the whole server (master, login and pop3 processes) at once."""
         if self.process is None:
             return
+        session = self.process.pid  # started with start_new_session: the master leads the session
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
         self.process = None
-        # Children that were mid-exit may linger for a moment; wait for the ports.
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not self._ports_free():
+        # Every process of the server must be gone before it starts again: a login process
+        # still alive (under load, one forked as the kill landed) keeps the old sockets, and
+        # the new master then refuses to start ("Dovecot is already running?").
+        deadline = time.monotonic() + 20
+        while (left := _session_members(session)) or not self._ports_free():
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"dovecot processes {left} outlived a SIGKILL of their session for 20 s")
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
             time.sleep(0.05)
 
     def _ports_free(self) -> bool:
@@ -328,3 +336,19 @@ class DovecotServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def _session_members(session: int) -> list[int]:
+    """The live processes (zombies aside) of a session, from /proc."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if fields[0] != "Z" and int(fields[3]) == session:
+            found.append(int(entry.name))
+    return found
