@@ -48,7 +48,7 @@ from .sitedata import StoredList
 from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
-from .values import plural
+from .values import NO_LIST, plural
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
 
@@ -258,6 +258,34 @@ def _owned_folders(config: Config) -> set[str]:
     return {lst.slug for lst in config.published_lists} | {"mid", "static"}
 
 
+def _check_lists_kept(config: Config, state: BuildState) -> None:
+    """Refuse a build that would take down every page of a list whose mail is still in the
+    store, unless the configuration says so (``publish = false``): a table renamed by a
+    typo (``[lists.anounce]``) looks like a list removed, and must not unpublish one."""
+    recorded = state.get("published")
+    if recorded is None:
+        return
+    shown = {lst.slug for lst in config.published_lists}
+    unpublished = {lst.slug for lst in config.lists if not lst.publish}
+    gone = [slug for slug in json.loads(recorded) if slug not in shown and slug not in unpublished]
+    if not gone:
+        return
+    with Store(config.site.content_dir).open() as store:
+        stored = set(store.index.slugs())
+    for slug in gone:
+        if slug in stored and slug != NO_LIST:
+            raise BuildError(
+                f"{config.path}: list {slug!r} is published and its mail is in "
+                f"{config.site.content_dir / slug}, but listlib.toml has no [lists.{slug}] table: "
+                f"the build would remove all its pages. If the table was renamed by mistake, restore it; "
+                f"to take the list's pages down on purpose, keep the table with 'publish = false'."
+            )
+
+
+def _record_lists(config: Config, state: BuildState) -> None:
+    state.set("published", json.dumps(sorted(lst.slug for lst in config.published_lists)))
+
+
 def _clean_output(config: Config, state: BuildState) -> None:
     """Empty what the build owns in output/: the files its records name and every file in
     the folders it makes (lists, ``mid``, ``static``, the search index). Never the whole
@@ -290,6 +318,7 @@ def plan_site(config: Config) -> BuildReport:
     try:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
+            _check_lists_kept(config, state)
             planned = _plan(config, theme, state)
             report = BuildReport(jobs_run=len(planned.plan.run), jobs_kept=planned.kept)
             report.planned = _plan_details(planned.plan, state)
@@ -320,6 +349,7 @@ def build_site(
     try:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
+            _check_lists_kept(config, state)
             checking = time.monotonic()
             damaged, looked = ([], []) if clean else _invalidate_damaged(output, state, verify)
             check_seconds = time.monotonic() - checking
@@ -464,6 +494,7 @@ def _build(
         report.removed += sorted(sweep(output, state.all_files(), _owned_folders(config)))
     state.begin()
     planned.memory.save(state)
+    _record_lists(config, state)
     state.set("running", None)
     state.commit()
     return report

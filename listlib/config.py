@@ -79,7 +79,7 @@ _SMTP_KEYS = {
 }
 _SMTP_PORTS: dict[Security, int] = {"ssl": 465, "starttls": 587, "none": 25}
 _DELIVERY_KEYS = {"verp", "retry_first_minutes", "retry_max_minutes", "give_up_days"}
-_LIST_KEYS = {"name", "description", "addresses", "list_ids"}
+_LIST_KEYS = {"name", "description", "addresses", "list_ids", "publish"}
 _LIST_DELIVERY_KEYS = {
     "deliver",
     "subscribers",
@@ -198,6 +198,10 @@ class ListConfig:
     """Forwarding to subscribers (``deliver = true``), or None when the list is only archived.
     Left out of the repr: the build's site fingerprint is made from it, and subscribers
     coming and going must not make a build re-plan every page."""
+    publish: bool = True
+    """Whether the website shows the list (``publish = false``: its mail is still filed
+    under it, and its pages are removed; the only way to take a list's pages down while
+    its mail stays in the store)."""
 
 
 UNROUTED_LIST = ListConfig(
@@ -312,11 +316,11 @@ class Config:
 
     @property
     def published_lists(self) -> tuple[ListConfig, ...]:
-        """The lists the website shows: the configured ones, then ``_no_list`` when
-        ``[site] publish_unrouted`` is on (routing never files mail under it)."""
-        if not self.site.publish_unrouted:
-            return self.lists
-        return (*self.lists, UNROUTED_LIST)
+        """The lists the website shows: the configured ones but those with ``publish =
+        false``, then ``_no_list`` when ``[site] publish_unrouted`` is on (routing never
+        files mail under it)."""
+        shown = tuple(lst for lst in self.lists if lst.publish)
+        return (*shown, UNROUTED_LIST) if self.site.publish_unrouted else shown
 
     def get_list(self, slug: str) -> ListConfig | None:
         """The list with this slug, or None."""
@@ -514,6 +518,7 @@ def _read_lists(reader: _Reader, data: Mapping[str, Any]) -> tuple[ListConfig, .
                 addresses=addresses,
                 list_ids=list_ids,
                 delivery=_read_list_delivery(reader, table, where, addresses, list_ids),
+                publish=reader.boolean(table, "publish", where, True),
             )
         )
     return tuple(out)

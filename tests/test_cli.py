@@ -146,7 +146,7 @@ def test_unknown_config_keys_are_errors_with_the_nearest_spelling(site: Path) ->
     )
 
 
-def test_a_typo_in_a_list_table_unpublishes_nothing_and_removing_the_table_does(site: Path) -> None:
+def test_a_typo_in_a_list_table_unpublishes_nothing_and_publish_false_does(site: Path) -> None:
     (site / "a.mbox").write_bytes(mboxrd([make_message(to="announce@lists.example.org")]))
     run_listlib("import", "a.mbox", cwd=site, check=True)
     run_listlib("build", cwd=site, check=True)
@@ -156,9 +156,22 @@ def test_a_typo_in_a_list_table_unpublishes_nothing_and_removing_the_table_does(
     (site / "listlib.toml").write_text(config.replace("[lists.announce]", "[list.announce]"))
     assert_clean_error(run_listlib("build", cwd=site), "list: unknown table (did you mean lists?)")
     assert sorted(p for p in (site / "output/announce").rglob("*") if p.is_file()) == pages
+    # A misspelt slug is a valid new list, and the real one looks removed: still refused,
+    # because its mail is in the store.
+    (site / "listlib.toml").write_text(config.replace("[lists.announce]", "[lists.anounce]"))
+    for command in (["build"], ["build", "--plan"], ["build", "--clean"]):
+        assert_clean_error(run_listlib(*command, cwd=site), "list 'announce' is published", "publish = false")
+        assert sorted(p for p in (site / "output/announce").rglob("*") if p.is_file()) == pages
     (site / "listlib.toml").write_text(config.split("[lists.announce]")[0])
+    assert_clean_error(run_listlib("build", cwd=site), "no [lists.announce] table")
+    # Taking the pages down on purpose: the table stays, with publish = false.
+    (site / "listlib.toml").write_text(config.replace("[lists.announce]\n", "[lists.announce]\npublish = false\n"))
     run_listlib("build", cwd=site, check=True)
     assert not (site / "output/announce").exists()
+    assert stored_files(site / "content")  # the mail stays filed
+    # Once unpublished and built, the table can go: nothing of the list is published any more.
+    (site / "listlib.toml").write_text(config.split("[lists.announce]")[0])
+    run_listlib("build", cwd=site, check=True)
 
 
 def test_check_reports_problems_as_json_and_repair_fixes_them(site: Path) -> None:
