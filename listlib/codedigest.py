@@ -28,7 +28,9 @@ PACKAGE = Path(__file__).resolve().parent
 RENDER_ROOTS = ("render.pages", "site", "theme")
 """What makes a page's bytes: the renderer (display, URLs, downloads, ...), the job
 builders that make its arguments, and the template loader."""
-RENDER_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3")
+RENDER_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "isal")
+"""Libraries whose version changes bytes: templates, Markdown pages, sanitized HTML, and
+the gzip streams of downloads (deterministic for one ISA-L version)."""
 
 SEARCH_ROOTS = ("search.document", "search.analysis", "search.segment", "search.bulk", "search.merge", "search.codec")
 """What makes the search index's bytes (``search.update`` holds its own constants in its settings)."""
