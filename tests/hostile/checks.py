@@ -59,10 +59,13 @@ class _PageChecker(HTMLParser):
                 self.problems.append(f"{name}={value[:80]!r} on <{tag}>")
         if tag == "form" and self._site_path(values.get("action") or "") != ["search", "index.html"]:
             self.problems.append(f"<form {attrs}>")
-        if tag in ("base", "iframe", "object", "embed", "svg", "math") or (
-            tag == "meta" and (values.get("http-equiv") or "").lower() == "refresh"
-        ):
+        if tag in ("base", "iframe", "object", "embed", "svg", "math"):
             self.problems.append(f"<{tag}> element")
+        if tag == "meta" and (values.get("http-equiv") or "").lower() == "refresh":
+            # The theme's redirect pages point inside the site; nothing else may refresh.
+            target = (values.get("content") or "").partition("url=")[2]
+            if self._site_path(target.partition("#")[0]) is None:
+                self.problems.append(f"<meta {attrs}>")
 
     def _own_script(self, values: dict[str, str | None]) -> bool:
         """A theme script: a file of the site's static/ folder."""
