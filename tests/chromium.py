@@ -137,8 +137,18 @@ def open_url(browser: DevTools, url: str) -> str:
         navigated = browser.send("Page.navigate", session, url=url)
         if not navigated.get("errorText"):
             browser.wait_for("Page.loadEventFired", session)
-        title = browser.send("Runtime.evaluate", session, expression="document.title", returnByValue=True)
-        return str(title["result"].get("value", ""))
+        for _ in range(3):
+            seen = len(browser.events)
+            try:
+                title = browser.send("Runtime.evaluate", session, expression="document.title", returnByValue=True)
+                return str(title["result"].get("value", ""))
+            except RuntimeError as error:
+                # A page that moves on by itself (a redirect page's meta refresh): ask the next one.
+                if "navigated or closed" not in str(error):
+                    raise
+                browser.events[:seen] = [e for e in browser.events[:seen] if e.get("method") != "Page.loadEventFired"]
+                browser.wait_for("Page.loadEventFired", session)
+        raise RuntimeError(f"{url} kept navigating")
     finally:
         browser.send("Target.closeTarget", targetId=target)
 
