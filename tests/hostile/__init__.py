@@ -90,7 +90,7 @@ class HostileCorpus:
         return [self.folder / s.path for s in self.sources]
 
 
-def mboxo(messages: list[bytes], sender: str = "ann@example.org", date: str = "Mon Jul  1 12:00:00 2024") -> bytes:
+def mboxo(messages: list[bytes], sender: str = "ann@example.org", date: str = "Mon Jan  1 12:00:00 2024") -> bytes:
     """Messages as an mboxo file: only body lines starting ``From `` get a ``>``."""
     return b"".join(
         f"From {sender} {date}\n".encode() + re.sub(rb"^From ", b">From ", raw, flags=re.M) + b"\n" for raw in messages

@@ -80,7 +80,8 @@ def big_message(megabytes: int) -> bytes:
 
 def reply_chain(depth: int) -> list[bytes]:
     """``depth`` messages each answering the one before (In-Reply-To only), word ``chainlink``."""
-    start = datetime(2024, 7, 1, tzinfo=UTC)
+    # Before the other payloads, so that the feeds' latest entries are theirs.
+    start = datetime(2024, 1, 1, tzinfo=UTC)
     return [
         make_message(
             "Re: chain" if n else "chain",

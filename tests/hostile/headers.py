@@ -98,9 +98,9 @@ def odd_header_messages() -> list[bytes]:
             + f"To: dev@lists.example.org\nMessage-ID: <odd-{n}@example.org>\n\noddheaders {n}\n".encode()
         )
     for n, date in enumerate(dates, start=len(raw_headers)):
-        messages.append(
-            make_message(f"absurd date {date}", f"oddheaders {n}\n", message_id=f"<odd-{n}@example.org>", date=date)
-        )
+        # Filed under the import time when the date is unusable: always among a feed's latest entries.
+        subject = f"absurd date {date} \x1b[31m\x07\x00 {OSC52}"
+        messages.append(make_message(subject, f"oddheaders {n}\n", message_id=f"<odd-{n}@example.org>", date=date))
     # A bogus body charset (a name no codec has) and a charset that cannot decode the bytes.
     messages.append(
         make_message(
