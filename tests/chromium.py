@@ -1,6 +1,9 @@
 """Headless Chromium for tests, driven with the standard library only: the flags that
-keep it off the network, and ``DevTools``, a client of the DevTools protocol over
-``--remote-debugging-pipe`` (used by test_browser.py and test_serve_browser.py).
+keep it off the network, ``DevTools``, a client of the DevTools protocol over
+``--remote-debugging-pipe`` (used by test_browser.py and test_serve_browser.py),
+``open_url`` (a page in a fresh tab, its title once loaded) and ``Marker``, a listener that
+hostile payloads ask for an image, so that a script that ran is seen
+(test_attachment_servers.py, test_hostile.py).
 Nothing here ever downloads a browser; ``CHROMIUM`` is None when none is installed."""
 
 from __future__ import annotations
@@ -11,9 +14,12 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 CHROMIUM = next((p for p in map(shutil.which, ("chromium", "chromium-browser")) if p), None)
 FLAGS = [
@@ -119,3 +125,56 @@ class DevTools:
             self.proc.wait()
         os.close(self._write_fd)
         self._reader.close()
+
+
+def open_url(browser: DevTools, url: str) -> str:
+    """Open ``url`` in a new tab; its title once loaded ("" when it became a download)."""
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        browser.events.clear()
+        navigated = browser.send("Page.navigate", session, url=url)
+        if not navigated.get("errorText"):
+            browser.wait_for("Page.loadEventFired", session)
+        for _ in range(3):
+            seen = len(browser.events)
+            try:
+                title = browser.send("Runtime.evaluate", session, expression="document.title", returnByValue=True)
+                return str(title["result"].get("value", ""))
+            except RuntimeError as error:
+                # A page that moves on by itself (a redirect page's meta refresh): ask the next one.
+                if "navigated or closed" not in str(error):
+                    raise
+                browser.events[:seen] = [e for e in browser.events[:seen] if e.get("method") != "Page.loadEventFired"]
+                browser.wait_for("Page.loadEventFired", session)
+        raise RuntimeError(f"{url} kept navigating")
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+
+
+class Marker:
+    """A listener on 127.0.0.1 that records the path of every request: a script that ran."""
+
+    def __init__(self) -> None:
+        hits: list[str] = []
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                hits.append(unquote(self.path))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.hits = hits
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/ran?"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread.start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self.thread.join(5)

@@ -15,19 +15,15 @@ Skipped when Chromium, Apache or nginx is not installed.
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import os
 import shutil
 import tempfile
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import pytest
 
@@ -36,124 +32,12 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.store import Store
 
-from .chromium import CHROMIUM, DevTools
-from .conftest import SITE_TOML, make_message, mboxrd
+from .chromium import CHROMIUM, DevTools, Marker, open_url
+from .conftest import SITE_TOML, mboxrd
+from .hostile.attachments import HOSTILE, PWNED, hostile_attachment_message, polyglot
 from .webservers import WebServer, apache_missing, nginx_missing, public_copy, start_apache, start_nginx
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
-
-PWNED = "PWNED"
-
-
-def script(marker: str) -> str:
-    return f"document.title='{PWNED}';new Image().src='{marker}'+encodeURIComponent(location.pathname);"
-
-
-def polyglot(marker: str) -> str:
-    """A page whose script runs whether it is read as HTML or as XHTML."""
-    return (
-        '<html xmlns="http://www.w3.org/1999/xhtml"><head><title>t</title></head>'
-        f"<body><p>hostile</p><script>{script(marker)}</script></body></html>\n"
-    )
-
-
-def svg(marker: str) -> str:
-    return f'<svg xmlns="http://www.w3.org/2000/svg"><script>{script(marker)}</script></svg>\n'
-
-
-def type_map(marker: str) -> str:
-    """An Apache type map (mod_negotiation's ``.var`` handler) that answers with HTML of its own."""
-    return f"URI: x\n\nContent-type: text/html\nBody:----x----\n{polyglot(marker)}----x----\n"
-
-
-# (file name or None, declared content type, body maker)
-HOSTILE = [
-    ("notes", "text/plain", polyglot),
-    ("README", "application/octet-stream", polyglot),
-    ("Makefile", "text/html", polyglot),
-    ("x.php", "application/octet-stream", polyglot),
-    (".htaccess", "text/plain", polyglot),
-    ("nul", "application/octet-stream", polyglot),
-    ("x.xhtm", "application/xhtml+xml", polyglot),
-    ("x.xht", "application/xhtml+xml", polyglot),
-    ("x.xhtml", "application/xhtml+xml", polyglot),
-    ("x.shtml", "text/html", polyglot),
-    ("x.svg", "image/svg+xml", svg),
-    ("x.svgz", "image/svg+xml", svg),
-    ("x.xml", "text/xml", polyglot),
-    ("x.xsl", "application/xml", polyglot),
-    ("x.atom", "application/atom+xml", polyglot),
-    ("x.rss", "application/rss+xml", polyglot),
-    ("x.kml", "application/octet-stream", polyglot),
-    ("x.xspf", "application/octet-stream", polyglot),
-    ("x.mml", "text/mathml", polyglot),
-    ("x.mht", "application/octet-stream", polyglot),
-    ("x.html", "text/html", polyglot),
-    ("x.HTM", "text/html", polyglot),
-    ("x.html.en", "text/html", polyglot),
-    ("x.html.gz", "application/gzip", polyglot),
-    ("x.var", "text/plain", type_map),
-    ("x.log", "text/plain", polyglot),
-    ("x.json", "application/json", polyglot),
-    ("x.eml", "text/plain", polyglot),
-    ("x.png", "image/png", polyglot),
-    ("photo.jpg", "application/octet-stream", polyglot),
-    ("report.pdf", "text/html", polyglot),
-    ("x.txt", "text/html", polyglot),
-    ("x.patch", "text/x-patch", polyglot),
-    ("x.unknownext", "application/octet-stream", polyglot),
-    (None, "text/html", polyglot),
-    (None, "image/svg+xml", svg),
-    (None, "application/xhtml+xml", polyglot),
-    (None, "application/x-unheard-of", polyglot),
-]
-
-
-def hostile_message(n: int, marker: str, parts: list[tuple[str | None, str, Any]]) -> bytes:
-    boundary = "b0undary"
-    body = [f"--{boundary}\nContent-Type: text/plain; charset=utf-8\n\nAttachments follow.\n"]
-    for name, content_type, make in parts:
-        disposition = "attachment" + (f'; filename="{name}"' if name is not None else "")
-        encoded = base64.encodebytes(make(marker).encode()).decode()
-        body.append(
-            f"--{boundary}\nContent-Type: {content_type}\nContent-Disposition: {disposition}\n"
-            f"Content-Transfer-Encoding: base64\n\n{encoded}"
-        )
-    body.append(f"--{boundary}--\n")
-    return make_message(
-        f"Hostile attachments {n}",
-        "\n".join(body),
-        message_id=f"<hostile{n}@example.org>",
-        date=datetime(2024, 5, n, 9, 0, tzinfo=UTC),
-        extra={"MIME-Version": "1.0", "Content-Type": f'multipart/mixed; boundary="{boundary}"'},
-    )
-
-
-class Marker:
-    """A listener on 127.0.0.1 that records the path of every request: a script that ran."""
-
-    def __init__(self) -> None:
-        hits: list[str] = []
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                hits.append(unquote(self.path))
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.hits = hits
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/ran?"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-        self.thread.start()
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-        self.thread.join(5)
 
 
 @dataclass
@@ -174,7 +58,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root.mkdir()
     (root / "listlib.toml").write_text(SITE_TOML)
     half = len(HOSTILE) // 2
-    messages = [hostile_message(1, marker.url, HOSTILE[:half]), hostile_message(2, marker.url, HOSTILE[half:])]
+    messages = [
+        hostile_attachment_message(1, marker.url, HOSTILE[:half]),
+        hostile_attachment_message(2, marker.url, HOSTILE[half:]),
+    ]
     source = root.parent / "in.mbox"
     source.write_bytes(mboxrd(messages))
     config = load_config(root / "listlib.toml")
@@ -209,22 +96,6 @@ def browser() -> Iterator[DevTools]:
             yield devtools
         finally:
             devtools.close()
-
-
-def open_url(browser: DevTools, url: str) -> str:
-    """Open ``url`` in a new tab; its title once loaded ("" when it became a download)."""
-    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
-    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-    try:
-        browser.send("Page.enable", session)
-        browser.events.clear()
-        navigated = browser.send("Page.navigate", session, url=url)
-        if not navigated.get("errorText"):
-            browser.wait_for("Page.loadEventFired", session)
-        title = browser.send("Runtime.evaluate", session, expression="document.title", returnByValue=True)
-        return str(title["result"].get("value", ""))
-    finally:
-        browser.send("Target.closeTarget", targetId=target)
 
 
 def visit_all(browser: DevTools, server: WebServer, site: Site) -> None:

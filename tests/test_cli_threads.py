@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -14,6 +12,7 @@ import pytest
 from listlib.threadview import JSON_INDENT_LEVELS, dumps_json
 
 from .conftest import make_message, mboxrd, run_listlib
+from .hostile.checks import load_deep_json
 
 
 def import_conversation(site: Path) -> None:
@@ -107,23 +106,6 @@ def test_threads_rebuilds_a_deleted_cache_and_sees_new_mail(site: Path) -> None:
     for path in (site / ".cache").iterdir():
         path.unlink()
     assert run_listlib("threads", "--message", "<other@x>", cwd=site, check=True).stdout == text
-
-
-def load_deep_json(text: str) -> Any:
-    """``json.loads`` of very deeply nested JSON: the stdlib decoder recurses, so it runs
-    in a thread with a large stack and a raised recursion limit."""
-    found: dict[str, Any] = {}
-    limit = sys.getrecursionlimit()
-    size = threading.stack_size(1 << 29)
-    try:
-        sys.setrecursionlimit(200_000)
-        worker = threading.Thread(target=lambda: found.update(data=json.loads(text)))
-        worker.start()
-        worker.join()
-    finally:
-        threading.stack_size(size)
-        sys.setrecursionlimit(limit)
-    return found["data"]
 
 
 @pytest.mark.slow

@@ -3,11 +3,8 @@ terminal, and subjects never copied whole into other pages when absurdly long.""
 
 from __future__ import annotations
 
-import base64
 import json
-import re
 import xml.etree.ElementTree as ET
-from datetime import UTC, datetime, timedelta
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -19,17 +16,8 @@ from listlib.filing import file_sources
 from listlib.store import Store
 
 from .conftest import make_message, mboxrd, run_listlib
-
-T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
-
-# What XML 1.0 refuses (C0 but tab, LF and CR; U+FFFE, U+FFFF; lone surrogates), plus
-# DEL and the C1 controls, which no page should carry raw either.
-RAW_CONTROL_RE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufffe\uffff\ud800-\udfff]")
-# What a terminal acts on: ESC, BEL and the other C0 controls but tab and newline, DEL, C1.
-TERMINAL_CONTROL_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-LONG_SUBJECT = "spam " * 400_000  # 2 MB
-OSC52 = "\x1b]52;c;aGVsbG8=\x07"  # writes the clipboard
-CLEAR = "\x1b[2J\x1b[H"
+from .hostile.checks import RAW_CONTROL_RE, assert_terminal_safe
+from .hostile.headers import control_header_messages
 
 
 def test_header_text_shows_controls_as_symbols_and_replaces_what_xml_refuses() -> None:
@@ -47,55 +35,13 @@ def test_bodies_and_terminals_use_the_same_symbols() -> None:
     )
 
 
-def hostile_messages() -> list[bytes]:
-    """Subjects, names and Message-IDs carrying controls, raw and RFC 2047-encoded, and a 2 MB subject."""
-    subjects = [
-        "hello \x1b[31mworld\x1b[0m",
-        "nul\x00byte",
-        "bell\x07 and del\x7f",
-        "=?utf-8?q?c1=C2=85=C2=9B_and_ffff=EF=BF=BF_fffe=EF=BF=BE?=",
-        "=?utf-7?q?lone_surrogate_+2AA-?=",
-        "=?utf-8?b?" + base64.b64encode(b"encoded \x1b]0;title\x07 esc").decode() + "?=",
-        LONG_SUBJECT,
-        f"osc {OSC52} clear {CLEAR}",
-    ]
-    senders = [
-        "=?utf-8?q?Evil=1B=5B2J_Name?= <evil@example.org>",
-        '"Bell\x07 Name" <bell@example.org>',
-        "Plain Name <plain\x01x@example.org>",
-    ]
-    messages = [
-        make_message(
-            subject,
-            f"Body {n}\n",
-            message_id=f"<h{n}\x01\x1b[2J@example.org>",
-            sender=senders[n % len(senders)],
-            date=T0 + timedelta(days=n),
-        )
-        for n, subject in enumerate(subjects)
-    ]
-    # Two messages sharing a Message-ID get a lookup page that lists both.
-    messages.append(make_message("twin\x1b one", message_id="<twin\x1b[2J@example.org>", date=T0 + timedelta(hours=1)))
-    messages.append(make_message("twin\x1b two", message_id="<twin\x1b[2J@example.org>", date=T0 + timedelta(hours=2)))
-    # A reply, so the thread page shows a changed subject inside the thread.
-    messages.append(
-        make_message(
-            "Re: changed \x1b[5m subject\x07",
-            message_id="<reply@example.org>",
-            date=T0 + timedelta(days=20),
-            extra={"In-Reply-To": "<h0\x01\x1b[2J@example.org>"},
-        )
-    )
-    return messages
-
-
 def build_hostile_site(site: Path) -> Path:
     config = load_config(site / "listlib.toml")
     source = site.parent / "hostile.mbox"
-    source.write_bytes(mboxrd(hostile_messages()))
+    source.write_bytes(mboxrd(control_header_messages()))
     with Store(config.site.content_dir).open() as store:
         report = file_sources(store, config.lists, [source])
-    assert report.filed == len(hostile_messages()), report.summary()
+    assert report.filed == len(control_header_messages()), report.summary()
     build_site(config, workers=1)
     return site / "output"
 
@@ -145,15 +91,8 @@ def test_a_2mb_subject_is_shown_cut_short_everywhere(site: Path) -> None:
 
 
 def import_hostile(site: Path) -> None:
-    (site / "hostile.mbox").write_bytes(mboxrd(hostile_messages()))
+    (site / "hostile.mbox").write_bytes(mboxrd(control_header_messages()))
     run_listlib("import", "hostile.mbox", cwd=site, check=True)
-
-
-def assert_terminal_safe(output: str) -> None:
-    found = TERMINAL_CONTROL_RE.search(output.replace("\n", ""))
-    assert found is None, (
-        f"{found.group()!r} at {found.start()}: {output[max(0, found.start() - 60) : found.end() + 60]!r}"
-    )
 
 
 def test_listlib_threads_shows_control_characters_as_symbols(site: Path) -> None:
