@@ -24,6 +24,7 @@ __all__ = [
     "fsync_dir",
     "fsync_file",
     "make_dirs",
+    "named",
     "naming",
     "read_file",
     "release_lock",
@@ -49,16 +50,24 @@ def _load_syncfs() -> object | None:
 _SYNCFS = _load_syncfs()
 
 
+def named(exc: OSError, path: Path | str) -> OSError:
+    """``exc``, or when it names no file (a full disk fails a ``write``, an ``fsync``, a
+    ``close``) the same error naming ``path``, so the user learns where."""
+    if exc.filename is None and exc.errno is not None:
+        return OSError(exc.errno, exc.strerror, str(path))
+    return exc
+
+
 @contextmanager
 def naming(path: Path | str) -> Iterator[None]:
-    """Give an ``OSError`` that names no file (a full disk fails a ``write``, an
-    ``fsync``, a ``close``) the path being written, so the user learns where."""
+    """Raise every ``OSError`` of the block through ``named`` (``path``: what it writes)."""
     try:
         yield
     except OSError as exc:
-        if exc.filename is None and exc.errno is not None:
-            raise OSError(exc.errno, exc.strerror, str(path)) from exc
-        raise
+        error = named(exc, path)
+        if error is exc:
+            raise
+        raise error from exc
 
 
 def write_file(path: Path | str, data: bytes, *, sync: bool) -> None:

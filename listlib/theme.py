@@ -29,6 +29,7 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+import markupsafe
 
 from .errors import BuildError
 
@@ -82,6 +83,15 @@ class _ChainLoader(jinja2.BaseLoader):
         return sorted(found)
 
 
+CONTENT_SECURITY_POLICY = "script-src 'self'; object-src 'none'; base-uri 'none'; form-action 'self'"
+"""Every page's policy, as the templates' ``content_security_policy`` (DESIGN.md
+invariant 6, defence in depth): scripts only from the site's own files (no inline
+script, no eval), no plugins, no ``<base>``, forms post only to the site. A ``<meta>``
+policy cannot set ``frame-ancestors``; the README's server snippets send this policy
+as a header, with that and ``nosniff``: keep them in step. A template global, not an
+included template: an include costs every one of a big archive's pages a new context."""
+
+
 class Theme:
     """The templates and static files a build uses."""
 
@@ -105,6 +115,7 @@ class Theme:
             # use (two stats per page and per included message) buys nothing.
             auto_reload=False,
         )
+        self.env.globals["content_security_policy"] = markupsafe.Markup(CONTENT_SECURITY_POLICY)
         self._fingerprints: dict[str, str] = {}
 
     def template(self, name: str) -> jinja2.Template:

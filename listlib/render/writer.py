@@ -25,7 +25,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..fsutil import naming, read_file, write_all
+from ..fsutil import named, read_file, write_all
 
 __all__ = [
     "TEMP_PREFIX",
@@ -130,15 +130,21 @@ class Writer:
         """Write ``data`` to a temporary file beside ``target``, then rename it into place."""
         temp = self._temp(target)
         try:
-            with naming(target):
-                fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
-                try:
-                    write_all(fd, data)
-                    # The renaming keeps the time of the last write.
-                    made = os.fstat(fd)
-                finally:
-                    os.close(fd)
+            fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+            try:
+                write_all(fd, data)
+                # The renaming keeps the time of the last write.
+                made = os.fstat(fd)
+            finally:
+                os.close(fd)
             os.replace(temp, target)
+        except OSError as exc:
+            # Not a context manager: this runs for every file of a build.
+            _unlink(temp)
+            error = named(exc, target)
+            if error is exc:
+                raise
+            raise error from exc
         except BaseException:
             _unlink(temp)
             raise

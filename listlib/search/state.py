@@ -122,6 +122,19 @@ class SearchState:
             found.update((path, (d, size, m)) for path, d, size, m in cursor if "/" not in path[len(prefix) :])
         return found
 
+    def recorded_segments(self) -> set[str]:
+        """The segments whose files are recorded (``seg/<id>/...``)."""
+        cursor = self.db.execute(
+            "SELECT DISTINCT substr(path, 5, instr(substr(path, 5), '/') - 1) FROM files WHERE path LIKE 'seg/%/%'"
+        )
+        return {sid for (sid,) in cursor}
+
+    def forget_segments(self, segments: Iterable[str]) -> None:
+        """Forget the files of these segments."""
+        for sid in segments:
+            prefix = f"seg/{sid}/"
+            self.db.execute("DELETE FROM files WHERE path >= ? AND path < ?", (prefix, prefix + "\U0010ffff"))
+
     def set_files(self, add: Iterable[tuple[str, str, int, int]], remove: Iterable[str]) -> None:
         """Record (path, digest, size, mtime_ns) of files written; forget files removed."""
         self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in remove))

@@ -376,27 +376,28 @@ def _damaged_files(folder: Path, state: SearchState, verify: bool) -> tuple[list
 
 
 def _record_files(folder: Path, state: SearchState) -> None:
-    """Record the index's files (hashing those not recorded yet or changed: the ones
-    just written) and its folders' mtimes; forget the files of segments deleted."""
+    """Record the files of the segments written since the last record (hashed once:
+    a segment's files never change after its folder is renamed into place) and the
+    manifest, and the folders' mtimes; forget the files of segments deleted. A build
+    that adds one message stats and hashes a handful of files, not the whole index."""
     manifest = _load_manifest(folder)
     keep = {str(info["id"]) for info in manifest["segments"]} | set(manifest.get("previous", ())) if manifest else set()
-    recorded = state.files()
-    add: list[tuple[str, str, int, int]] = []
+    recorded = state.recorded_segments()
     paths = ["manifest.json"] if manifest else []
-    for sid in sorted(keep):
+    for sid in sorted(keep - recorded):
         try:
             with os.scandir(folder / "seg" / sid) as entries:
                 paths.extend(f"seg/{sid}/{entry.name}" for entry in entries if entry.is_file(follow_symlinks=False))
         except FileNotFoundError:
             continue  # a previous generation's segment someone deleted: readers of the new manifest never need it
+    add: list[tuple[str, str, int, int]] = []
     for path in paths:
+        data = (folder / path).read_bytes()
         found = os.stat(folder / path)
-        old = recorded.get(path)
-        if old is None or (old[1], old[2]) != (found.st_size, found.st_mtime_ns):
-            add.append((path, digest_of((folder / path).read_bytes()), found.st_size, found.st_mtime_ns))
-    remove = set(recorded) - set(paths)
+        add.append((path, digest_of(data), found.st_size, found.st_mtime_ns))
     state.begin()
-    state.set_files(add, remove)
+    state.forget_segments(recorded - keep)
+    state.set_files(add, [] if manifest else ["manifest.json"])
     state.set_folders(folder_marks(folder, ["", "seg", *(f"seg/{sid}" for sid in sorted(keep))]))
     state.commit()
 
