@@ -53,7 +53,8 @@ def _source(module: str) -> tuple[bool, bytes] | None:
     return None
 
 
-def _imports(module: str, source: str, is_package: bool) -> set[str]:
+@functools.cache
+def _imports(module: str, source: str, is_package: bool) -> frozenset[str]:
     """The listlib modules ``source`` imports (relative imports only: listlib never
     imports itself by its absolute name)."""
     package = module.split(".") if is_package else module.split(".")[:-1]
@@ -69,7 +70,7 @@ def _imports(module: str, source: str, is_package: bool) -> set[str]:
             word = item.strip().split(" ")[0]
             if word and word.isidentifier():
                 found.add(f"{target}.{word}" if target else word)
-    return found
+    return frozenset(found)
 
 
 def modules_of(roots: tuple[str, ...]) -> dict[str, bytes]:
@@ -93,6 +94,7 @@ def modules_of(roots: tuple[str, ...]) -> dict[str, bytes]:
     return found
 
 
+@functools.cache
 def _version(distribution: str) -> str:
     try:
         return importlib.metadata.version(distribution)

@@ -123,11 +123,11 @@ class SearchState:
         return found
 
     def recorded_segments(self) -> set[str]:
-        """The segments whose files are recorded (``seg/<id>/...``)."""
-        cursor = self.db.execute(
-            "SELECT DISTINCT substr(path, 5, instr(substr(path, 5), '/') - 1) FROM files WHERE path LIKE 'seg/%/%'"
-        )
-        return {sid for (sid,) in cursor}
+        """The segments whose files are recorded: those with a folder mark (``seg/<id>``),
+        which is written in the same transaction as their files (a few rows, where the
+        files are thousands)."""
+        cursor = self.db.execute("SELECT path FROM folders WHERE path LIKE 'seg/%'")
+        return {path[4:] for (path,) in cursor}
 
     def forget_segments(self, segments: Iterable[str]) -> None:
         """Forget the files of these segments."""
