@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from email.utils import format_datetime
@@ -203,3 +204,17 @@ def add_pop3_account(site: Path, mailbox: Mailbox, name: str = "archive", **opti
     """Append a POP3 account for ``mailbox`` to the site's listlib.toml."""
     with (site / "listlib.toml").open("a") as f:
         f.write(pop3_account_toml(mailbox, name, **options))
+
+
+def wait_until_stopped(pid: int, timeout: float = 60) -> None:
+    """Wait until a process has stopped itself (LISTLIB_STOP_AT) or exited."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except FileNotFoundError:
+            return
+        if state in ("T", "t", "Z"):
+            return
+        assert time.monotonic() < deadline, "the process never stopped"
+        time.sleep(0.01)

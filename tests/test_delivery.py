@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import ssl
 import subprocess
 import sys
@@ -15,7 +16,7 @@ import pytest
 
 from listlib.config import load_config
 
-from .conftest import make_message, run_listlib, subprocess_env
+from .conftest import make_message, run_listlib, subprocess_env, wait_until_stopped
 from .delivery_site import DAMAGES, NOW, deliver, import_posts, make_site, post, queue_status, subscribers
 from .dovecot import make_test_ca
 from .smtpserver import SmtpServer
@@ -277,20 +278,26 @@ def test_overlapping_runs_never_send_twice(tmp_path: Path, smtp: SmtpServer) -> 
     site = make_site(tmp_path / "site", smtp, ["ok-poster@example.org", *subscribers(200)], verp=True)
     import_posts(site, post(1))
     env = {**subprocess_env(), "LISTLIB_NOW": str(NOW)}
-    runs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "listlib", "deliver", "--wait", "0"],
-            cwd=site,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
+
+    def start(extra: dict[str, str]) -> subprocess.Popen[str]:
+        command = [sys.executable, "-m", "listlib", "deliver", "--wait", "0"]
+        return subprocess.Popen(
+            command, cwd=site, env={**env, **extra}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
         )
-        for _ in range(2)
-    ]
-    outputs = [run.communicate(timeout=60)[0] for run in runs]
-    assert any("still running; skipped" in out for out in outputs), outputs
-    assert max(smtp.handler.received.values()) == 1
+
+    # The first run stops itself while it holds the run (about to send its first message),
+    # so the second surely overlaps it, however fast the machine.
+    first = start({"LISTLIB_STOP_AT": "sending:1"})
+    wait_until_stopped(first.pid)
+    try:
+        second = start({})
+        second_out = second.communicate(timeout=60)[0]
+    finally:
+        first.send_signal(signal.SIGCONT)
+    first_out = first.communicate(timeout=60)[0]
+    assert "still running; skipped" in second_out, second_out
+    assert "delivered" in first_out, first_out
+    assert smtp.handler.received and max(smtp.handler.received.values()) == 1
 
 
 def test_config_problems_are_reported_with_their_key_paths(tmp_path: Path) -> None:

@@ -21,7 +21,14 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import add_pop3_account, make_message, run_listlib, stored_files, subprocess_env
+from .conftest import (
+    add_pop3_account,
+    make_message,
+    run_listlib,
+    stored_files,
+    subprocess_env,
+    wait_until_stopped,
+)
 from .dovecot import DovecotServer, Mailbox
 
 pytestmark = [pytest.mark.pop3, pytest.mark.slow]
@@ -131,20 +138,6 @@ def test_external_kills_at_moments_then_one_complete_run(site: Path, mailbox: Ma
         run.communicate()
         assert_nothing_lost(site, mailbox, messages)
     assert_complete(site, mailbox, messages)
-
-
-def wait_until_stopped(pid: int, timeout: float = 60) -> None:
-    """Wait until a process has stopped itself (LISTLIB_STOP_AT) or exited."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-        except FileNotFoundError:
-            return
-        if state in ("T", "t", "Z"):
-            return
-        assert time.monotonic() < deadline, "the process never stopped"
-        time.sleep(0.01)
 
 
 @pytest.mark.parametrize(
