@@ -14,8 +14,10 @@ import json
 import os
 import shutil
 import subprocess
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
@@ -125,6 +127,19 @@ class DevTools:
             self.proc.wait()
         os.close(self._write_fd)
         self._reader.close()
+
+
+@contextlib.contextmanager
+def browser_without_downloads() -> Iterator[DevTools]:
+    """A headless Chromium with a fresh profile that saves no download (an attachment
+    it cannot show is left alone, never written to disk)."""
+    with tempfile.TemporaryDirectory(prefix="listlib-chromium-") as profile:
+        devtools = DevTools(Path(profile))
+        try:
+            devtools.send("Browser.setDownloadBehavior", behavior="deny")
+            yield devtools
+        finally:
+            devtools.close()
 
 
 def open_url(browser: DevTools, url: str) -> str:

@@ -18,7 +18,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,7 +31,7 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.store import Store
 
-from .chromium import CHROMIUM, DevTools, Marker, open_url
+from .chromium import CHROMIUM, DevTools, Marker, browser_without_downloads, open_url
 from .conftest import SITE_TOML, mboxrd
 from .hostile.attachments import HOSTILE, PWNED, hostile_attachment_message, polyglot
 from .webservers import WebServer, apache_missing, nginx_missing, public_copy, start_apache, start_nginx
@@ -89,13 +88,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[DevTools]:
-    with tempfile.TemporaryDirectory(prefix="listlib-chromium-") as profile:
-        devtools = DevTools(Path(profile))
-        try:
-            devtools.send("Browser.setDownloadBehavior", behavior="deny")
-            yield devtools
-        finally:
-            devtools.close()
+    with browser_without_downloads() as devtools:
+        yield devtools
 
 
 def visit_all(browser: DevTools, server: WebServer, site: Site) -> None:

@@ -20,7 +20,6 @@ import json
 import os
 import re
 import shutil
-import tempfile
 import threading
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from urllib.parse import quote
 
 import pytest
 
-from .chromium import CHROMIUM, DevTools, Marker, open_url
+from .chromium import CHROMIUM, DevTools, Marker, browser_without_downloads, open_url
 from .conftest import SITE_TOML, run_listlib, stored_files
 from .hostile import CHAIN_DEPTH, HostileCorpus, write_hostile_corpus
 from .hostile.attachments import PWNED, polyglot
@@ -208,13 +207,8 @@ def www(site: Site) -> Iterator[Path]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[DevTools]:
-    with tempfile.TemporaryDirectory(prefix="listlib-chromium-") as profile:
-        devtools = DevTools(Path(profile))
-        try:
-            devtools.send("Browser.setDownloadBehavior", behavior="deny")
-            yield devtools
-        finally:
-            devtools.close()
+    with browser_without_downloads() as devtools:
+        yield devtools
 
 
 def visit(browser: DevTools, marker: Marker, base: str, paths: list[str]) -> None:
