@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from listlib.cli import _Progress
+from listlib.cli.common import Progress
 
 from .test_build import add, build, post
 
@@ -22,10 +22,10 @@ def test_a_build_reports_its_jobs_done_and_to_run(site: Path) -> None:
 
 
 def test_the_build_bar_says_jobs_and_waits_to_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
-    progress = _Progress(enabled=False, unit="jobs")
+    progress = Progress(enabled=False, unit="jobs")
     progress.enabled = True  # a bar drawn to a file that is not a terminal draws nothing
     clock = [100.0]
-    monkeypatch.setattr("listlib.cli.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("listlib.cli.common.time.monotonic", lambda: clock[0])
     with progress.running("Building") as bar:
         bar(1, 1000, 1, 78)
         assert progress.bar.item_show_func(None) == "1 of 78 jobs"

@@ -1,0 +1,104 @@
+"""``listlib build``: bring the website in output/ up to date; ``run_build`` is shared
+with ``import --build`` and ``fetch --build``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import click
+
+from ..config import Config
+from ..values import plural
+from .common import (
+    Context,
+    Progress,
+    common_options,
+    echo,
+    echo_json,
+    handle_errors,
+)
+from .hooks import fault_from_env
+
+if TYPE_CHECKING:
+    from ..build import BuildReport
+
+
+@click.command()
+@click.option("--plan", "plan_only", is_flag=True, help="Print what would be rebuilt; write nothing.")
+@click.option("--clean", is_flag=True, help="Empty output/ and the build records, then build everything.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="Also find files edited in place in output/ (a stat of every file; deleted or replaced ones are always).",
+)
+@click.option(
+    "-j", "--jobs", "workers", type=click.IntRange(min=1), metavar="N", help="Worker processes (default: all cores)."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print the summary (and with --plan, the jobs) as JSON.")
+@click.option("--files", "with_files", is_flag=True, help="With --json: list every file written and removed.")
+@common_options(quiet_help="Print nothing unless files were written or removed.")
+@click.pass_obj
+@handle_errors
+def build(
+    obj: Context,
+    plan_only: bool,
+    clean: bool,
+    verify: bool,
+    workers: int | None,
+    as_json: bool,
+    with_files: bool,
+) -> None:
+    """Build the website in output/ from content/, the theme and listlib.toml.
+
+    Only files whose inputs changed are rewritten, and files that no longer
+    belong are removed: a build with nothing new writes nothing. Threads are
+    brought up to date first (see 'listlib threads'). Every file is replaced
+    atomically, so the site is always readable while it builds.
+    """
+    from ..build import plan_site
+
+    config = obj.load()
+    if plan_only:
+        report = plan_site(config)
+        if as_json:
+            echo_json(report.to_dict(), indent=2)
+            return
+        for item in report.planned:
+            if "remove" in item:
+                echo(f"remove  {item['job']}" + "".join(f"\n        {path}" for path in item["remove"]))
+            else:
+                made = item["files"]
+                echo(f"render  {item['job']}" + (f" ({plural(len(made), 'file')})" if made else " (new)"))
+        echo(f"{plural(report.jobs_run, 'job')} to run, {report.jobs_kept} unchanged")
+        return
+    report = run_build(config, workers=workers, clean=clean, verify=verify, quiet=obj.quiet, as_json=as_json)
+    if as_json:
+        echo_json(report.to_dict(with_files=with_files), indent=2)
+
+
+def run_build(
+    config: Config,
+    *,
+    workers: int | None = None,
+    clean: bool = False,
+    verify: bool = False,
+    quiet: bool,
+    as_json: bool,
+) -> BuildReport:
+    """Build the site with a progress bar on a terminal; print the summary unless
+    ``as_json`` (or ``quiet`` and nothing changed)."""
+    from ..build import build_site
+
+    progress = Progress(enabled=not (as_json or quiet), unit="jobs")
+    with progress.running("Building") as bar:
+        report = build_site(
+            config,
+            workers=workers,
+            clean=clean,
+            verify=verify,
+            progress=bar,
+            fault=fault_from_env(),
+        )
+    if not as_json and (not quiet or report.written or report.removed):
+        echo(report.summary())
+    return report

@@ -1,0 +1,70 @@
+"""``listlib search``: query the search index the last build wrote."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import click
+
+from ..values import plural
+from .common import (
+    Context,
+    common_options,
+    echo,
+    echo_json,
+    handle_errors,
+)
+
+
+@click.command()
+@click.argument("query", nargs=-1, required=True)
+@click.option("-l", "--list", "list_slug", metavar="SLUG", help="Only messages of this list.")
+@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
+@click.option("-n", "--limit", type=click.IntRange(min=1), default=10, show_default=True, help="How many hits.")
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many hits (paging).")
+@common_options()
+@click.pass_obj
+@handle_errors
+def search(obj: Context, query: tuple[str, ...], list_slug: str | None, as_json: bool, limit: int, offset: int) -> None:
+    """Search the archive with the index the last build wrote (output/search/).
+
+    Gives the same answers as the site's search page. QUERY: words (all must
+    match), "exact phrases" (quote them for the shell too), -excluded, prefix*,
+    from:NAME, subject:WORD, list:SLUG, after:YYYY[-MM[-DD]], before:YYYY[-MM[-DD]].
+    Put -- before a query that excludes words: listlib search -- bitmap -journal
+    """
+    from ..search.reader import Source
+    from ..search.reader import search as run_search
+    from ..search.update import SEARCH_DIR
+
+    config = obj.load()
+    results = run_search(
+        Source(config.site.output_dir / SEARCH_DIR),
+        " ".join(query),
+        offset=offset,
+        limit=limit,
+        lists=[list_slug] if list_slug else None,
+    )
+    base = config.site.base_url
+    if as_json:
+        hits = [
+            {
+                "message_id": hit.message_id,
+                "call": hit.call,
+                "list": hit.list,
+                "url": base + hit.url,
+                "subject": hit.subject,
+                "author": hit.author,
+                "date": datetime.fromtimestamp(hit.date, UTC).isoformat(),
+                "score": hit.score,
+            }
+            for hit in results.hits
+        ]
+        echo_json({"total": results.total, "hits": hits}, indent=2, ensure_ascii=False)
+        return
+    for hit in results.hits:
+        day = datetime.fromtimestamp(hit.date, UTC).strftime("%Y-%m-%d")
+        echo(f"{day}  {hit.list}  {hit.subject or '(no subject)'}  ({hit.author})")
+        echo(f"    {base + hit.url}")
+    shown = f"{offset + 1}-{offset + len(results.hits)} of " if results.hits else ""
+    echo(shown + plural(results.total, "message"))
