@@ -3,7 +3,8 @@
 Turns a cached thread (call numbers, parents, depths) plus the index rows of its
 messages into nested dictionaries (JSON-ready), their JSON text and an indented
 text listing. Nothing here recurses on the depth of a thread: a reply chain is as
-deep as mail makes it (20,000 in tests). Pure: it never reads the disk.
+deep as mail makes it (20,000 in tests). Pure: it never reads the disk, except
+through the thread set and index that ``select_threads`` is handed.
 """
 
 from __future__ import annotations
@@ -11,12 +12,16 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from .index import Row
+from .index import Index, Row
 from .threadcache import ThreadEntry
+from .values import Month, is_call_number
 
-__all__ = ["dumps_json", "format_thread", "thread_view"]
+if TYPE_CHECKING:
+    from .threadset import ThreadSet
+
+__all__ = ["dumps_json", "format_thread", "parse_month", "select_threads", "thread_view"]
 
 
 def _iso(seconds: int) -> str:
@@ -123,3 +128,29 @@ def dumps_json(value: Any) -> str:
             out.append(json.dumps(key, ensure_ascii=False) + ": ")
         put(entry, depth)
     return "".join(out)
+
+
+def parse_month(text: str) -> Month:
+    """``2024-03`` as a Month; ValueError (saying what a month looks like) for anything else."""
+    try:
+        year, month = (int(part) for part in text.split("-"))
+        if not 1 <= month <= 12:
+            raise ValueError
+    except ValueError:
+        raise ValueError(f"{text!r} is not a month like 2024-03") from None
+    return Month(year, month)
+
+
+def select_threads(
+    threadset: ThreadSet, index: Index, slug: str, month: Month | None, message: str | None
+) -> list[str]:
+    """The ids of the list's threads holding ``message`` (a call number or a Message-ID,
+    with or without angle brackets), else those with messages in ``month``, else all."""
+    if message is not None:
+        calls = [message] if is_call_number(message) else []
+        calls += [row.call for row in index.rows_by_message_id(slug, message.strip("<>"))]
+        found = {threadset.thread_of(slug, call) for call in calls}
+        return sorted(t for t in found if t is not None)
+    if month is not None:
+        return [thread_id for thread_id, _ in threadset.month(slug, month).threads]
+    return threadset.thread_ids(slug)

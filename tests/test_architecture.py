@@ -12,7 +12,7 @@ LAYERS = [
     {"errors", "values", "charsets", "controls", "heap", "codedigest"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "search", "search.analysis", "search.codec"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "threadview", "uidls", "site"}
+    {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
     | {
@@ -27,7 +27,7 @@ LAYERS = [
     | {"search.query", "search.segment", "search.merge", "search.reader", "search.state", "search.bulk"}
     | {"search.document", "search.spool"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
-    | {"render.runner", "delivery.runner"},
+    | {"render.runner", "delivery.runner", "threadview"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
     | {"unrouted", "manifest"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import click
 
 from ..errors import ListlibError
-from ..values import Month, is_call_number
 from .common import (
     Context,
     common_options,
@@ -15,10 +12,6 @@ from .common import (
     echo_json_text,
     handle_errors,
 )
-
-if TYPE_CHECKING:
-    from ..store import Store
-    from ..threadset import ThreadSet
 
 
 @click.command()
@@ -39,10 +32,13 @@ def threads(obj: Context, list_slug: str | None, month: str | None, message: str
     """
     from ..store import Store
     from ..threadset import ThreadSet
-    from ..threadview import dumps_json, format_thread, thread_view
+    from ..threadview import dumps_json, format_thread, parse_month, select_threads, thread_view
 
     config = obj.load()
-    wanted_month = _parse_month(month) if month else None
+    try:
+        wanted_month = parse_month(month) if month else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--month") from None
     with Store(config.site.content_dir).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
         threadset.update(store.index)
         slugs = threadset.slugs()
@@ -52,7 +48,7 @@ def threads(obj: Context, list_slug: str | None, month: str | None, message: str
             slugs = [list_slug]
         found = []
         for slug in slugs:
-            ids = _select_threads(threadset, store, slug, wanted_month, message)
+            ids = select_threads(threadset, store.index, slug, wanted_month, message)
             entries = threadset.threads(slug, ids)
             rows = {
                 row.call: row for row in store.index.rows_by_call(c for e in entries.values() for c, _, _ in e.messages)
@@ -65,26 +61,3 @@ def threads(obj: Context, list_slug: str | None, month: str | None, message: str
         return
     for view in found:
         echo(format_thread(view))
-
-
-def _parse_month(text: str) -> Month:
-    try:
-        year, month = (int(part) for part in text.split("-"))
-        if not 1 <= month <= 12:
-            raise ValueError
-    except ValueError:
-        raise click.BadParameter(f"{text!r} is not a month like 2024-03", param_hint="--month") from None
-    return Month(year, month)
-
-
-def _select_threads(
-    threadset: ThreadSet, store: Store, slug: str, month: Month | None, message: str | None
-) -> list[str]:
-    if message is not None:
-        calls = [message] if is_call_number(message) else []
-        calls += [row.call for row in store.index.rows_by_message_id(slug, message.strip("<>"))]
-        found = {threadset.thread_of(slug, call) for call in calls}
-        return sorted(t for t in found if t is not None)
-    if month is not None:
-        return [thread_id for thread_id, _ in threadset.month(slug, month).threads]
-    return threadset.thread_ids(slug)
