@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import DeliveryError, ListlibError, LockTimeoutError
+from ..errors import ListlibError, LockTimeoutError
 from ..values import plural
 from .common import (
     Context,
@@ -57,7 +57,7 @@ def deliver(
     Runs never overlap. With --status, prints the queue.
     """
     from ..delivery.queue import Outbound
-    from ..delivery.runner import DeliverReport, Runner
+    from ..delivery.runner import DeliverReport, Runner, release_or_drop
     from ..delivery.transport import SmtpSession
     from ..delivery.transport import resolve_password as resolve_smtp_password
 
@@ -71,7 +71,7 @@ def deliver(
         return
     outbound.open()
     if release or drop:
-        _release_or_drop(outbound, release, drop, wait)
+        release_or_drop(outbound, release, drop, wait=wait, log=echo)
         return
     if config.smtp is None:
         raise ListlibError(f"{config.path}: no [smtp] table: 'listlib deliver' needs a server to send through")
@@ -107,27 +107,6 @@ def deliver(
         )
     if report.error:
         echo(f"warning: {report.error}; the posts stay queued and are retried later", err=True)
-
-
-def _release_or_drop(outbound: Outbound, release: tuple[str, ...], drop: tuple[str, ...], wait: float) -> None:
-    with outbound.running(wait):
-        for post_id in release:
-            stage = outbound.find(post_id)
-            if stage != "held":
-                raise DeliveryError(f"no held post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
-            post = outbound.load("held", post_id)
-            if post.damage is not None:
-                raise DeliveryError(f"held post {post_id} is damaged: {post.damage.reason}; --drop it")
-            with outbound.state_lock():
-                outbound.move(post, "new")
-            echo(f"released {post_id}: it goes out with the next 'listlib deliver'")
-        for post_id in drop:
-            stage = outbound.find(post_id)
-            post = outbound.load(stage, post_id) if stage is not None else None
-            if post is None or (stage not in ("held", "failed") and post.message() is not None):
-                raise DeliveryError(f"no held or failed post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
-            outbound.remove(post)
-            echo(f"dropped {post_id} from {stage}/")
 
 
 def _print_queue(outbound: Outbound, as_json: bool) -> None:

@@ -21,23 +21,25 @@ whose message turns out not to be the bytes queued when it is read to be sent.
 When the server cannot be reached, no post is lost: each due post records an
 attempt and waits for its next try. The clock is passed in (tests advance it),
 runs are serialised by the queue's run lock (taken by the caller), and nothing
-here prints: progress goes to a callback.
+here prints: progress goes to a callback. ``release_or_drop`` is ``listlib deliver
+--release/--drop`` (it takes the run lock itself).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from ..config import DeliveryConfig
+from ..errors import DeliveryError
 from ..values import plural
 from .bounce import verp_sender
 from .queue import Outbound, QueuedPost
 from .transport import ConnectError, Transaction, TransportError
 
-__all__ = ["DeliverReport", "Runner", "Sender"]
+__all__ = ["DeliverReport", "Runner", "Sender", "release_or_drop"]
 
 Fault = Callable[[str], None]
 ProgressCallback = Callable[[int, int, int], None]
@@ -255,3 +257,30 @@ class Runner:
         self.outbound.record(post, [{"attempt": attempt, "at": now, "next": min(now + wait, deadline)}])
         self.outbound.move(post, "retry")
         self.report.to_retry.append(post.id)
+
+
+def release_or_drop(
+    outbound: Outbound, release: Sequence[str], drop: Sequence[str], *, wait: float, log: Callable[[str], None]
+) -> None:
+    """Let the held posts ``release`` go out (to new/), then remove the held, failed
+    or damaged posts ``drop`` for good, under the run lock (waiting up to ``wait``
+    seconds for a run in progress). Each done is said to ``log`` as it is done; the
+    first post that cannot be released or dropped stops the rest with a DeliveryError."""
+    with outbound.running(wait):
+        for post_id in release:
+            stage = outbound.find(post_id)
+            if stage != "held":
+                raise DeliveryError(f"no held post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
+            post = outbound.load("held", post_id)
+            if post.damage is not None:
+                raise DeliveryError(f"held post {post_id} is damaged: {post.damage.reason}; --drop it")
+            with outbound.state_lock():
+                outbound.move(post, "new")
+            log(f"released {post_id}: it goes out with the next 'listlib deliver'")
+        for post_id in drop:
+            stage = outbound.find(post_id)
+            post = outbound.load(stage, post_id) if stage is not None else None
+            if post is None or (stage not in ("held", "failed") and post.message() is not None):
+                raise DeliveryError(f"no held or failed post {post_id!r}" + (f" (it is in {stage}/)" if stage else ""))
+            outbound.remove(post)
+            log(f"dropped {post_id} from {stage}/")
