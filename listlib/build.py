@@ -461,17 +461,18 @@ def _build(
 
     state.begin()
     try:
-        for job, (_id, files, written, unchanged, stats) in runner.run(plan.run, old, total):
+        for job, result in runner.run(plan.run, old, total):
+            files = result.files
             for path in files:
                 if path in produced:
                     raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
                 produced[path] = job.id
             before = old.get(job.id, {})
             newcomers.extend(path for path in files if path not in before)
-            pending.append((job.id, job.key, files, stats))
+            pending.append((job.id, job.key, files, result.stats))
             fault("job-done")
-            report.written.extend(written)
-            report.unchanged += unchanged
+            report.written.extend(result.written)
+            report.unchanged += result.unchanged
             done += job.weight
             finished += 1
             if len(pending) >= 500:

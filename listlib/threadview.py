@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from .index import Index, Row
 from .threadcache import ThreadEntry
-from .values import Month, is_call_number
+from .values import Month, is_call_number, plural
 
 if TYPE_CHECKING:
     from .threadset import ThreadSet
@@ -69,7 +69,7 @@ def format_thread(view: Mapping[str, Any]) -> str:
     """An indented listing: a header line, then one line per message."""
     months = ", ".join(view["months"])
     lines = [
-        f"{view['list']}/{view['id']}: {view['messages']} message{'' if view['messages'] == 1 else 's'}, "
+        f"{view['list']}/{view['id']}: {plural(view['messages'], 'message')}, "
         f"{view['first'][:10]} to {view['last'][:10]} ({months})"
     ]
     stack = [(view["root"], 1)]

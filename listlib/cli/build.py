@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.option("--plan", "plan_only", is_flag=True, help="Print what would be rebuilt; write nothing.")
-@click.option("--clean", is_flag=True, help="Empty output/ and the build records, then build everything.")
+@click.option(
+    "--clean", is_flag=True, help="Delete what the build owns in output/ and its records, then build everything."
+)
 @click.option(
     "--verify",
     is_flag=True,

@@ -61,7 +61,7 @@ def _print_report(report: FilingReport, quiet: bool) -> None:
 def print_unrouted_hint(count: int, *, dry_run: bool = False) -> None:
     """Mail in _no_list is never shown on the site: say so, and where to look next."""
     if count:
-        what = "1 message" if count == 1 else f"{count} messages"
+        what = plural(count, "message")
         verb = "would match" if dry_run else "matched"
         echo(f"{what} {verb} no list (kept in _no_list, not published): see 'listlib unrouted'", err=True)
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from ..values import plural
 from .common import (
     Context,
     common_options,
@@ -60,16 +61,15 @@ def unrouted(obj: Context, refile: bool, dry_run: bool, as_json: bool) -> None:
 
 
 def _print_unrouted(report: UnroutedReport, quiet: bool) -> None:
-    lines = [f"{_messages(report.messages)} in _no_list (not published)"]
+    lines = [f"{plural(report.messages, 'message')} in _no_list (not published)"]
     if not quiet:
         for title, routes in (("List-Ids", report.list_ids), ("Recipient addresses", report.addresses)):
             if routes:
                 lines.append(f"\n{title}:")
             for route in routes:
                 first, last = (time.strftime("%Y-%m-%d", time.gmtime(t)) for t in (route.first, route.last))
-                lines.append(
-                    f'  {route.value}: {_messages(route.messages)}, {first} .. {last}, e.g. "{route.example_subject}"'
-                )
+                count = plural(route.messages, "message")
+                lines.append(f'  {route.value}: {count}, {first} .. {last}, e.g. "{route.example_subject}"')
                 if route.routed_to:
                     lines.append(f"    routed to list {route.routed_to} now: 'listlib unrouted --refile' moves them")
                     continue
@@ -77,15 +77,11 @@ def _print_unrouted(report: UnroutedReport, quiet: bool) -> None:
                 lines.append(f"    listlib.toml{where}:")
                 lines.extend(f"      {line}" for line in route.snippet.splitlines())
         if report.unaddressed:
-            lines.append(f"\n{_messages(report.unaddressed)} with no List-Id and no recipient address")
+            lines.append(f"\n{plural(report.unaddressed, 'message')} with no List-Id and no recipient address")
     if len(lines) > 1:
         lines.append("")
     for slug, count in sorted(report.routable.items()):
-        lines.append(f"{_messages(count)} now match list {slug}: run 'listlib unrouted --refile' to move them")
+        lines.append(f"{plural(count, 'message')} now match list {slug}: run 'listlib unrouted --refile' to move them")
     if report.messages and not report.routable:
         lines.append("Add a list to listlib.toml, then run 'listlib unrouted --refile' to move its mail.")
     echo("\n".join(lines))
-
-
-def _messages(count: int) -> str:
-    return "1 message" if count == 1 else f"{count} messages"

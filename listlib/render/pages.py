@@ -43,8 +43,10 @@ logger = logging.getLogger(__name__)
 TOC_THRESHOLD = 6
 """Threads with at least this many messages get a table of contents."""
 MAX_INDENT = 8
-_SUBJECT_KEY_CHARS = SUBJECT_CHARS - 50
 """Deeper replies are drawn at this depth, so deep threads stay readable on a phone."""
+_SUBJECT_KEY_CHARS = SUBJECT_CHARS - 50
+"""Replies whose subjects agree this far are not marked as changing the subject (shown
+subjects are cut at ``SUBJECT_CHARS``, and "Re: " moves the cut)."""
 
 
 def _utc(seconds: int) -> str:

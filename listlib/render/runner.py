@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..plan import Job
 from ..theme import Theme
@@ -36,9 +36,21 @@ PARALLEL_FROM = 60
 """Less work than this is done in-process: starting workers would cost more."""
 
 Chunk = list[tuple[str, str, Any, dict[str, str]]]
-Result = tuple[str, dict[str, str], list[str], int, dict[str, Stat]]
-"""A finished job: its id, its files (path -> digest), the paths written, the files
-unchanged, and each file's (size, mtime_ns) once made or found the same."""
+
+
+class Result(NamedTuple):
+    """A finished job, as a worker sends it back."""
+
+    job_id: str
+    files: dict[str, str]
+    """Every file the job owns now: path -> digest."""
+    written: list[str]
+    """The paths it wrote (the others were already as they should be)."""
+    unchanged: int
+    """How many of its files were left as they were."""
+    stats: dict[str, Stat]
+    """Each file's (size, mtime_ns) once made or found the same (the next build's stat pass)."""
+
 
 # Worker-process state, set once per worker by _init_worker (never in the main process).
 _renderer: Renderer | None = None
@@ -69,7 +81,7 @@ def _run_with(renderer: Renderer, chunk: Iterable[tuple[str, str, Any, dict[str,
         written = renderer.writer.written_paths[before_written:]
         del renderer.writer.written_paths[before_written:]
         stats = {path: renderer.writer.stats.pop(path) for path in files if path in renderer.writer.stats}
-        results.append((job_id, files, written, renderer.writer.unchanged - before_unchanged, stats))
+        results.append(Result(job_id, files, written, renderer.writer.unchanged - before_unchanged, stats))
     return results
 
 
