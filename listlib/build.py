@@ -19,17 +19,22 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .buildstate import STATE_VERSION, BuildState
 from .codedigest import code_digest, render_digest
 from .config import Config, ListConfig
-from .dirty import Memory, dirty_jobs, full_memory, load_memory
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
 from .heap import trim_heap
-from .plan import Plan, plan_build
+from .plan.builders import SiteJobs
+from .plan.incremental import Memory, dirty_jobs, full_memory, load_memory
+from .plan.jobs import Plan, plan_build
+from .plan.kinds import TEMPLATES, SiteSettings, StaticFile
+from .plan.sources import LoadedList
+from .plan.state import STATE_VERSION, BuildState
+from .plan.stored import StoredList
 from .render.runner import JobRunner
 from .render.writer import (
     Stat,
@@ -41,13 +46,12 @@ from .render.writer import (
     remove_files,
     sweep,
 )
-from .search.spool import SPOOL_DIR, clear_spool
-from .search.update import SEARCH_DIR, SearchReport, update_index
-from .site import TEMPLATES, LoadedList, SiteInputs, SiteJobs
-from .sitedata import StoredList
+from .search.spool import SPOOL_DIR, DisplayedText, clear_spool
+from .search.update import SearchReport, update_index
 from .store import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
+from .urls import MID_DIR, SEARCH_DIR, STATIC_DIR
 from .values import NO_LIST, plural
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
@@ -149,9 +153,9 @@ arguments and keys, and which of them an incremental plan looks at."""
 
 
 def _site_fingerprint(
-    site: SiteInputs,
+    site: SiteSettings,
     fingerprints: dict[str, str],
-    static: list[tuple[str, str, str]],
+    static: list[StaticFile],
     config: Config,
     markdowns: dict[str, str | None],
 ) -> str:
@@ -163,7 +167,7 @@ def _site_fingerprint(
         STATE_VERSION,
         code_digest(_PLAN_ROOTS),
         render_digest(),
-        site.as_tuple(),
+        tuple(site),
         sorted(fingerprints.items()),
         static,
         config.published_lists,
@@ -189,8 +193,8 @@ def _plan(
     ``on_work`` is called as soon as the build is known to have work, before the jobs
     are described (for a full plan, before every list is loaded)."""
     fingerprints = _template_fingerprints(theme, state)
-    static = [(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
-    site = SiteInputs(
+    static = [StaticFile(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
+    site = SiteSettings(
         title=config.site.title,
         base_url=config.site.base_url,
         obfuscate_addresses=config.site.obfuscate_addresses,
@@ -255,7 +259,7 @@ def _load_theme(config: Config) -> Theme:
 
 
 def _owned_folders(config: Config) -> set[str]:
-    return {lst.slug for lst in config.published_lists} | {"mid", "static"}
+    return {lst.slug for lst in config.published_lists} | {MID_DIR, STATIC_DIR}
 
 
 def _check_lists_kept(config: Config, state: BuildState) -> None:
@@ -359,7 +363,8 @@ def build_site(
             # Thread pages display every message they show: the search step reads their text from here.
             spool = cache / SPOOL_DIR
             clear_spool(spool)
-            with JobRunner(theme, config.site.content_dir, output, cores, spool) as runner:
+            sinks = partial(DisplayedText, spool, config.site.obfuscate_addresses)
+            with JobRunner(theme, config.site.content_dir, output, cores, sinks) as runner:
                 planning = time.monotonic()
                 # A damaged file's job may be one an incremental plan would not look at.
                 planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start)

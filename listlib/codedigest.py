@@ -25,7 +25,7 @@ __all__ = ["RENDER_ROOTS", "SEARCH_ROOTS", "code_digest", "modules_of", "render_
 
 PACKAGE = Path(__file__).resolve().parent
 
-RENDER_ROOTS = ("render.pages", "site", "theme")
+RENDER_ROOTS = ("render.pages", "plan.builders", "theme")
 """What makes a page's bytes: the renderer (display, URLs, downloads, ...), the job
 builders that make its arguments, and the template loader."""
 RENDER_LIBRARIES = ("jinja2", "markupsafe", "markdown", "nh3", "isal")

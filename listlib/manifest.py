@@ -8,12 +8,12 @@ and take-downs read it. Never writes anything.
 
 from __future__ import annotations
 
-from .buildstate import BuildState
 from .config import Config
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
+from .plan.state import BuildState
 from .search.state import SearchState
-from .search.update import SEARCH_DIR
+from .urls import SEARCH_DIR
 
 __all__ = ["load_manifest"]
 

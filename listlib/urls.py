@@ -13,7 +13,8 @@ where ``h`` is the lower-case hex SHA-256 of the Message-ID without its angle br
 
 Links inside the site are relative (``relative_url``) so the output works from any
 sub-path and from ``file://``; directory pages are linked as ``.../index.html``.
-Pure: no I/O.
+Templates reach the site-wide paths through ``SitePaths`` (``paths`` in every
+template). Nothing else in listlib spells an output path. Pure: no I/O.
 """
 
 from __future__ import annotations
@@ -26,12 +27,23 @@ from urllib.parse import quote
 from .values import Month
 
 __all__ = [
+    "MID_DIR",
+    "NOT_FOUND_PATH",
+    "ROBOTS_PATH",
     "ROOT_NAMES",
+    "SEARCH_DIR",
+    "SEARCH_PAGE_PATH",
+    "SITEMAP_INDEX_PATH",
+    "SITE_INDEX_PATH",
+    "STATIC_DIR",
+    "SitePaths",
     "attachment_dir",
+    "attachment_path",
     "feed_path",
     "list_index_path",
     "message_id_hash",
     "message_id_path",
+    "mid_page_path",
     "message_path",
     "month_date_path",
     "month_index_path",
@@ -39,10 +51,27 @@ __all__ = [
     "raw_path",
     "relative_url",
     "sitemap_path",
+    "static_path",
     "thread_mbox_path",
 ]
 
-ROOT_NAMES = frozenset({"static", "mid", "index.html", "404.html", "robots.txt", "sitemap.xml", "search"})
+SITE_INDEX_PATH = "index.html"
+NOT_FOUND_PATH = "404.html"
+"""The page static hosts show for a missing path."""
+ROBOTS_PATH = "robots.txt"
+SITEMAP_INDEX_PATH = "sitemap.xml"
+"""The sitemap index: every list's monthly sitemaps."""
+SEARCH_DIR = "search"
+"""The search page and the static search index's files."""
+SEARCH_PAGE_PATH = f"{SEARCH_DIR}/index.html"
+STATIC_DIR = "static"
+"""The theme's static files."""
+MID_DIR = "mid"
+"""The Message-ID lookup pages."""
+
+ROOT_NAMES = frozenset(
+    {STATIC_DIR, MID_DIR, SEARCH_DIR, SITE_INDEX_PATH, NOT_FOUND_PATH, ROBOTS_PATH, SITEMAP_INDEX_PATH}
+)
 """Top-level names of the output the site itself uses; no list may be called this."""
 
 
@@ -98,14 +127,40 @@ def attachment_dir(slug: str, month: Month, call: str) -> str:
     return f"{_month_dir(slug, month)}/{call}"
 
 
+def attachment_path(slug: str, month: Month, call: str, filename: str) -> str:
+    """One attachment of a message."""
+    return f"{attachment_dir(slug, month, call)}/{filename}"
+
+
+def static_path(rel: str) -> str:
+    """A file of the theme's static/ folder (``rel``: its path there)."""
+    return f"{STATIC_DIR}/{rel}"
+
+
 def message_id_hash(message_id: str) -> str:
     return hashlib.sha256(message_id.strip().strip("<>").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def message_id_path(message_id: str) -> str:
     """The Message-ID lookup page of a message."""
-    digest = message_id_hash(message_id)
-    return f"mid/{digest[:2]}/{digest[2:]}.html"
+    return mid_page_path(message_id_hash(message_id))
+
+
+def mid_page_path(digest: str) -> str:
+    """The lookup page of the Message-ID whose ``message_id_hash`` is ``digest``."""
+    return f"{MID_DIR}/{digest[:2]}/{digest[2:]}.html"
+
+
+class SitePaths:
+    """The output paths templates link to, as ``paths`` (``url(paths.search)``,
+    ``url(paths.list_index(list.slug))``, ``url(paths.static('style.css'))``)."""
+
+    site_index = SITE_INDEX_PATH
+    search = SEARCH_PAGE_PATH
+    sitemap_index = SITEMAP_INDEX_PATH
+    list_index = staticmethod(list_index_path)
+    feed = staticmethod(feed_path)
+    static = staticmethod(static_path)
 
 
 def relative_url(from_path: str, to_path: str) -> str:

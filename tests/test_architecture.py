@@ -11,9 +11,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 LAYERS = [
     {"errors", "values", "charsets", "controls", "heap", "codedigest"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
-    | {"theme", "plan", "search", "search.analysis", "search.codec"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "uidls", "site"}
-    | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
+    | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"},
+    {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "uidls", "plan.sources"}
+    | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
     | {
         "delivery",
@@ -26,7 +26,17 @@ LAYERS = [
     }
     | {"search.query", "search.segment", "search.merge", "search.reader", "search.state", "search.bulk"}
     | {"search.document", "search.spool"},
-    {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
+    {
+        "plan.builders",
+        "store",
+        "threadset",
+        "plan.stored",
+        "plan.incremental",
+        "render",
+        "render.writer",
+        "render.downloads",
+        "render.pages",
+    }
     | {"render.runner", "delivery.runner", "threadview"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
     | {"unrouted", "manifest"},
@@ -34,7 +44,7 @@ LAYERS = [
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "__main__"},
 ]
 ONLY_IN = {
-    "sqlite3": {"sqlbulk", "sqlfile", "index", "store", "threadcache", "threadset", "buildstate", "search.state"},
+    "sqlite3": {"sqlbulk", "sqlfile", "index", "store", "threadcache", "threadset", "plan.state", "search.state"},
     "jinja2": {"theme"},
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},

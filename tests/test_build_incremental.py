@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from listlib.build import _load_theme, _plan, compare_plans
-from listlib.buildstate import BuildState
 from listlib.config import load_config
-from listlib.plan import Plan
-from listlib.site import SiteJobs
+from listlib.plan.builders import SiteJobs
+from listlib.plan.jobs import Plan
+from listlib.plan.state import BuildState
 from listlib.store import Store
 from listlib.values import Month
 from listlib.verify import repair_store

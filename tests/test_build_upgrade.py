@@ -120,7 +120,16 @@ def test_changed_search_code_reindexes(upgraded_site: tuple[Path, Path]) -> None
 
 def test_render_digest_covers_the_code_that_renders() -> None:
     modules = modules_of(RENDER_ROOTS)
-    for module in ("render.pages", "render.downloads", "display", "display.sanitize", "urls", "site", "theme"):
+    for module in (
+        "render.pages",
+        "render.downloads",
+        "display",
+        "display.sanitize",
+        "urls",
+        "plan.builders",
+        "plan.kinds",
+        "theme",
+    ):
         assert module in modules
     for module in ("cli", "delivery", "filers.pop3", "serve"):
         assert module not in modules

@@ -35,7 +35,7 @@ def search(obj: Context, query: tuple[str, ...], list_slug: str | None, as_json:
     """
     from ..search.reader import Source
     from ..search.reader import search as run_search
-    from ..search.update import SEARCH_DIR
+    from ..urls import SEARCH_DIR
 
     config = obj.load()
     results = run_search(

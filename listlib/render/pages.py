@@ -1,4 +1,4 @@
-"""Runs jobs (see ``site``): renders their pages with the theme's templates, makes their
+"""Runs jobs (see ``plan``): renders their pages with the theme's templates, makes their
 downloads and copies, and hands every file to the writer.
 
 Each ``render_<kind>`` is a pure function of the job's inputs and the stored messages
@@ -27,16 +27,49 @@ from ..controls import SUBJECT_CHARS
 from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
 from ..display.sanitize import sanitize_html
 from ..fsutil import read_file
-from ..search.document import search_text
-from ..search.spool import SpoolWriter
+from ..plan.kinds import (
+    KINDS,
+    DatePage,
+    Download,
+    FeedPage,
+    ListInfo,
+    ListPage,
+    MessageCopies,
+    MidPages,
+    MonthPage,
+    SitemapPage,
+    SitePages,
+    SiteSettings,
+    StaticFiles,
+    ThreadPage,
+)
 from ..theme import Theme
 from ..threader import normalize_subject
-from ..urls import attachment_dir, month_date_path, month_index_path, relative_url
+from ..urls import (
+    NOT_FOUND_PATH,
+    ROBOTS_PATH,
+    SEARCH_PAGE_PATH,
+    SITE_INDEX_PATH,
+    SITEMAP_INDEX_PATH,
+    SitePaths,
+    attachment_dir,
+    attachment_path,
+    feed_path,
+    list_index_path,
+    message_path,
+    mid_page_path,
+    month_date_path,
+    month_index_path,
+    raw_path,
+    relative_url,
+    static_path,
+    thread_mbox_path,
+)
 from ..values import Month
 from .downloads import encode_mboxrd, gzip_bytes
 from .writer import Writer
 
-__all__ = ["Renderer"]
+__all__ = ["OnDisplay", "Renderer"]
 
 logger = logging.getLogger(__name__)
 
@@ -99,90 +132,80 @@ class _Message:
     message_id: str | None
 
 
+OnDisplay = Callable[[str, str, MessageDisplay], None]
+"""Told (call number, raw hash, display) of every archived message a thread page shows:
+the build wires it to the search index's spool (``search.spool.DisplayedText``)."""
+
+Files = dict[str, str]
+"""The files a job made: path under output/ -> digest."""
+
+
 class Renderer:
     """Renders jobs of one site into one output folder."""
 
-    def __init__(self, theme: Theme, content_dir: Path, output_dir: Path, spool: Path | None = None) -> None:
+    def __init__(self, theme: Theme, content_dir: Path, output_dir: Path, on_display: OnDisplay | None = None) -> None:
         self.theme = theme
-        self.spool = SpoolWriter(spool) if spool is not None else None
+        self.on_display = on_display
         self.content_dir = content_dir
         self.writer = Writer(output_dir)
         theme.env.filters.update(utc=_utc, iso=_iso, day=_day, local=_local, local_iso=_local_iso, size=_size)
         theme.env.filters["month_name"] = _month_name
-        self._kinds: dict[str, Callable[[dict[str, Any], Mapping[str, str]], dict[str, str]]] = {
-            "thread": self.render_thread,
-            "tmbox": self.render_mbox,
-            "mmbox": self.render_mbox,
-            "messages": self.render_messages,
-            "month": self.render_month,
-            "date": self.render_date,
-            "list": self.render_list,
-            "feed": self.render_feed,
-            "sitemap": self.render_sitemap,
-            "site": self.render_site,
-            "mid": self.render_mid,
-            "static": self.render_static,
+        self._kinds: dict[str, Callable[[Any, Mapping[str, str]], Files]] = {
+            name: getattr(self, kind.renderer) for name, kind in KINDS.items()
         }
 
-    def close(self) -> None:
-        if self.spool is not None:
-            self.spool.close()
-
-    def run(self, kind: str, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        """Make the files of one job; ``old`` are its files from the last build (path ->
-        digest). Returns the files it made now."""
+    def run(self, kind: str, args: object, old: Mapping[str, str]) -> Files:
+        """Make the files of one job (``args``: the record of its kind); ``old`` are its
+        files from the last build (path -> digest). Returns the files it made now."""
         return self._kinds[kind](args, old)
 
     # -- helpers --------------------------------------------------------------
 
-    def _site(self, args: Mapping[str, Any]) -> dict[str, Any]:
-        title, base_url, _obfuscate, _images = args["site"]
-        return {"title": title, "base_url": base_url}
-
-    def _page(self, template: str, path: str, args: Mapping[str, Any], **context: Any) -> bytes:
+    def _page(self, template: str, path: str, site: SiteSettings, **context: Any) -> bytes:
         url = partial(relative_url, path)
         html = self.theme.render(
-            template, site=self._site(args), page=path, url=url, absolute=self._absolute(args), **context
+            template,
+            site={"title": site.title, "base_url": site.base_url},
+            page=path,
+            url=url,
+            absolute=partial(_absolute, site.base_url),
+            paths=SitePaths,
+            **context,
         )
         return html.encode("utf-8")
 
-    @staticmethod
-    def _absolute(args: Mapping[str, Any]) -> Callable[[str], str]:
-        base = args["site"][1]
-        return lambda path: base + urllib.parse.quote(path, safe="/#")
-
-    def _put(self, files: dict[str, str], old: Mapping[str, str], path: str, data: bytes) -> None:
+    def _put(self, files: Files, old: Mapping[str, str], path: str, data: bytes) -> None:
         if path in files:
             raise ValueError(f"one job wrote {path!r} twice")
         files[path] = self.writer.put(path, data, old.get(path))
 
-    def _raw(self, store_path: str) -> bytes:
-        return read_file(f"{self.content_dir}/{store_path}")
+    def _raw(self, stored: str) -> bytes:
+        return read_file(f"{self.content_dir}/{stored}")
 
     @staticmethod
-    def _list(info: tuple[str, str, str]) -> dict[str, str]:
-        slug, name, address = info
-        return {"slug": slug, "name": name, "address": address}
+    def _list(info: ListInfo) -> dict[str, str]:
+        return {"slug": info.slug, "name": info.name, "address": info.address}
 
     # -- kinds ----------------------------------------------------------------
 
-    def render_thread(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        page = args["page"]
-        slug, _name, address = args["list"]
-        _title, _base, obfuscate, images = args["site"]
+    def render_thread(self, args: ThreadPage, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        page = args.page
+        slug, address = args.list.slug, args.list.address
+        site = args.site
         shown: list[_Message] = []
         subjects: dict[str, str] = {}
-        for call, parent, depth, year, month, store_path, raw_hash, no_archive, message_id, refs in args["messages"]:
-            folder = attachment_dir(slug, Month(year, month), call)
+        for message in args.messages:
+            call, parent, month = message.call, message.parent, message.month
+            folder = attachment_dir(slug, month, call)
             options = DisplayOptions(
-                obfuscate_addresses=obfuscate,
-                load_remote_images=images,
+                obfuscate_addresses=site.obfuscate_addresses,
+                load_remote_images=site.load_remote_images,
                 attachment_base=relative_url(page, folder + "/x")[:-1],
             )
-            display = _display(self._raw(store_path), options, call, no_archive)
-            if self.spool is not None and not no_archive:
-                self.spool.add(call, raw_hash, search_text(display, obfuscate))
+            display = _display(self._raw(message.stored), options, call, message.no_archive)
+            if self.on_display is not None and not message.no_archive:
+                self.on_display(call, message.raw_hash, display)
             # Compared on their first characters: displayed subjects are cut (SUBJECT_CHARS), and
             # "Re: " + a long subject is cut four characters earlier than the subject it answers.
             subject_key = normalize_subject(display.subject)[0][:_SUBJECT_KEY_CHARS]
@@ -190,224 +213,212 @@ class Renderer:
             changed = parent is None or subjects.get(parent, subject_key) != subject_key
             attachments = []
             for attachment in display.attachments:
-                target = f"{folder}/{attachment.filename}"
+                target = attachment_path(slug, month, call, attachment.filename)
                 self._put(files, old, target, attachment.data)
                 attachments.append((attachment, relative_url(page, target)))
-            permalink_path = f"{slug}/{year:04d}/{month:02d}/{call}.html"
             shown.append(
                 _Message(
                     call=call,
                     parent=parent,
-                    depth=depth,
-                    indent=min(depth, MAX_INDENT),
+                    depth=message.depth,
+                    indent=min(message.depth, MAX_INDENT),
                     display=display,
                     subject_changed=changed and not display.no_archive,
-                    permalink=relative_url(page, permalink_path),
-                    raw=relative_url(page, f"{slug}/{year:04d}/{month:02d}/{call}.eml"),
-                    reply=_reply_link(address, display, message_id, refs) if address and not no_archive else "",
+                    permalink=relative_url(page, message_path(slug, month, call)),
+                    raw=relative_url(page, raw_path(slug, month, call)),
+                    reply=(
+                        _reply_link(address, display, message.message_id, message.refs)
+                        if address and not message.no_archive
+                        else ""
+                    ),
                     attachments=tuple(attachments),
-                    message_id=message_id,
+                    message_id=message.message_id,
                 )
             )
-        prev, nxt = args["prev"], args["next"]
-        root_month = page.split("/")[1:3]
-        month = Month(int(root_month[0]), int(root_month[1]))
+        prev, nxt = args.prev, args.next
+        root_month = args.month
         html = self._page(
             "thread.html",
             page,
-            args,
-            list=self._list(args["list"]),
-            subject=args["subject"],
-            thread_id=args["id"],
-            missing_root=args["missing_root"],
+            site,
+            list=self._list(args.list),
+            subject=args.subject,
+            thread_id=args.id,
+            missing_root=args.missing_root,
             messages=shown,
             toc=len(shown) >= TOC_THRESHOLD,
-            prev={"path": prev[0], "subject": prev[1]} if prev else None,
-            next={"path": nxt[0], "subject": nxt[1]} if nxt else None,
-            month={"path": month_index_path(slug, month), "name": _month_name(month)},
-            mbox=page[: -len(".html")] + ".mbox.gz",
+            prev={"path": prev.path, "subject": prev.subject} if prev else None,
+            next={"path": nxt.path, "subject": nxt.subject} if nxt else None,
+            month={"path": month_index_path(slug, root_month), "name": _month_name(root_month)},
+            mbox=thread_mbox_path(slug, root_month, args.id),
         )
         self._put(files, old, page, html)
-        if self.spool is not None:
-            self.spool.flush()  # pool workers end without flushing
         return files
 
-    def render_mbox(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        messages = ((sender, date, self._raw(path)) for path, _hash, sender, date in args["messages"])
-        self._put(files, old, args["path"], gzip_bytes(encode_mboxrd(messages)))
+    def render_mbox(self, args: Download, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        messages = ((item.sender, item.date, self._raw(item.stored)) for item in args.messages)
+        self._put(files, old, args.path, gzip_bytes(encode_mboxrd(messages)))
         return files
 
-    def render_messages(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        for _call, store_path, raw_hash, raw_target, page, target, subject in args["messages"]:
-            if raw_target is not None:
-                files[raw_target] = self.writer.copy(
-                    raw_target, f"{self.content_dir}/{store_path}", raw_hash, old.get(raw_target)
+    def render_messages(self, args: MessageCopies, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        for copy in args.messages:
+            if copy.raw is not None:
+                files[copy.raw] = self.writer.copy(
+                    copy.raw, f"{self.content_dir}/{copy.stored}", copy.raw_hash, old.get(copy.raw)
                 )
-            if target is not None:
-                self._put(files, old, page, self._page("redirect.html", page, args, target=target, title=subject))
+            if copy.target is not None:
+                html = self._page("redirect.html", copy.page, args.site, target=copy.target, title=copy.subject)
+                self._put(files, old, copy.page, html)
         return files
 
-    def render_month(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        threads = [
-            {
-                "path": path,
-                "subject": subject,
-                "participants": participants[0],
-                "more": participants[1],
-                "here": here,
-                "total": total,
-                "first": first,
-                "last": last,
-                "earlier": earlier,
-                "later": later,
-            }
-            for path, subject, participants, here, total, first, last, earlier, later in args["threads"]
-        ]
-        context = self._month_context(args)
+    def render_month(self, args: MonthPage, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        threads = [line._asdict() for line in args.threads]
+        context = self._month_context(args.list, args.month, args.prev, args.next, args.mbox)
         path = context["month"]["path"]
-        self._put(files, old, path, self._page("month.html", path, args, threads=threads, **context))
+        self._put(files, old, path, self._page("month.html", path, args.site, threads=threads, **context))
         return files
 
-    def render_date(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        messages = [
-            {"path": path, "subject": subject, "author": author, "date": date}
-            for path, subject, author, date in args["messages"]
-        ]
-        context = self._month_context(args)
+    def render_date(self, args: DatePage, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        messages = [line._asdict() for line in args.messages]
+        context = self._month_context(args.list, args.month, args.prev, args.next, args.mbox)
         path = context["month"]["date_path"]
-        self._put(files, old, path, self._page("date.html", path, args, messages=messages, **context))
+        self._put(files, old, path, self._page("date.html", path, args.site, messages=messages, **context))
         return files
 
-    def _month_context(self, args: dict[str, Any]) -> dict[str, Any]:
+    def _month_context(
+        self, info: ListInfo, month: Month, prev: Month | None, nxt: Month | None, mbox: str
+    ) -> dict[str, Any]:
         """What both month pages have: the list, the month, its neighbours, its download."""
-        slug = args["list"][0]
+        slug = info.slug
 
-        def describe(value: tuple[int, int]) -> dict[str, Any]:
-            month = Month(*value)
+        def describe(value: Month) -> dict[str, Any]:
             return {
                 "name": _month_name(value),
-                "path": month_index_path(slug, month),
-                "date_path": month_date_path(slug, month),
+                "path": month_index_path(slug, value),
+                "date_path": month_date_path(slug, value),
             }
 
         return {
-            "list": self._list(args["list"]),
-            "month": describe(args["month"]),
-            "prev": describe(args["prev"]) if args["prev"] else None,
-            "next": describe(args["next"]) if args["next"] else None,
-            "mbox": args["mbox"],
+            "list": self._list(info),
+            "month": describe(month),
+            "prev": describe(prev) if prev else None,
+            "next": describe(nxt) if nxt else None,
+            "mbox": mbox,
         }
 
-    def render_list(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        slug = args["list"][0]
-        path = f"{slug}/index.html"
+    def render_list(self, args: ListPage, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        slug = args.list.slug
+        path = list_index_path(slug)
         years: dict[int, dict[int, dict[str, Any]]] = {}
-        for year, month, messages, threads in args["months"]:
-            years.setdefault(year, {})[month] = {
-                "messages": messages,
-                "threads": threads,
-                "path": month_index_path(slug, Month(year, month)),
+        for count in args.months:
+            years.setdefault(count.month.year, {})[count.month.month] = {
+                "messages": count.messages,
+                "threads": count.threads,
+                "path": month_index_path(slug, count.month),
             }
-        description_html = _markdown(args["markdown"]) if args["markdown"] else ""
+        description_html = _markdown(args.markdown) if args.markdown else ""
         html = self._page(
             "list.html",
             path,
-            args,
-            list=self._list(args["list"]),
-            description=args["description"],
+            args.site,
+            list=self._list(args.list),
+            description=args.description,
             description_html=description_html,
             years=[(year, years[year]) for year in sorted(years, reverse=True)],
-            latest=[{"path": p, "subject": s, "last": last, "count": count} for p, s, last, count in args["latest"]],
-            messages=args["messages"],
-            threads=args["threads"],
-            feed=f"{slug}/feed.atom",
+            latest=[line._asdict() for line in args.latest],
+            messages=args.messages,
+            threads=args.threads,
+            feed=feed_path(slug),
         )
         self._put(files, old, path, html)
         return files
 
-    def render_feed(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        path = args["path"]
-        _title, _base, obfuscate, _images = args["site"]
+    def render_feed(self, args: FeedPage, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        path = args.path
+        options = DisplayOptions(obfuscate_addresses=args.site.obfuscate_addresses)
         entries = []
-        for call, store_path, _hash, link, permalink, subject, author, date, no_archive, new_thread in args["entries"]:
+        for entry in args.entries:
             summary = ""
-            if not no_archive:
-                display = _display(self._raw(store_path), DisplayOptions(obfuscate_addresses=obfuscate), call, False)
-                summary = _excerpt(display.text)
+            if not entry.no_archive:
+                summary = _excerpt(_display(self._raw(entry.stored), options, entry.call, False).text)
             entries.append(
                 {
-                    "call": call,
-                    "link": link,
-                    "permalink": permalink,
-                    "subject": subject,
-                    "author": author,
-                    "date": date,
+                    "call": entry.call,
+                    "link": entry.link,
+                    "permalink": entry.permalink,
+                    "subject": entry.subject,
+                    "author": entry.author,
+                    "date": entry.date,
                     "summary": summary,
-                    "new_thread": new_thread,
+                    "new_thread": entry.new_thread,
                 }
             )
         updated = max((entry["date"] for entry in entries), default=0)
         body = self._page(
-            "feed.atom", path, args, list=self._list(args["list"]), entries=entries, updated=updated, feed=path
+            "feed.atom", path, args.site, list=self._list(args.list), entries=entries, updated=updated, feed=path
         )
         self._put(files, old, path, body)
         return files
 
-    def render_sitemap(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        pages = [{"path": path, "last": last} for path, last in args["pages"]]
-        self._put(files, old, args["path"], self._page("sitemap.xml", args["path"], args, pages=pages))
+    def render_sitemap(self, args: SitemapPage, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        pages = [entry._asdict() for entry in args.pages]
+        self._put(files, old, args.path, self._page("sitemap.xml", args.path, args.site, pages=pages))
         return files
 
-    def render_site(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        lists = [
-            {
-                "slug": slug,
-                "name": name,
-                "description": description,
-                "messages": messages,
-                "threads": threads,
-                "last": last,
-                "path": path,
-                "sitemaps": sitemaps,
-                "feed": feed,
-            }
-            for slug, name, description, messages, threads, last, path, sitemaps, feed in args["lists"]
-        ]
-        for template in ("index.html", "404.html", "robots.txt"):
-            self._put(files, old, template, self._page(template, template, args, lists=lists))
-        self._put(files, old, "sitemap.xml", self._page("sitemap-index.xml", "sitemap.xml", args, lists=lists))
-        self._put(files, old, "search/index.html", self._page("search.html", "search/index.html", args, lists=lists))
+    def render_site(self, args: SitePages, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        lists = [summary._asdict() for summary in args.lists]
+        pages = (
+            ("index.html", SITE_INDEX_PATH),
+            ("404.html", NOT_FOUND_PATH),
+            ("robots.txt", ROBOTS_PATH),
+            ("sitemap-index.xml", SITEMAP_INDEX_PATH),
+            ("search.html", SEARCH_PAGE_PATH),
+        )
+        for template, path in pages:
+            self._put(files, old, path, self._page(template, path, args.site, lists=lists))
         return files
 
-    def render_mid(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        for digest, entries in args["entries"]:
-            path = f"mid/{digest[:2]}/{digest[2:]}.html"
+    def render_mid(self, args: MidPages, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        for group in args.entries:
+            path = mid_page_path(group.digest)
             found = [
-                {"message_id": mid, "slug": slug, "list": name, "path": link, "subject": subject, "date": int(date)}
-                for mid, slug, name, link, subject, date in entries
+                {
+                    "message_id": entry.message_id,
+                    "slug": entry.slug,
+                    "list": entry.list,
+                    "path": entry.link,
+                    "subject": entry.subject,
+                    "date": int(entry.date),
+                }
+                for entry in group.entries
             ]
             if len(found) == 1:
-                html = self._page("redirect.html", path, args, target=found[0]["path"], title=found[0]["subject"])
+                html = self._page("redirect.html", path, args.site, target=found[0]["path"], title=found[0]["subject"])
             else:
-                html = self._page("mid.html", path, args, messages=found, message_id=found[0]["message_id"])
+                html = self._page("mid.html", path, args.site, messages=found, message_id=found[0]["message_id"])
             self._put(files, old, path, html)
         return files
 
-    def render_static(self, args: dict[str, Any], old: Mapping[str, str]) -> dict[str, str]:
-        files: dict[str, str] = {}
-        for rel, source, digest in args["files"]:
-            target = f"static/{rel}"
-            files[target] = self.writer.copy(target, Path(source), digest, old.get(target))
+    def render_static(self, args: StaticFiles, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        for static in args.files:
+            target = static_path(static.rel)
+            files[target] = self.writer.copy(target, Path(static.source), static.digest, old.get(target))
         return files
+
+
+def _absolute(base_url: str, path: str) -> str:
+    """The absolute URL of an output path (feeds, sitemaps and canonical links)."""
+    return base_url + urllib.parse.quote(path, safe="/#")
 
 
 def _display(raw: bytes, options: DisplayOptions, call: str, no_archive: bool) -> MessageDisplay:

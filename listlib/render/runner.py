@@ -15,17 +15,18 @@ from __future__ import annotations
 
 import gc
 import multiprocessing
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
-from ..plan import Job
+from ..plan.jobs import Job
 from ..theme import Theme
 from .writer import Stat
 
 if TYPE_CHECKING:
+    from ..display import MessageDisplay
     from .pages import Renderer
 
 __all__ = ["JobRunner"]
@@ -52,15 +53,35 @@ class Result(NamedTuple):
     """Each file's (size, mtime_ns) once made or found the same (the next build's stat pass)."""
 
 
+class TextSink(Protocol):
+    """Where a render process hands the messages it displays (the search spool)."""
+
+    def __call__(self, call: str, raw_hash: str, display: MessageDisplay) -> None: ...
+
+    def flush(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+SinkFactory = Callable[[], TextSink]
+"""Makes a process's own sink (each worker makes one after it is forked)."""
+
 # Worker-process state, set once per worker by _init_worker (never in the main process).
 _renderer: Renderer | None = None
+_sink: TextSink | None = None
 
 
-def _init_worker(theme: Theme, content: Path, output: Path, spool: Path | None) -> None:
+def _init_worker(theme: Theme, content: Path, output: Path, sinks: SinkFactory | None) -> None:
+    global _renderer, _sink
+    _sink = sinks() if sinks is not None else None
+    _renderer = _new_renderer(theme, content, output, _sink)
+
+
+def _new_renderer(theme: Theme, content: Path, output: Path, sink: TextSink | None) -> Renderer:
+    # Imported here: a build with nothing to render need not load the renderer.
     from .pages import Renderer
 
-    global _renderer
-    _renderer = Renderer(theme, content, output, spool)
+    return Renderer(theme, content, output, sink)
 
 
 def _ready() -> None:
@@ -69,10 +90,12 @@ def _ready() -> None:
 
 def _run_chunk(chunk: Chunk) -> list[Result]:
     assert _renderer is not None
-    return _run_with(_renderer, chunk)
+    return _run_with(_renderer, chunk, _sink)
 
 
-def _run_with(renderer: Renderer, chunk: Iterable[tuple[str, str, Any, dict[str, str]]]) -> list[Result]:
+def _run_with(
+    renderer: Renderer, chunk: Iterable[tuple[str, str, Any, dict[str, str]]], sink: TextSink | None
+) -> list[Result]:
     results = []
     for job_id, kind, args, old in chunk:
         before_written = len(renderer.writer.written_paths)
@@ -82,6 +105,8 @@ def _run_with(renderer: Renderer, chunk: Iterable[tuple[str, str, Any, dict[str,
         del renderer.writer.written_paths[before_written:]
         stats = {path: renderer.writer.stats.pop(path) for path in files if path in renderer.writer.stats}
         results.append(Result(job_id, files, written, renderer.writer.unchanged - before_unchanged, stats))
+    if sink is not None:
+        sink.flush()  # pool workers end without flushing
     return results
 
 
@@ -102,10 +127,13 @@ def _chunks(jobs: Iterable[Job], old: dict[str, dict[str, str]]) -> Iterator[Chu
 class JobRunner:
     """Renders jobs for one build; a context manager that stops its workers on exit."""
 
-    def __init__(self, theme: Theme, content: Path, output: Path, workers: int, spool: Path | None = None) -> None:
-        """``spool``: a folder for the search text of the messages displayed (``search.spool``)."""
+    def __init__(
+        self, theme: Theme, content: Path, output: Path, workers: int, sinks: SinkFactory | None = None
+    ) -> None:
+        """``sinks``: makes the sink that each rendering process hands the messages it
+        displays to (the build's search spool, ``search.spool.DisplayedText``)."""
         self.theme, self.content, self.output, self.workers = theme, content, output, workers
-        self.spool = spool
+        self.sinks = sinks
         self._pool: ProcessPoolExecutor | None = None
         self._frozen = False
 
@@ -135,7 +163,7 @@ class JobRunner:
             max_workers=self.workers,
             mp_context=multiprocessing.get_context("fork"),
             initializer=_init_worker,
-            initargs=(self.theme, self.content, self.output, self.spool),
+            initargs=(self.theme, self.content, self.output, self.sinks),
         )
 
     def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
@@ -144,16 +172,15 @@ class JobRunner:
         if not by_id:
             return
         if self.workers <= 1 or (total < PARALLEL_FROM and self._pool is None):
-            # Imported here: a build with nothing to render need not load the renderer.
-            from .pages import Renderer
-
-            renderer = Renderer(self.theme, self.content, self.output, self.spool)
+            sink = self.sinks() if self.sinks is not None else None
+            renderer = _new_renderer(self.theme, self.content, self.output, sink)
             try:
                 for chunk in _chunks(by_id.values(), old):
-                    for result in _run_with(renderer, chunk):
+                    for result in _run_with(renderer, chunk, sink):
                         yield by_id[result[0]], result
             finally:
-                renderer.close()
+                if sink is not None:
+                    sink.close()
             return
         if self._pool is None:
             gc.freeze()

@@ -1,8 +1,10 @@
 """Search text handed from a build's render pass to its indexing step, through files.
 
-Render workers append one record per displayed message to a file of their own in
-the spool folder (``SpoolWriter``; flushed after every job, since pool workers end
-without flushing); once rendering is over, the indexer reads the records' places
+The renderer hands every archived message it displays to a callback; the build makes
+that callback a ``DisplayedText``, which turns the display into the indexer's
+``SearchText`` and appends one record to its process's own file in the spool folder
+(``SpoolWriter``; flushed after every chunk of jobs, since pool workers end without
+flushing); once rendering is over, the indexer reads the records' places
 (``SpoolReader``) and loads the text of each message it indexes from there instead
 of displaying the message again. A record carries the raw-bytes hash it was made
 from, and the indexer uses it only when that matches the store's, so a stale or
@@ -22,9 +24,10 @@ import struct
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from .document import SearchText
+from ..display import MessageDisplay
+from .document import SearchText, search_text
 
-__all__ = ["SPOOL_DIR", "SpoolReader", "SpoolWriter", "Spooled", "clear_spool"]
+__all__ = ["SPOOL_DIR", "DisplayedText", "SpoolReader", "SpoolWriter", "Spooled", "clear_spool"]
 
 SPOOL_DIR = "search-spool"
 _LENGTH = struct.Struct("<I")
@@ -62,6 +65,25 @@ class SpoolWriter:
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+class DisplayedText:
+    """The render pass's display callback (``render.pages.OnDisplay``) of one process:
+    spools each displayed message's search text."""
+
+    def __init__(self, folder: Path, obfuscate: bool) -> None:
+        """``obfuscate``: the site obfuscates addresses (the indexed text shows them so)."""
+        self.writer = SpoolWriter(folder)
+        self.obfuscate = obfuscate
+
+    def __call__(self, call: str, raw_hash: str, display: MessageDisplay) -> None:
+        self.writer.add(call, raw_hash, search_text(display, self.obfuscate))
+
+    def flush(self) -> None:
+        self.writer.flush()
+
+    def close(self) -> None:
+        self.writer.close()
 
 
 class SpoolReader:

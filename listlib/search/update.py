@@ -38,6 +38,7 @@ from ..fsutil import naming, read_file
 from ..index import Row
 from ..render.writer import changed_files, changed_folders, digest_of, folder_marks, folder_of
 from ..store import Store
+from ..urls import SEARCH_DIR
 from .analysis import ANALYZER_VERSION
 from .codec import impact_table
 from .document import analyse, document
@@ -50,9 +51,8 @@ from .state import SearchState
 if TYPE_CHECKING:
     from .bulk import Columns
 
-__all__ = ["SEARCH_DIR", "SearchReport", "update_index"]
+__all__ = ["SearchReport", "update_index"]
 
-SEARCH_DIR = "search"
 K1 = 1.2
 B = 0.75
 AVGDL = 150.0

@@ -8,7 +8,7 @@ at the start and done at the end; a build that finds the mark of an interrupted 
 sweeps the output for files nobody owns (``render.writer.sweep``).
 
 A complete build also leaves what the next one needs to plan incrementally (see
-``dirty``): the thread cache's epoch and generation it saw, a fingerprint of
+``plan.incremental``): the thread cache's epoch and generation it saw, a fingerprint of
 everything site-wide, each list's thread and month order, and the Message-ID
 lookup bucket and thread of every message (``mids``).
 """
@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from .sqlfile import connect
+from ..sqlfile import connect
 
 __all__ = ["STATE_VERSION", "BuildState"]
 

@@ -1,5 +1,5 @@
-"""What a build must do: compare the jobs the site needs now with the jobs done last
-time. Pure.
+"""Jobs, their names and keys, and what a build must do: compare the jobs the site
+needs now with the jobs done last time. Pure.
 
 A *job* makes one or more output files (a thread page and its attachments, a month's
 raw copies and redirects, ...). Its *key* is a digest of everything the output depends
@@ -17,12 +17,20 @@ import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Job", "Plan", "job_key", "plan_build"]
+__all__ = ["Job", "Plan", "job_id", "job_key", "plan_build"]
+
+
+def job_id(kind: str, *parts: object) -> str:
+    """The name of a job: its kind and what it is of (a list slug, a thread id, a
+    month ...), e.g. ``thread:dev:0Abc12Xy`` or ``month:dev:2024-05``. The one place
+    a job id is spelled: the builders name their jobs with it, and the incremental
+    planner the jobs it looks for."""
+    return ":".join((kind, *map(str, parts)))
 
 
 def job_key(kind: str, fingerprint: str, inputs: object) -> str:
-    """The key of a job: ``inputs`` must be plain data (str, int, None, tuples, lists,
-    dicts with a fixed order) so that its ``repr`` is stable."""
+    """The key of a job: ``inputs`` must be plain data (str, int, None, tuples and the
+    records of ``plan.kinds``) so that its ``repr`` is stable."""
     return hashlib.sha256(f"{kind}\0{fingerprint}\0{inputs!r}".encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
 
@@ -36,7 +44,7 @@ class Job:
     """Which renderer runs it."""
     key: str
     args: object = field(compare=False)
-    """The renderer's inputs (plain, picklable data)."""
+    """The renderer's inputs: the record of its kind (``plan.kinds``)."""
     weight: int = 1
     """Rough cost, used to hand out work evenly."""
 
@@ -69,5 +77,5 @@ def plan_build(previous: Mapping[str, str], jobs: Iterable[Job], *, rebuild_all:
             kept.append(job.id)
         else:
             run.append(job)
-    dropped = sorted(job_id for job_id in previous if job_id not in keys)
+    dropped = sorted(name for name in previous if name not in keys)
     return Plan(tuple(run), tuple(kept), tuple(dropped), keys)

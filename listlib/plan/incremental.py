@@ -17,7 +17,7 @@ the jobs a change can reach are:
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
   thread (a message's lookup entry depends on nothing else that can change).
 
-Each is built with the same builders as a full build (``site.SiteJobs``); a job
+Each is built with the same builders as a full build (``plan.builders.SiteJobs``); a job
 whose builder says it no longer exists is dropped. Nothing outside this scope is
 ever dropped. ``Memory`` is what a build leaves for the next one.
 """
@@ -29,11 +29,12 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from .buildstate import BuildState
-from .plan import Job
-from .site import ListSource, SiteJobs, mid_prefix
-from .threadset import ThreadChanges
-from .values import Month
+from ..threadset import ThreadChanges
+from ..values import Month
+from .builders import SiteJobs, mid_prefix
+from .jobs import Job, job_id
+from .sources import ListSource
+from .state import BuildState
 
 __all__ = ["Memory", "dirty_jobs", "full_memory", "load_memory"]
 
@@ -126,8 +127,8 @@ def dirty_jobs(
     built: list[Job] = []
     considered: set[str] = set()
 
-    def consider(job_id: str, *found: Job | None) -> None:
-        considered.add(job_id)
+    def consider(name: str, *found: Job | None) -> None:
+        considered.add(name)
         built.extend(job for job in found if job is not None)
 
     slugs = {s for s, _ in changes.threads} | {s for s, _ in changes.gone} | {s for s, _ in changes.months}
@@ -144,8 +145,8 @@ def dirty_jobs(
         before_order: list[str] = json.loads(state.get(f"order:{slug}") or "[]")
         threads = altered | _moved(before_order, order)
         for thread_id in sorted(threads):
-            consider(f"thread:{slug}:{thread_id}", jobs.thread(slug, thread_id))
-            consider(f"tmbox:{slug}:{thread_id}", jobs.tmbox(slug, thread_id))
+            consider(job_id("thread", slug, thread_id), jobs.thread(slug, thread_id))
+            consider(job_id("tmbox", slug, thread_id), jobs.tmbox(slug, thread_id))
         months = source.months()
         before = [Month(*m) for m in json.loads(state.get(f"months:{slug}") or "[]")]
         moved_months = _moved(before, months)
@@ -157,16 +158,16 @@ def dirty_jobs(
         for month in sorted(dirty_months):
             same_messages = month in marks_now and marks.get(month) == marks_now[month]
             if not same_messages:
-                consider(f"messages:{slug}:{month}", jobs.messages(slug, month))
-            consider(f"month:{slug}:{month}", jobs.month(slug, month))
+                consider(job_id("messages", slug, month), jobs.messages(slug, month))
+            consider(job_id("month", slug, month), jobs.month(slug, month))
             if not same_messages or month in moved_months:
-                consider(f"date:{slug}:{month}", jobs.date(slug, month))
+                consider(job_id("date", slug, month), jobs.date(slug, month))
             if not same_messages:
-                consider(f"mmbox:{slug}:{month}", jobs.mmbox(slug, month))
+                consider(job_id("mmbox", slug, month), jobs.mmbox(slug, month))
             marks.pop(month, None)
         marks.update(marks_now)
-        consider(f"list:{slug}", jobs.list(slug))
-        consider(f"feed:{slug}", jobs.feed(slug))
+        consider(job_id("list", slug), jobs.list(slug))
+        consider(job_id("feed", slug), jobs.feed(slug))
         # A month's sitemap lists the threads rooted in it with their last dates: it
         # changes with its thread list (a thread gone or re-rooted is in the changed
         # months of its messages) or when one of those threads changes.
@@ -177,17 +178,17 @@ def dirty_jobs(
         built.extend(sitemaps)
         considered.update(job.id for job in sitemaps)
         for month in sitemap_months:
-            considered.update(state.job_ids_from(f"sitemap:{slug}:{month}:"))
+            considered.update(state.job_ids_from(job_id("sitemap", slug, month) + ":"))
         memory.orders[slug] = order
         memory.months[slug] = months
         memory.marks[slug] = marks
         _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)
     if slugs:
-        consider("site:site", jobs.site_index())
+        consider(job_id("site", "site"), jobs.site_index())
     for prefix in sorted(prefixes):
         members = [(s, c) for s, c in state.mids_in(prefix) if c not in forget]
         members.extend((slug, call) for call, slug, _thread, p in fresh if p == prefix)
-        consider(f"mid:{prefix}", jobs.mid(prefix, members))
+        consider(job_id("mid", prefix), jobs.mid(prefix, members))
     memory.forget_mids = forget
     memory.add_mids = fresh
     return built, considered, memory

@@ -1,4 +1,4 @@
-"""A list as an incremental build reads it: a ``site.ListSource`` that asks the
+"""A list as an incremental build reads it: a ``plan.sources.ListSource`` that asks the
 index and the thread cache for just what the builders of the jobs it runs need.
 
 Answers are remembered for the life of the object (one build, inside read
@@ -10,12 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from .config import ListConfig
-from .index import Index, Row
-from .site import ListSource, ThreadSummary
-from .threadcache import ThreadEntry, ThreadLine
-from .threadset import ThreadSet
-from .values import Month
+from ..config import ListConfig
+from ..index import Index, Row
+from ..threadcache import ThreadEntry, ThreadLine
+from ..threadset import ThreadSet
+from ..values import Month
+from .sources import ListSource, ThreadSummary
 
 __all__ = ["StoredList"]
 

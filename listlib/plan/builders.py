@@ -1,0 +1,507 @@
+"""The pages of a site, described as jobs: a pure function of the configuration, the
+index rows of the filed messages and the cached threads.
+
+There is one builder per kind of job (``SiteJobs.thread``, ``SiteJobs.month`` ...,
+named by ``plan.kinds.KINDS``); each returns its job with the typed record of its kind
+as arguments. Each reads what it needs through a ``ListSource`` (``plan.sources``): a
+full build walks every job with a source that holds everything in memory; an
+incremental build calls the builders only for the jobs a change can reach, with a
+source that asks the databases. The same builders give the same arguments and so the
+same keys either way, which keeps incremental output byte-identical to a build from
+scratch. This module never touches the disk.
+
+Each job carries exactly the inputs its files depend on (see ``plan.kinds``), so its
+key changes when, and only when, one of its files may change.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from operator import attrgetter
+
+from ..config import ListConfig
+from ..controls import SUBJECT_CHARS, clean_header_text
+from ..display import obfuscate_addresses
+from ..index import Row
+from ..threadcache import ThreadLine
+from ..urls import (
+    feed_path,
+    list_index_path,
+    message_id_hash,
+    message_path,
+    month_mbox_path,
+    raw_path,
+    sitemap_path,
+    thread_mbox_path,
+)
+from ..values import Month
+from .jobs import Job, job_id, job_key
+from .kinds import (
+    KINDS,
+    DatedMessage,
+    DatePage,
+    Download,
+    FeedEntry,
+    FeedPage,
+    LatestThread,
+    Link,
+    ListInfo,
+    ListPage,
+    ListSummary,
+    MboxItem,
+    MessageCopies,
+    MessageCopy,
+    MidEntry,
+    MidGroup,
+    MidPages,
+    MonthCount,
+    MonthPage,
+    MonthThread,
+    SitemapEntry,
+    SitemapPage,
+    SitePages,
+    SiteSettings,
+    StaticFile,
+    StaticFiles,
+    ThreadMessage,
+    ThreadPage,
+)
+from .sources import ListSource, LoadedList, ThreadSummary, month_of
+
+__all__ = ["FEED_SIZE", "LATEST_THREADS", "SiteJobs", "mid_prefix"]
+
+FEED_SIZE = 30
+"""Messages in a list's Atom feed."""
+LATEST_THREADS = 10
+"""Threads listed as latest on a list's index page."""
+PARTICIPANTS_SHOWN = 4
+SITEMAP_SIZE = 40_000
+"""Thread pages per sitemap file (the protocol allows 50,000): a month with more threads
+has several."""
+
+NOT_ARCHIVED = "(not archived)"
+
+
+def mid_prefix(message_id: str) -> str:
+    """The Message-ID lookup bucket (``mid`` job id) a Message-ID belongs to: 4,096 of
+    them, so that a new message re-renders a dozen lookup pages at 50,000 messages, not
+    two hundred. (Only the job is finer than the ``mid/<h[0:2]>/`` folders of the URLs.)"""
+    return _bucket(message_id_hash(message_id))
+
+
+def _bucket(digest: str) -> str:
+    """``mid_prefix`` of the Message-ID whose ``message_id_hash`` is ``digest``."""
+    return digest[:3]
+
+
+def _subject(hide: bool, row: Row) -> str:
+    """A subject for index pages, cleaned and cut as display does (``controls``); ``hide``:
+    obfuscate the addresses in it, as display does."""
+    if row.no_archive:
+        return NOT_ARCHIVED
+    subject = clean_header_text(" ".join(row.subject.split()), SUBJECT_CHARS) or "(no subject)"
+    return obfuscate_addresses(subject) if hide else subject
+
+
+def _author(hide: bool, row: Row) -> str:
+    """An author's name for index pages; nothing for a withheld message."""
+    return "" if row.no_archive else _author_name(hide, row.from_name, row.from_addr)
+
+
+def _author_name(hide: bool, from_name: str, from_addr: str) -> str:
+    """A name to show for a sender (never an address unless the name is one), cleaned as
+    display cleans it (``controls``)."""
+    name = clean_header_text(from_name)
+    if name:
+        return obfuscate_addresses(name) if hide else name
+    return clean_header_text(from_addr.split("@")[0]) or "(unknown)"
+
+
+def _list_info(config: ListConfig) -> ListInfo:
+    return ListInfo(config.slug, config.name, config.addresses[0] if config.addresses else "")
+
+
+class SiteJobs:
+    """The builders of every kind of job. Each returns the job, or None when it does
+    not exist (any more): a thread that is gone, a month left empty, an empty bucket."""
+
+    def __init__(
+        self,
+        site: SiteSettings,
+        fingerprints: Mapping[str, str],
+        sources: Sequence[ListSource],
+        static_files: Sequence[StaticFile],
+        code: str,
+    ) -> None:
+        """``fingerprints``: template name -> fingerprint, for every template of
+        ``plan.kinds``; ``static_files``: the theme's static files; ``code``: the digest
+        of the code that renders (``codedigest.render_digest``), part of every key:
+        other code may make other bytes from the same arguments."""
+        self.site = site
+        self.hide = site.obfuscate_addresses
+        self.fingerprints = {
+            name: ",".join([code, *(fingerprints[template] for template in kind.templates)])
+            for name, kind in KINDS.items()
+        }
+        self.sources = {source.slug: source for source in sources}
+        self.static_files = tuple(static_files)
+        self._sitemap_months: dict[str, dict[Month, list[ThreadSummary]]] = {}
+        self._subjects: dict[str, str] = {}
+        self._mid_members: dict[str, list[tuple[str, str]]] | None = None
+        self._mid_digests: dict[str, str] = {}
+        """call -> its Message-ID's digest, kept by ``all_mid_members`` for ``mid``."""
+
+    def make(self, kind: str, of: tuple[object, ...], record: tuple[object, ...], weight: int = 1) -> Job:
+        """The job of kind ``kind`` named by ``of`` (``job_id``), with its record."""
+        return Job(job_id(kind, *of), kind, job_key(kind, self.fingerprints[kind], record), record, weight)
+
+    # -- the whole site -----------------------------------------------------------------
+
+    def all(self) -> Iterator[Job]:
+        """Every job of the site (the sources should hold everything in memory)."""
+        for source in self.sources.values():
+            slug = source.slug
+            for summary in source.order():
+                yield from _present(self.thread(slug, summary.id), self.tmbox(slug, summary.id))
+            for month in source.months():
+                yield from _present(
+                    self.messages(slug, month), self.month(slug, month), self.date(slug, month), self.mmbox(slug, month)
+                )
+            yield self.list(slug)
+            yield self.feed(slug)
+            yield from self.sitemaps(slug, self.sitemap_months(slug))
+        yield self.site_index()
+        for prefix, members in sorted(self.all_mid_members().items()):
+            yield from _present(self.mid(prefix, members))
+        yield self.static()
+
+    def all_mid_members(self) -> dict[str, list[tuple[str, str]]]:
+        """Bucket -> (slug, call) of every message with a Message-ID (needs ``LoadedList``s);
+        worked out once (a full build asks for its jobs and again for its memory)."""
+        if self._mid_members is not None:
+            return self._mid_members
+        members: dict[str, list[tuple[str, str]]] = defaultdict(list)
+        digests = self._mid_digests
+        for source in self.sources.values():
+            if not isinstance(source, LoadedList):
+                raise TypeError("enumerating every Message-ID needs the lists loaded in memory")
+            for row in source.all_rows():
+                if row.message_id:
+                    digest = digests[row.call] = message_id_hash(row.message_id)
+                    members[_bucket(digest)].append((source.slug, row.call))
+        self._mid_members = members
+        return members
+
+    def _subject(self, row: Row) -> str:
+        """``_subject`` of a message, worked out once per build plan (a full plan shows
+        each subject about four times: thread, month, date and lookup pages)."""
+        found = self._subjects.get(row.call)
+        if found is None:
+            found = self._subjects[row.call] = _subject(self.hide, row)
+        return found
+
+    # -- threads ------------------------------------------------------------------------
+
+    def thread(self, slug: str, thread_id: str) -> Job | None:
+        source = self.sources[slug]
+        entry = source.threads([thread_id]).get(thread_id)
+        if entry is None:
+            return None
+        before, after = source.neighbours(thread_id)
+        rows = source.rows([*(c for c, _p, _d in entry.messages), thread_id, *(n for n in (before, after) if n)])
+        root = rows[thread_id]
+        prev, next_ = (
+            None if other is None else Link(source.page(other, rows[other]), self._subject(rows[other]))
+            for other in (before, after)
+        )
+        messages = []
+        for call, parent, depth in entry.messages:
+            row = rows[call]
+            messages.append(
+                ThreadMessage(
+                    call,
+                    parent,
+                    depth,
+                    month_of(row),
+                    row.path,
+                    row.raw_hash,
+                    row.no_archive,
+                    row.message_id,
+                    row.refs,
+                )
+            )
+        record = ThreadPage(
+            site=self.site,
+            list=_list_info(source.config),
+            id=thread_id,
+            month=month_of(root),
+            page=source.page(thread_id, root),
+            subject=self._subject(root),
+            missing_root=entry.missing_root,
+            messages=tuple(messages),
+            prev=prev,
+            next=next_,
+        )
+        return self.make("thread", (slug, thread_id), record, weight=2 + entry.count)
+
+    def tmbox(self, slug: str, thread_id: str) -> Job | None:
+        source = self.sources[slug]
+        entry = source.threads([thread_id]).get(thread_id)
+        if entry is None:
+            return None
+        rows = source.rows([thread_id, *(c for c, _p, _d in entry.messages)])
+        by_date = sorted(entry.messages, key=lambda m: (rows[m[0]].date, m[0]))
+        record = Download(
+            self.site,
+            thread_mbox_path(slug, month_of(rows[thread_id]), thread_id),
+            tuple(_mbox_item(rows[c]) for c, _p, _d in by_date if not rows[c].no_archive),
+        )
+        return self.make("tmbox", (slug, thread_id), record, weight=1 + entry.count // 4)
+
+    # -- months -------------------------------------------------------------------------
+
+    def _month_rows(self, source: ListSource, month: Month) -> list[Row]:
+        return sorted(source.month_rows(month), key=lambda r: (r.date, r.call))
+
+    def messages(self, slug: str, month: Month) -> Job | None:
+        source = self.sources[slug]
+        month_rows = self._month_rows(source, month)
+        if not month_rows:
+            return None
+        links, thread_of = source.links(r.call for r in month_rows)
+        copies = tuple(
+            MessageCopy(
+                r.call,
+                r.path,
+                r.raw_hash,
+                None if r.no_archive else raw_path(slug, month, r.call),
+                message_path(slug, month, r.call),
+                None if thread_of[r.call] == r.call else links[r.call],
+                self._subject(r),
+            )
+            for r in month_rows
+        )
+        return self.make("messages", (slug, month), MessageCopies(self.site, copies), weight=1 + len(month_rows) // 20)
+
+    def month(self, slug: str, month: Month) -> Job | None:
+        source = self.sources[slug]
+        here = source.month_threads(month)
+        if not here:
+            return None
+        entries = source.thread_lines(here)
+        rows = source.rows(here)
+        thread_lines = []
+        for thread_id, count in sorted(here.items(), key=lambda item: (entries[item[0]].first, item[0])):
+            entry = entries[thread_id]
+            names, more = _participants(entry, self.hide)
+            thread_lines.append(
+                MonthThread(
+                    source.page(thread_id, rows[thread_id]),
+                    self._subject(rows[thread_id]),
+                    names,
+                    more,
+                    count,
+                    entry.count,
+                    entry.first,
+                    entry.last,
+                    (entry.months[0][0], entry.months[0][1]) < month,
+                    (entry.months[-1][0], entry.months[-1][1]) > month,
+                )
+            )
+        prev, next_ = source.month_neighbours(month)
+        record = MonthPage(
+            self.site,
+            _list_info(source.config),
+            month,
+            prev,
+            next_,
+            month_mbox_path(slug, month),
+            tuple(thread_lines),
+        )
+        return self.make("month", (slug, month), record, weight=1 + len(here) // 10)
+
+    def date(self, slug: str, month: Month) -> Job | None:
+        """The month's messages by date: a job of its own, as a reply to an old thread
+        changes the thread lines of that thread's months but not their messages."""
+        source = self.sources[slug]
+        month_rows = self._month_rows(source, month)
+        if not month_rows:
+            return None
+        links, _thread_of = source.links(r.call for r in month_rows)
+        messages = tuple(
+            DatedMessage(links[r.call], self._subject(r), _author(self.hide, r), r.date) for r in month_rows
+        )
+        prev, next_ = source.month_neighbours(month)
+        record = DatePage(
+            self.site,
+            _list_info(source.config),
+            month,
+            prev,
+            next_,
+            month_mbox_path(slug, month),
+            messages,
+        )
+        return self.make("date", (slug, month), record, weight=1 + len(month_rows) // 10)
+
+    def mmbox(self, slug: str, month: Month) -> Job | None:
+        month_rows = self._month_rows(self.sources[slug], month)
+        if not month_rows:
+            return None
+        record = Download(
+            self.site,
+            month_mbox_path(slug, month),
+            tuple(_mbox_item(r) for r in month_rows if not r.no_archive),
+        )
+        return self.make("mmbox", (slug, month), record, weight=1 + len(month_rows) // 4)
+
+    # -- a list's own pages ---------------------------------------------------------------
+
+    def list(self, slug: str) -> Job:
+        source = self.sources[slug]
+        counts = source.month_counts()
+        thread_counts = source.month_thread_counts()
+        order = source.order()
+        latest = heapq.nlargest(LATEST_THREADS, order, key=attrgetter("last", "id"))
+        roots = source.rows(t.id for t in latest)
+        record = ListPage(
+            site=self.site,
+            list=_list_info(source.config),
+            description=source.config.description,
+            markdown=source.description_markdown,
+            months=tuple(MonthCount(m, counts[m], thread_counts.get(m, 0)) for m in source.months()),
+            latest=tuple(
+                LatestThread(source.page(t.id, roots[t.id]), self._subject(roots[t.id]), t.last, t.count)
+                for t in latest
+            ),
+            messages=sum(counts.values()),
+            threads=len(order),
+        )
+        return self.make("list", (slug,), record)
+
+    def feed(self, slug: str) -> Job:
+        source = self.sources[slug]
+        recent = source.recent(FEED_SIZE)
+        links, thread_of = source.links(r.call for r in recent)
+        entries = tuple(
+            FeedEntry(
+                r.call,
+                r.path,
+                r.raw_hash,
+                links[r.call],
+                message_path(slug, month_of(r), r.call),
+                self._subject(r),
+                _author(self.hide, r),
+                r.date,
+                r.no_archive,
+                thread_of[r.call] == r.call,
+            )
+            for r in recent
+        )
+        record = FeedPage(self.site, _list_info(source.config), feed_path(slug), entries)
+        return self.make("feed", (slug,), record, weight=3)
+
+    def sitemap_months(self, slug: str) -> Mapping[Month, list[ThreadSummary]]:
+        """The threads of a list by the month of their root (where their pages live), in
+        thread order; months without a root are absent."""
+        by_month = self._sitemap_months.get(slug)
+        if by_month is None:
+            grouped: dict[tuple[int, int], list[ThreadSummary]] = defaultdict(list)
+            for summary in self.sources[slug].order():
+                grouped[summary.year, summary.month].append(summary)
+            by_month = self._sitemap_months[slug] = {Month(*key): group for key, group in grouped.items()}
+        return by_month
+
+    def sitemaps(self, slug: str, months: Mapping[Month, Sequence[ThreadSummary]]) -> list[Job]:
+        """The sitemap jobs of these months (``sitemap_months``, or a part of it)."""
+        jobs = []
+        for month, summaries in sorted(months.items()):
+            for number, part in enumerate(_sitemap_parts(summaries), start=1):
+                pages = tuple(SitemapEntry(message_path(slug, month, t.id), t.last) for t in part)
+                record = SitemapPage(self.site, sitemap_path(slug, month, number), pages)
+                jobs.append(self.make("sitemap", (slug, month, number), record))
+        return jobs
+
+    # -- site-wide pages -----------------------------------------------------------------
+
+    def site_index(self) -> Job:
+        summaries = []
+        for source in self.sources.values():
+            config, slug = source.config, source.slug
+            recent = source.recent(1)
+            sitemaps = tuple(
+                SitemapEntry(sitemap_path(slug, month, number), max(t.last for t in part))
+                for month, summaries in sorted(self.sitemap_months(slug).items())
+                for number, part in enumerate(_sitemap_parts(summaries), start=1)
+            )
+            summaries.append(
+                ListSummary(
+                    slug=slug,
+                    name=config.name,
+                    description=config.description,
+                    messages=sum(source.month_counts().values()),
+                    threads=len(source.order()),
+                    last=recent[0].date if recent else 0,
+                    path=list_index_path(slug),
+                    sitemaps=sitemaps,
+                    feed=feed_path(slug),
+                )
+            )
+        return self.make("site", ("site",), SitePages(self.site, tuple(summaries)))
+
+    def mid(self, prefix: str, members: Iterable[tuple[str, str]]) -> Job | None:
+        """The lookup pages of one bucket; ``members``: (slug, call) of its messages."""
+        calls_of: dict[str, list[str]] = defaultdict(list)
+        for slug, call in members:
+            calls_of[slug].append(call)
+        entries: dict[str, list[MidEntry]] = defaultdict(list)
+        for slug, calls in calls_of.items():
+            source = self.sources[slug]
+            rows = source.rows(calls)
+            links, _thread_of = source.links(rows)
+            for row in rows.values():
+                if row.message_id:
+                    digest = self._mid_digests.get(row.call) or message_id_hash(row.message_id)
+                    entries[digest].append(
+                        MidEntry(
+                            clean_header_text(row.message_id),
+                            slug,
+                            source.config.name,
+                            links[row.call],
+                            self._subject(row),
+                            str(row.date),
+                        )
+                    )
+        if not entries:
+            return None
+        groups = tuple(MidGroup(digest, tuple(sorted(entries[digest]))) for digest in sorted(entries))
+        return self.make("mid", (prefix,), MidPages(self.site, groups), weight=max(1, len(groups) // 20))
+
+    def static(self) -> Job:
+        record = StaticFiles(self.site, self.static_files)
+        return self.make("static", ("static",), record, weight=len(self.static_files))
+
+
+def _present(*jobs: Job | None) -> Iterator[Job]:
+    return (job for job in jobs if job is not None)
+
+
+def _sitemap_parts(summaries: Sequence[ThreadSummary]) -> list[Sequence[ThreadSummary]]:
+    return [summaries[start : start + SITEMAP_SIZE] for start in range(0, len(summaries), SITEMAP_SIZE)]
+
+
+def _mbox_item(row: Row) -> MboxItem:
+    return MboxItem(row.path, row.raw_hash, row.from_addr, row.date)
+
+
+def _participants(entry: ThreadLine, hide: bool) -> tuple[tuple[str, ...], int]:
+    names: list[str] = []
+    seen: set[str] = set()
+    for from_name, from_addr in entry.authors:  # withheld messages are not among them
+        name = _author_name(hide, from_name, from_addr)
+        key = name.casefold()
+        if name and key not in seen:
+            seen.add(key)
+            names.append(name)
+    return tuple(names[:PARTICIPANTS_SHOWN]), max(0, len(names) - PARTICIPANTS_SHOWN)

@@ -1,0 +1,401 @@
+"""The kinds of page a site is made of: for each, the typed record of its jobs'
+arguments, the templates it renders with, and the names of the builder that describes
+its jobs (``plan.builders.SiteJobs``) and of the renderer that makes its files
+(``render.pages.Renderer``). Pure data; never imports what renders.
+
+Adding a kind of page means one ``Kind`` here, its record, its builder and renderer
+methods, its template, and a line in the incremental rules (``plan.incremental``)
+saying which changes reach it. ``tests/plan/test_kinds.py`` checks that every entry's
+builder and renderer exist. (The renderer is named, not referenced: only the processes
+that render load it.)
+
+A job's key is a digest of its record (``plan.jobs.job_key``), so a record holds
+exactly what the job's files depend on, as plain values: strings, numbers, None and
+tuples of those or of other records here. Every record starts with the site-wide
+settings every page depends on.
+
+========  ==========================================  ======================================
+kind      files                                       inputs (besides templates and site)
+========  ==========================================  ======================================
+thread    thread page + attachments of its messages   the tree, content hashes, prev/next
+tmbox     the thread's ``.mbox.gz``                   its messages
+messages  a month's ``.eml`` copies and the redirect  the month's messages and their threads
+          pages of its non-root messages
+month     month page (the threads active in it)       those threads, prev/next month
+date      the month's by-date page                    the month's messages, prev/next month
+mmbox     the month's ``.mbox.gz``                    its messages
+list      list index                                  months, counts, latest threads
+feed      Atom feed                                   the latest messages
+sitemap   a month's sitemap: the thread pages rooted  those threads and their last dates
+          in it
+site      site index, 404 page, robots.txt, sitemap   every list's summary and sitemaps
+          index, search page
+mid       Message-ID lookup pages for one hash prefix those messages' pages
+static    the theme's static files                    their digests
+========  ==========================================  ======================================
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..values import Month
+
+__all__ = [
+    "KINDS",
+    "TEMPLATES",
+    "DatedMessage",
+    "DatePage",
+    "Download",
+    "FeedEntry",
+    "FeedPage",
+    "Kind",
+    "LatestThread",
+    "Link",
+    "ListInfo",
+    "ListPage",
+    "ListSummary",
+    "MboxItem",
+    "MessageCopies",
+    "MessageCopy",
+    "MidEntry",
+    "MidGroup",
+    "MidPages",
+    "MonthCount",
+    "MonthPage",
+    "MonthThread",
+    "SitePages",
+    "SiteSettings",
+    "SitemapEntry",
+    "SitemapPage",
+    "StaticFile",
+    "StaticFiles",
+    "ThreadMessage",
+    "ThreadPage",
+]
+
+
+# -- parts shared by several records ------------------------------------------------------
+
+
+class SiteSettings(NamedTuple):
+    """Site-wide settings every page depends on."""
+
+    title: str
+    base_url: str
+    obfuscate_addresses: bool
+    load_remote_images: bool
+
+
+class ListInfo(NamedTuple):
+    """A list as its pages name it."""
+
+    slug: str
+    name: str
+    address: str
+    """The posting address ("" when none is configured)."""
+
+
+class Link(NamedTuple):
+    """A link to a page, with the subject it is shown by."""
+
+    path: str
+    subject: str
+
+
+class MboxItem(NamedTuple):
+    """A message of a download."""
+
+    stored: str
+    """Its file in the store (relative to content/)."""
+    raw_hash: str
+    sender: str
+    date: int
+
+
+class SitemapEntry(NamedTuple):
+    """A sitemap line: a page and when it last changed."""
+
+    path: str
+    last: int
+
+
+# -- one record per kind ------------------------------------------------------------------
+
+
+class ThreadMessage(NamedTuple):
+    """A message of a thread page, in thread order."""
+
+    call: str
+    parent: str | None
+    depth: int
+    month: Month
+    """The month it was filed in (where its permalink and attachments live)."""
+    stored: str
+    raw_hash: str
+    no_archive: bool
+    message_id: str | None
+    refs: str
+
+
+class ThreadPage(NamedTuple):
+    """``thread``: a thread's page and its messages' attachments."""
+
+    site: SiteSettings
+    list: ListInfo
+    id: str
+    month: Month
+    """The month of its root, where its page lives."""
+    page: str
+    subject: str
+    missing_root: bool
+    messages: tuple[ThreadMessage, ...]
+    prev: Link | None
+    next: Link | None
+
+
+class Download(NamedTuple):
+    """``tmbox``, ``mmbox``: a thread's or a month's messages as a gzipped mbox."""
+
+    site: SiteSettings
+    path: str
+    messages: tuple[MboxItem, ...]
+
+
+class MessageCopy(NamedTuple):
+    """A message's files in its month folder: its raw copy and, when it is not the root
+    of its thread, its redirect page."""
+
+    call: str
+    stored: str
+    raw_hash: str
+    raw: str | None
+    """Where its ``.eml`` copy goes; None when it is not archived."""
+    page: str
+    target: str | None
+    """Its place in its thread page, for the redirect; None for a root."""
+    subject: str
+
+
+class MessageCopies(NamedTuple):
+    """``messages``: every message of a month, copied and redirected."""
+
+    site: SiteSettings
+    messages: tuple[MessageCopy, ...]
+
+
+class MonthThread(NamedTuple):
+    """A thread line of a month page."""
+
+    path: str
+    subject: str
+    participants: tuple[str, ...]
+    more: int
+    """Participants not named."""
+    here: int
+    """Its messages in this month."""
+    total: int
+    first: int
+    last: int
+    earlier: bool
+    """It has messages in earlier months."""
+    later: bool
+
+
+class MonthPage(NamedTuple):
+    """``month``: the threads active in a month."""
+
+    site: SiteSettings
+    list: ListInfo
+    month: Month
+    prev: Month | None
+    next: Month | None
+    mbox: str
+    threads: tuple[MonthThread, ...]
+
+
+class DatedMessage(NamedTuple):
+    """A line of a month's by-date page."""
+
+    path: str
+    subject: str
+    author: str
+    date: int
+
+
+class DatePage(NamedTuple):
+    """``date``: a month's messages by date."""
+
+    site: SiteSettings
+    list: ListInfo
+    month: Month
+    prev: Month | None
+    next: Month | None
+    mbox: str
+    messages: tuple[DatedMessage, ...]
+
+
+class MonthCount(NamedTuple):
+    """A month of a list's index page."""
+
+    month: Month
+    messages: int
+    threads: int
+
+
+class LatestThread(NamedTuple):
+    """A latest thread of a list's index page."""
+
+    path: str
+    subject: str
+    last: int
+    count: int
+
+
+class ListPage(NamedTuple):
+    """``list``: a list's index page."""
+
+    site: SiteSettings
+    list: ListInfo
+    description: str
+    markdown: str | None
+    """Its ``about.md`` from content/, when there is one."""
+    months: tuple[MonthCount, ...]
+    latest: tuple[LatestThread, ...]
+    messages: int
+    threads: int
+
+
+class FeedEntry(NamedTuple):
+    """A message of a list's feed."""
+
+    call: str
+    stored: str
+    raw_hash: str
+    link: str
+    permalink: str
+    subject: str
+    author: str
+    date: int
+    no_archive: bool
+    new_thread: bool
+
+
+class FeedPage(NamedTuple):
+    """``feed``: a list's Atom feed."""
+
+    site: SiteSettings
+    list: ListInfo
+    path: str
+    entries: tuple[FeedEntry, ...]
+
+
+class SitemapPage(NamedTuple):
+    """``sitemap``: the thread pages rooted in a month (or a part of them)."""
+
+    site: SiteSettings
+    path: str
+    pages: tuple[SitemapEntry, ...]
+
+
+class ListSummary(NamedTuple):
+    """A list as the site-wide pages show it."""
+
+    slug: str
+    name: str
+    description: str
+    messages: int
+    threads: int
+    last: int
+    path: str
+    sitemaps: tuple[SitemapEntry, ...]
+    feed: str
+
+
+class SitePages(NamedTuple):
+    """``site``: the site index, 404 page, robots.txt, sitemap index and search page."""
+
+    site: SiteSettings
+    lists: tuple[ListSummary, ...]
+
+
+class MidEntry(NamedTuple):
+    """A message found under a Message-ID."""
+
+    message_id: str
+    slug: str
+    list: str
+    link: str
+    subject: str
+    date: str
+    """Its date as a decimal string (entries sort by their text)."""
+
+
+class MidGroup(NamedTuple):
+    """The messages of one Message-ID (by its digest)."""
+
+    digest: str
+    entries: tuple[MidEntry, ...]
+
+
+class MidPages(NamedTuple):
+    """``mid``: the Message-ID lookup pages of one bucket."""
+
+    site: SiteSettings
+    entries: tuple[MidGroup, ...]
+
+
+class StaticFile(NamedTuple):
+    rel: str
+    """Its path under the theme's static/ folder."""
+    source: str
+    digest: str
+
+
+class StaticFiles(NamedTuple):
+    """``static``: the theme's static files."""
+
+    site: SiteSettings
+    files: tuple[StaticFile, ...]
+
+
+# -- the registry -------------------------------------------------------------------------
+
+
+class Kind(NamedTuple):
+    """A kind of page."""
+
+    name: str
+    record: type
+    """The type of its jobs' arguments."""
+    templates: tuple[str, ...]
+    """The templates it renders with (their fingerprints are part of its jobs' keys)."""
+    builder: str
+    """The ``SiteJobs`` method that describes its jobs."""
+    renderer: str
+    """The ``Renderer`` method that makes its files."""
+
+
+_SITE_TEMPLATES = ("index.html", "404.html", "robots.txt", "sitemap-index.xml", "search.html")
+
+KINDS: dict[str, Kind] = {
+    kind.name: kind
+    for kind in (
+        Kind("thread", ThreadPage, ("thread.html",), "thread", "render_thread"),
+        Kind("tmbox", Download, (), "tmbox", "render_mbox"),
+        Kind("messages", MessageCopies, ("redirect.html",), "messages", "render_messages"),
+        Kind("month", MonthPage, ("month.html",), "month", "render_month"),
+        Kind("date", DatePage, ("date.html",), "date", "render_date"),
+        Kind("mmbox", Download, (), "mmbox", "render_mbox"),
+        Kind("list", ListPage, ("list.html",), "list", "render_list"),
+        Kind("feed", FeedPage, ("feed.atom",), "feed", "render_feed"),
+        Kind("sitemap", SitemapPage, ("sitemap.xml",), "sitemaps", "render_sitemap"),
+        Kind("site", SitePages, _SITE_TEMPLATES, "site_index", "render_site"),
+        Kind("mid", MidPages, ("redirect.html", "mid.html"), "mid", "render_mid"),
+        Kind("static", StaticFiles, (), "static", "render_static"),
+    )
+}
+"""Every kind of page, by name (the first part of its jobs' ids)."""
+
+TEMPLATES: dict[str, tuple[str, ...]] = {name: kind.templates for name, kind in KINDS.items()}
+"""The templates each kind renders with."""

@@ -1,0 +1,201 @@
+"""Where the builders read a list from: a ``ListSource`` answers the few questions
+they ask of a list's rows and threads, and works out the derived ones (thread order,
+neighbours, month order, page paths) once.
+
+A full build uses ``LoadedList``, every row and thread held in memory; an incremental
+build uses ``plan.stored.StoredList``, which asks the databases for just what the jobs
+it looks at need. Never touches the disk itself.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import NamedTuple
+
+from ..config import ListConfig
+from ..index import Row
+from ..threadcache import ThreadEntry, ThreadLine
+from ..urls import message_path
+from ..values import Month
+
+__all__ = ["ListSource", "LoadedList", "ThreadSummary", "month_of"]
+
+
+class ThreadSummary(NamedTuple):
+    """What list-wide pages need of a thread, without its messages."""
+
+    first: int
+    id: str
+    last: int
+    count: int
+    year: int
+    """The month of its root message (where its page lives)."""
+    month: int
+
+
+class ListSource(ABC):
+    """One list's rows and threads, as the builders read them. Implementations answer
+    the few primitive questions; the derived ones are answered here, once."""
+
+    def __init__(self, config: ListConfig, description_markdown: str | None) -> None:
+        self.config = config
+        self.description_markdown = description_markdown
+        self._order: list[ThreadSummary] | None = None
+        self._position: dict[str, int] | None = None
+        self._months: list[Month] | None = None
+
+    # -- primitives -------------------------------------------------------------------
+
+    @abstractmethod
+    def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
+        """Filed rows of these call numbers (unknown ones are left out)."""
+
+    @abstractmethod
+    def month_rows(self, month: Month) -> list[Row]:
+        """Every filed row of a month, in any order."""
+
+    @abstractmethod
+    def month_counts(self) -> Mapping[Month, int]:
+        """Messages per month, for every month with messages."""
+
+    @abstractmethod
+    def month_thread_counts(self) -> Mapping[Month, int]:
+        """Threads with messages in each month."""
+
+    @abstractmethod
+    def month_threads(self, month: Month) -> Mapping[str, int]:
+        """Thread id -> its messages in this month, for the threads active in it."""
+
+    @abstractmethod
+    def threads(self, ids: Iterable[str]) -> Mapping[str, ThreadEntry]:
+        """Thread entries by id (unknown ids are left out)."""
+
+    @abstractmethod
+    def thread_lines(self, ids: Iterable[str]) -> Mapping[str, ThreadLine]:
+        """Threads by id without their messages (unknown ids are left out)."""
+
+    @abstractmethod
+    def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
+        """Call number -> the id of the thread that holds it."""
+
+    @abstractmethod
+    def summaries(self) -> list[ThreadSummary]:
+        """Every thread, in any order."""
+
+    @abstractmethod
+    def recent(self, count: int) -> list[Row]:
+        """The ``count`` newest rows by (date, call), newest first."""
+
+    # -- derived ----------------------------------------------------------------------
+
+    @property
+    def slug(self) -> str:
+        return self.config.slug
+
+    def order(self) -> list[ThreadSummary]:
+        """Every thread by (first date, id): the order of prev/next links."""
+        if self._order is None:
+            self._order = sorted(self.summaries())
+        return self._order
+
+    def neighbours(self, thread_id: str) -> tuple[str | None, str | None]:
+        order = self.order()
+        if self._position is None:
+            self._position = {summary.id: position for position, summary in enumerate(order)}
+        position = self._position[thread_id]
+        before = order[position - 1].id if position > 0 else None
+        after = order[position + 1].id if position + 1 < len(order) else None
+        return before, after
+
+    def months(self) -> list[Month]:
+        if self._months is None:
+            self._months = sorted(self.month_counts())
+        return self._months
+
+    def month_neighbours(self, month: Month) -> tuple[Month | None, Month | None]:
+        months = self.months()
+        position = months.index(month)
+        return (
+            months[position - 1] if position > 0 else None,
+            months[position + 1] if position + 1 < len(months) else None,
+        )
+
+    def page(self, thread_id: str, root: Row) -> str:
+        return message_path(self.slug, month_of(root), thread_id)
+
+    def links(self, calls: Iterable[str]) -> tuple[dict[str, str], Mapping[str, str]]:
+        """(call -> the message's anchor on its thread page, call -> its thread id)."""
+        wanted = list(calls)
+        thread_of = self.thread_of(wanted)
+        roots = self.rows(set(thread_of.values()))
+        pages = {tid: self.page(tid, root) for tid, root in roots.items()}
+        return {call: f"{pages[thread_of[call]]}#{call}" for call in wanted}, thread_of
+
+
+class LoadedList(ListSource):
+    """A list held in memory: the rows and every thread (what a full build reads)."""
+
+    def __init__(
+        self,
+        config: ListConfig,
+        rows: Mapping[str, Row],
+        threads: Iterable[ThreadEntry],
+        description_markdown: str | None = None,
+    ) -> None:
+        super().__init__(config, description_markdown)
+        self._rows = rows
+        self._threads = {entry.id: entry for entry in threads}
+        self._thread_of = {call: entry.id for entry in self._threads.values() for call, _p, _d in entry.messages}
+        self._by_month: dict[Month, list[Row]] = defaultdict(list)
+        for row in rows.values():
+            self._by_month[month_of(row)].append(row)
+        self._month_threads: dict[Month, dict[str, int]] = defaultdict(dict)
+        for entry in self._threads.values():
+            for year, month, count in entry.months:
+                self._month_threads[Month(year, month)][entry.id] = count
+
+    def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
+        return {call: self._rows[call] for call in calls if call in self._rows}
+
+    def all_rows(self) -> Iterable[Row]:
+        return self._rows.values()
+
+    def month_rows(self, month: Month) -> list[Row]:
+        return list(self._by_month.get(month, ()))
+
+    def month_counts(self) -> Mapping[Month, int]:
+        return {month: len(rows) for month, rows in self._by_month.items()}
+
+    def month_thread_counts(self) -> Mapping[Month, int]:
+        return {month: len(threads) for month, threads in self._month_threads.items()}
+
+    def month_threads(self, month: Month) -> Mapping[str, int]:
+        return self._month_threads.get(month, {})
+
+    def threads(self, ids: Iterable[str]) -> Mapping[str, ThreadEntry]:
+        return {tid: self._threads[tid] for tid in ids if tid in self._threads}
+
+    def thread_lines(self, ids: Iterable[str]) -> Mapping[str, ThreadLine]:
+        return {
+            tid: ThreadLine(entry.id, entry.first, entry.last, entry.count, entry.months, entry.authors)
+            for tid, entry in self.threads(ids).items()
+        }
+
+    def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
+        return {call: self._thread_of[call] for call in calls if call in self._thread_of}
+
+    def summaries(self) -> list[ThreadSummary]:
+        found = []
+        for entry in self._threads.values():
+            root = month_of(self._rows[entry.id])
+            found.append(ThreadSummary(entry.first, entry.id, entry.last, entry.count, root.year, root.month))
+        return found
+
+    def recent(self, count: int) -> list[Row]:
+        return sorted(self._rows.values(), key=lambda r: (r.date, r.call), reverse=True)[:count]
+
+
+def month_of(row: Row) -> Month:
+    return Month(row.year, row.month)
