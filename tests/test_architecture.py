@@ -11,7 +11,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 LAYERS = [
     {"errors", "values", "charsets", "controls", "heap", "codedigest"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
-    | {"theme", "plan", "search", "search.analysis", "search.codec"},
+    | {"theme", "plan", "search", "search.analysis", "search.codec"}
+    | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
+    | {"config.pop3", "config.smtp", "config.folders", "config.load"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
