@@ -11,7 +11,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 LAYERS = [
     {"errors", "values", "charsets", "controls", "heap", "codedigest"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
-    | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"},
+    | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
+    | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
+    | {"config.pop3", "config.smtp", "config.folders", "config.load"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "uidls", "plan.sources"}
     | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
@@ -54,6 +56,21 @@ ONLY_IN = {
     "aiosmtpd": set(),
     "numpy": {"search.bulk"},
 }
+CONFIG_ORDER = [
+    "config.schema",
+    "config.secret",
+    "config.reader",
+    "config.checks",
+    "config.site",
+    "config.lists",
+    "config.pop3",
+    "config.smtp",
+    "config.folders",
+    "config.load",
+    "config",
+]
+"""The modules of the config package, lowest first: each imports only those before it
+(the package's ``__init__`` comes last: it only re-exports, and none of them imports it)."""
 CLI_ONLY = {"click"}  # these may be imported by "cli" and its modules "cli.*", and nowhere else
 
 
@@ -112,3 +129,12 @@ def test_third_party_libraries_stay_in_their_module() -> None:
 def test_every_module_says_its_job() -> None:
     for path in sorted(PACKAGE.rglob("*.py")):
         assert ast.get_docstring(ast.parse(path.read_text())), f"{path} has no module docstring"
+
+
+def test_config_modules_import_one_way() -> None:
+    for path in sorted((PACKAGE / "config").glob("*.py")):
+        name = module_name(path)
+        assert name in CONFIG_ORDER, f"{name} is not in CONFIG_ORDER; add it"
+        for target in imports_of(path):
+            if target == "config" or target.startswith("config."):
+                assert CONFIG_ORDER.index(target) < CONFIG_ORDER.index(name), f"{name} imports {target}, a later module"

@@ -1,0 +1,246 @@
+"""The shape of a validated listlib.toml: one frozen dataclass per table, each key
+documented where it is defined.
+
+Plain data only: nothing here reads a file, checks a value or knows TOML; the tables'
+readers (``site``, ``lists``, ``pop3``, ``smtp``) fill these in. Never imports another
+module of this package.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from ..values import NO_LIST
+
+__all__ = [
+    "SECURITIES",
+    "UNROUTED_LIST",
+    "Config",
+    "DeliveryConfig",
+    "ListConfig",
+    "ListDelivery",
+    "Pop3Account",
+    "Posters",
+    "Security",
+    "SiteConfig",
+    "SmtpConfig",
+    "ThemeConfig",
+]
+
+Security = Literal["ssl", "starttls", "none"]
+SECURITIES: tuple[Security, ...] = ("ssl", "starttls", "none")
+Posters = Literal["subscribers", "anyone"]
+
+
+@dataclass(frozen=True)
+class SiteConfig:
+    """The ``[site]`` table."""
+
+    title: str
+    """Shown at the top of every page."""
+    base_url: str
+    """Absolute URL the site is published under, ending in '/'; used for feeds and permalinks."""
+    content_dir: Path
+    """The store: call-numbered messages (default ``content``)."""
+    output_dir: Path
+    """Where ``listlib build`` writes the website (default ``output``)."""
+    cache_dir: Path
+    """Derived data that speeds up builds, such as the thread cache (default ``.cache``);
+    safe to delete at any time."""
+    obfuscate_addresses: bool = True
+    """Show email addresses in pages as ``us…@example.org`` (harder to harvest)."""
+    load_remote_images: bool = False
+    """Let HTML mail load images from other sites (off: they could track readers)."""
+    queue_dir: Path | None = None
+    """The outbound queue of ``listlib deliver`` (default ``queue``); not derived data:
+    never inside the cache or output folders."""
+    publish_unrouted: bool = False
+    """Publish the mail that matched no list (``_no_list``) as a list of its own, "Unsorted
+    mail", at ``_no_list/``. Off by default: that mail was not sent to a list the site
+    archives and may be private. Its pages move when ``listlib unrouted --refile`` sorts it."""
+
+
+@dataclass(frozen=True)
+class ListDelivery:
+    """The delivery keys of a ``[lists.<slug>]`` table with ``deliver = true``."""
+
+    post_address: str
+    """The list's posting address (its first ``addresses`` entry): List-Post, loop marker."""
+    list_id: str
+    """The List-Id value (its first ``list_ids`` entry, else derived from the posting address)."""
+    bounces_address: str
+    """Envelope sender of forwarded posts (default ``<list>-bounces@<domain>``); with VERP
+    ``<list>-bounces+user=host@<domain>``."""
+    request_address: str
+    """Target of the List-Subscribe/List-Unsubscribe mailto links (default ``<list>-request@<domain>``)."""
+    subscribers: tuple[str, ...] = ()
+    """Subscriber addresses written in listlib.toml (lower-cased)."""
+    subscribers_file: Path | None = None
+    """A file of subscriber addresses, one a line (``#`` comments); read at each run."""
+    posters: Posters = "subscribers"
+    """Who may post: ``subscribers`` (others are held) or ``anyone``."""
+    subject_prefix: str = ""
+    """Put in front of the Subject of forwarded posts (off by default: it breaks DKIM signatures)."""
+    footer: str = ""
+    """Appended to plain-text single-part posts (off by default: it breaks DKIM signatures)."""
+    exclude_poster: bool = False
+    """Do not send a post back to its author's own address."""
+
+
+@dataclass(frozen=True)
+class ListConfig:
+    """One ``[lists.<slug>]`` table."""
+
+    slug: str
+    """Short name, also the list's folder and URL path: lower-case letters, digits, dashes."""
+    name: str
+    """Display name (default: the slug)."""
+    description: str
+    """One or two sentences shown on the site and list index."""
+    addresses: tuple[str, ...]
+    """Posting addresses; mail sent To/Cc/Delivered-To one of them is filed under this list."""
+    list_ids: tuple[str, ...]
+    """RFC 2919 List-Id values (``dev.example.org``); checked before addresses."""
+    delivery: ListDelivery | None = field(default=None, repr=False)
+    """Forwarding to subscribers (``deliver = true``), or None when the list is only archived.
+    Left out of the repr: the build's site fingerprint is made from it, and subscribers
+    coming and going must not make a build re-plan every page."""
+    publish: bool = True
+    """Whether the website shows the list (``publish = false``: its mail is still filed
+    under it, and its pages are removed; the only way to take a list's pages down while
+    its mail stays in the store)."""
+
+
+UNROUTED_LIST = ListConfig(
+    slug=NO_LIST,
+    name="Unsorted mail",
+    description="Mail that matched none of the lists. Its pages move when it is sorted into its list.",
+    addresses=(),
+    list_ids=(),
+)
+"""``_no_list`` as the website shows it with ``[site] publish_unrouted = true``."""
+
+
+@dataclass(frozen=True)
+class ThemeConfig:
+    """The ``[theme]`` table (used by the renderer)."""
+
+    name: str
+    """Theme to build with (default ``default``)."""
+    dir: Path | None
+    """A site theme folder whose files override the theme's, file by file."""
+
+
+@dataclass(frozen=True)
+class Pop3Account:
+    """One ``[pop3.<name>]`` table: a mailbox ``listlib fetch`` files mail from."""
+
+    name: str
+    """The account's name in listlib.toml and on the command line (``listlib fetch NAME``)."""
+    host: str
+    """The POP3 server's host name or IP address."""
+    port: int
+    """TCP port (default 995 for ``ssl``, 110 otherwise)."""
+    security: Security
+    """``ssl`` (POP3S, the default), ``starttls`` (STLS on the plain port) or ``none``
+    (plain text, password included; only when chosen explicitly)."""
+    user: str
+    """The login name."""
+    password: str | None = field(default=None, repr=False)
+    """The password written in listlib.toml (prefer ``password_file`` or ``password_env``)."""
+    password_file: Path | None = None
+    """A file whose first line is the password."""
+    password_env: str | None = None
+    """An environment variable holding the password."""
+    ca_file: Path | None = None
+    """PEM file of the certificate authorities to trust instead of the system's."""
+    timeout: float = 60.0
+    """Seconds to wait for the server before giving up (default 60)."""
+    list: str | None = None
+    """File everything under this list instead of routing each message (like ``import --list``)."""
+    keep_on_server: bool = False
+    """Leave messages on the server and remember their UIDLs (default: delete once filed)."""
+    max_messages: int | None = None
+    """Retrieve at most this many messages per run (default: all)."""
+
+
+@dataclass(frozen=True)
+class SmtpConfig:
+    """The ``[smtp]`` table: the server ``listlib deliver`` hands posts to."""
+
+    host: str
+    """The SMTP server's host name or IP address."""
+    port: int
+    """TCP port (default 465 for ``ssl``, 587 for ``starttls``, 25 for ``none``)."""
+    security: Security
+    """``starttls`` (the default), ``ssl`` (TLS from the start) or ``none``."""
+    user: str | None = None
+    """Login name for SMTP AUTH; no authentication when absent."""
+    password: str | None = field(default=None, repr=False)
+    password_file: Path | None = None
+    password_env: str | None = None
+    ca_file: Path | None = None
+    """PEM file of the certificate authorities to trust instead of the system's."""
+    timeout: float = 60.0
+    """Seconds to wait for the server before giving up on this run (default 60)."""
+    helo: str | None = None
+    """Name to greet the server with (default: this machine's fully qualified name)."""
+    max_recipients: int = 50
+    """RCPT TO commands per SMTP transaction (without VERP)."""
+
+
+@dataclass(frozen=True)
+class DeliveryConfig:
+    """The ``[delivery]`` table: site-wide delivery settings."""
+
+    verp: bool = False
+    """One transaction per recipient with the recipient encoded in the envelope sender
+    (``dev-bounces+ann=example.org@lists.example.org``), so bounces name the subscriber."""
+    retry_first_minutes: float = 5.0
+    """Wait before the first retry after a temporary failure; doubled at each retry."""
+    retry_max_minutes: float = 240.0
+    """The longest wait between two retries."""
+    give_up_days: float = 5.0
+    """Recipients still failing temporarily this long after a post was queued fail for good."""
+
+
+@dataclass(frozen=True)
+class Config:
+    """A whole listlib.toml, validated."""
+
+    path: Path
+    root: Path
+    site: SiteConfig
+    lists: tuple[ListConfig, ...]
+    theme: ThemeConfig
+    pop3: tuple[Pop3Account, ...] = ()
+    """POP3 accounts for ``listlib fetch``, in the order of the file."""
+    delivery: DeliveryConfig = field(default_factory=DeliveryConfig)
+    """Site-wide delivery settings (``listlib deliver``)."""
+    smtp: SmtpConfig | None = None
+    """The SMTP server for ``listlib deliver``; None when there is no ``[smtp]`` table."""
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def published_lists(self) -> tuple[ListConfig, ...]:
+        """The lists the website shows: the configured ones but those with ``publish =
+        false``, then ``_no_list`` when ``[site] publish_unrouted`` is on (routing never
+        files mail under it)."""
+        shown = tuple(lst for lst in self.lists if lst.publish)
+        return (*shown, UNROUTED_LIST) if self.site.publish_unrouted else shown
+
+    def get_list(self, slug: str) -> ListConfig | None:
+        """The list with this slug, or None."""
+        for lst in self.lists:
+            if lst.slug == slug:
+                return lst
+        return None
+
+    def get_account(self, name: str) -> Pop3Account | None:
+        """The POP3 account with this name, or None."""
+        for account in self.pop3:
+            if account.name == name:
+                return account
+        return None
