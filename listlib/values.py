@@ -12,7 +12,22 @@ Glossary (the same words in code, templates, URLs, docs and tests):
   their date.
 - *store*: the ``content/`` folder of call-numbered messages plus its derived index.
 - *filer*: code that reads messages from a source (mbox, maildir, folder, POP3).
-- *thread*, *root*: a reply tree and the message at its top (later issues).
+- *unrouted*: mail that matched no configured list, filed under ``_no_list``
+  (``NO_LIST``); unpublished unless ``[site] publish_unrouted``.
+- *quarantine*: ``content/_failed/``, where a message that cannot be filed is kept
+  with its reason.
+- *thread*, *root*: a reply tree and the message at its top; a thread is named by
+  its root's call number (its *thread id*).
+- *page*: a file of the website under ``output/``; its path is its URL, made only
+  by ``urls``.
+- *kind*: a kind of page (thread, month, list, feed ...; ``plan.kinds``).
+- *job*: the unit of rendering: the pages of one kind for one thing (a thread, a
+  list's month ...), with a typed *record* of its inputs and a *key*, the digest
+  of those inputs, of its templates and of the code that renders.
+- *plan*: which jobs a build runs, keeps and drops; *build records*: the keys and
+  output files of the jobs done (``plan.state``); *manifest*: every file the build
+  owns in ``output/``, with its hash.
+- *theme*: templates and static files, a chain of folders over the default one.
 
 This module is pure: no I/O, no clock, no imports from the rest of listlib.
 """

@@ -1,6 +1,9 @@
 """Rendering: turning jobs (see ``plan``) into output files.
 
-``writer`` writes files atomically and only when their bytes change; ``context`` holds
-what every renderer needs; ``pages`` renders the HTML pages, redirects and feeds with
-the theme's templates; ``downloads`` makes mboxrd downloads and raw copies.
+``pages`` renders each kind of job (``Renderer.render_<kind>``, named by the registry
+``plan.kinds.KINDS``) with the theme's templates; ``downloads`` makes the gzipped
+mboxrd downloads; ``writer`` writes files atomically and only when their bytes change,
+and sweeps what no job owns; ``runner`` runs jobs in this process or on forked
+workers. Rendering knows nothing of the search index: it hands each message it
+displays to a callback the build provides.
 """
