@@ -138,3 +138,25 @@ def test_config_modules_import_one_way() -> None:
         for target in imports_of(path):
             if target == "config" or target.startswith("config."):
                 assert CONFIG_ORDER.index(target) < CONFIG_ORDER.index(name), f"{name} imports {target}, a later module"
+
+
+NEVER = {
+    "render": ("search", "build", "plan.builders", "plan.incremental", "plan.state", "plan.stored"),
+    "plan": ("render", "search", "build", "filing"),
+    "display": ("render", "plan", "search", "store"),
+    "urls": ("render", "plan", "display"),
+}
+"""Package (or module) -> what it must never import, whatever the layers allow: the
+renderer knows neither the search index (it hands displayed text to a callback) nor
+how jobs are planned (only their records); planning never renders or writes output."""
+
+
+def test_packages_keep_out_of_what_is_not_theirs() -> None:
+    for path in sorted(PACKAGE.rglob("*.py")):
+        name = module_name(path)
+        for owner, forbidden in NEVER.items():
+            if name != owner and not name.startswith(owner + "."):
+                continue
+            for target in imports_of(path):
+                for banned in forbidden:
+                    assert target != banned and not target.startswith(banned + "."), f"{name} imports {target}"
