@@ -10,6 +10,7 @@ The pieces, lowest first:
 - ``bounce``: VERP encoding and decoding, recognising bounces, the bounce record;
 - ``transport``: one SMTP session (the only user of smtplib);
 - ``intake``: turns freshly filed messages into queued posts (called by filing);
+  ``open_intake`` makes that hook from a site's config;
 - ``runner``: ``listlib deliver``: new posts first, then due retries, with backoff.
 
 Two rules from Mailman: no post is ever lost, and a recipient whose delivery is
