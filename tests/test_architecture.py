@@ -27,7 +27,7 @@ LAYERS = [
     | {"search.query", "search.segment", "search.merge", "search.reader", "search.state", "search.bulk"}
     | {"search.document", "search.spool"},
     {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
-    | {"render.runner", "delivery.runner", "threadview"},
+    | {"render.runner", "delivery.runner", "delivery.service", "threadview"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
     | {"unrouted", "manifest"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
