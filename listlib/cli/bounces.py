@@ -30,11 +30,10 @@ def bounces(obj: Context, list_slug: str | None, as_json: bool) -> None:
     delivery status notification to the list's bounce address. Nobody is
     unsubscribed automatically.
     """
-    from ..delivery.bounce import BounceLog
+    from ..delivery.bounce import bounce_report
 
     config = obj.load()
-    assert config.site.queue_dir is not None
-    rows = BounceLog(config.site.queue_dir).report(list_slug)
+    rows = bounce_report(config, list_slug)
     if as_json:
         echo_json(rows, indent=2)
         return

@@ -3,13 +3,10 @@
 from __future__ import annotations
 
 import os
-import time
 from typing import TYPE_CHECKING
 
 import click
 
-from ..errors import ListlibError, LockTimeoutError
-from ..values import plural
 from .common import (
     Context,
     Progress,
@@ -24,7 +21,7 @@ from .hooks import clock_from_env, fault_from_env
 # Delivery is imported by the commands that use it, when they run (cron runs of
 # 'listlib build' should not load it).
 if TYPE_CHECKING:
-    from ..delivery.queue import Outbound
+    from ..delivery.service import QueueListing
 
 
 @click.command()
@@ -56,43 +53,27 @@ def deliver(
     to failed/ with the reason and is sent to nobody; the others still go out.
     Runs never overlap. With --status, prints the queue.
     """
-    from ..delivery.queue import Outbound
-    from ..delivery.runner import DeliverReport, Runner, release_or_drop
-    from ..delivery.transport import SmtpSession
-    from ..delivery.transport import resolve_password as resolve_smtp_password
+    from ..delivery.runner import release_or_drop
+    from ..delivery.service import deliver_queue, open_outbound, queue_listing
 
     config = obj.load()
     quiet = obj.quiet
-    assert config.site.queue_dir is not None
     fault = fault_from_env()
-    outbound = Outbound(config.site.queue_dir, fault=fault)
     if status:
-        _print_queue(outbound, as_json)
+        _print_queue(queue_listing(config), as_json)
         return
-    outbound.open()
     if release or drop:
-        release_or_drop(outbound, release, drop, wait=wait, log=echo)
+        release_or_drop(open_outbound(config, fault=fault), release, drop, wait=wait, log=echo)
         return
-    if config.smtp is None:
-        raise ListlibError(f"{config.path}: no [smtp] table: 'listlib deliver' needs a server to send through")
-    clock = clock_from_env()
-    try:
-        with outbound.running(wait):
-            password = resolve_smtp_password(config.smtp, os.environ)
-            progress = Progress(enabled=not (as_json or quiet), unit="recipients")
-            with SmtpSession(config.smtp, password) as session, progress.running("Delivering") as bar:
-                runner = Runner(
-                    outbound,
-                    config.delivery,
-                    session,
-                    max_recipients=config.smtp.max_recipients,
-                    clock=clock,
-                    fault=fault,
-                    progress=bar,
-                )
-                report = runner.run()
-    except LockTimeoutError:
-        report = DeliverReport(busy=True)
+    progress = Progress(enabled=not (as_json or quiet), unit="recipients")
+    report = deliver_queue(
+        config,
+        environ=os.environ,
+        wait=wait,
+        clock=clock_from_env(),
+        fault=fault,
+        progress=lambda: progress.running("Delivering"),
+    )
     if as_json:
         echo_json(report.to_dict(), indent=2, sort_keys=True)
         return
@@ -109,34 +90,9 @@ def deliver(
         echo(f"warning: {report.error}; the posts stay queued and are retried later", err=True)
 
 
-def _print_queue(outbound: Outbound, as_json: bool) -> None:
-    from ..delivery.queue import STAGES, QueuedPost
-
-    posts: list[QueuedPost] = []
-    if outbound.root.is_dir():
-        for stage in STAGES:
-            posts.extend(outbound.iter_stage(stage))
+def _print_queue(listing: QueueListing, as_json: bool) -> None:
     if as_json:
-        echo_json([post.to_dict() for post in posts], indent=2, sort_keys=True)
+        echo_json(listing.to_list(), indent=2, sort_keys=True)
         return
-    for post in posts:
-        info = post.to_dict()
-        line = (
-            f"{post.stage:<6}  {post.id}  {post.slug}  {info['message_id'] or '(no Message-ID)'}  "
-            f"{plural(info['recipients'], 'recipient')}: {info['done']} done, {info['failed']} failed, "
-            f"{info['pending']} pending"
-        )
-        if post.stage == "retry":
-            when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(post.next_try))
-            line += f"; try {post.attempts + 1} at {when}"
-        if post.stage == "held":
-            line += f"; held: {info['held_reason']}"
-        if post.damage is not None:
-            line += f"; damaged: {post.damage.reason}"
+    for line in listing.lines():
         echo(line)
-        for recipient, reply in list(info["failures"].items())[:20]:
-            echo(f"        failed  {recipient}: {reply}")
-        for recipient, reply in list(info["temporary"].items())[:5]:
-            echo(f"        pending {recipient}: {reply}")
-    counts = {stage: sum(1 for p in posts if p.stage == stage) for stage in STAGES}
-    echo(f"{plural(len(posts), 'post')} queued: " + ", ".join(f"{counts[s]} {s}" for s in STAGES))

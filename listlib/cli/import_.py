@@ -160,15 +160,13 @@ def import_(
 
 
 def open_intake(config: Config, store: Store, fault: Callable[[str], None] | None) -> Intake | None:
-    """The filing hook that queues posts of lists with deliver = true, or None when there are none."""
+    """The filing hook that queues posts of lists with deliver = true, or None when there are none
+    (then delivery is not even imported: a cron fetch of a site without delivery never loads it)."""
     if not any(lst.delivery for lst in config.lists):
         return None
-    from ..delivery.intake import Intake
-    from ..delivery.queue import Outbound
+    from ..delivery.intake import open_intake as open_delivery_intake
 
-    assert config.site.queue_dir is not None
-    outbound = Outbound(config.site.queue_dir, fault=fault).open()
-    return Intake(store, config, outbound, clock_from_env())
+    return open_delivery_intake(config, store, clock=clock_from_env(), fault=fault)
 
 
 def print_intake(intake: Intake, quiet: bool) -> None:

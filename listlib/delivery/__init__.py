@@ -10,7 +10,10 @@ The pieces, lowest first:
 - ``bounce``: VERP encoding and decoding, recognising bounces, the bounce record;
 - ``transport``: one SMTP session (the only user of smtplib);
 - ``intake``: turns freshly filed messages into queued posts (called by filing);
-- ``runner``: ``listlib deliver``: new posts first, then due retries, with backoff.
+  ``open_intake`` makes that hook from a site's config;
+- ``runner``: ``listlib deliver``: new posts first, then due retries, with backoff;
+- ``service``: what ``listlib deliver`` calls: a site's config in, a delivery
+  run's report or the queue's listing out.
 
 Two rules from Mailman: no post is ever lost, and a recipient whose delivery is
 recorded as done is never sent the post again.

@@ -20,11 +20,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import ListDelivery
+from ..config import Config, ListDelivery
 from ..fsutil import fsync_dir
 from ..message import FIELD_RE
 
-__all__ = ["Bounce", "BounceLog", "decode_verp", "find_bounces", "verp_sender"]
+__all__ = ["Bounce", "BounceLog", "bounce_report", "decode_verp", "find_bounces", "verp_sender"]
 
 _ADDR_RE = re.compile(rb"[^\s<>()\[\],;:\"']+@[^\s<>()\[\],;:\"']+")
 _ADDRESS_FIELDS = (b"to", b"cc", b"delivered-to", b"x-original-to", b"envelope-to", b"x-envelope-to", b"x-rcpt-to")
@@ -157,3 +157,10 @@ class BounceLog:
             row["first"] = min(float(row["first"]), when)  # type: ignore[arg-type]
             row["last"] = max(float(row["last"]), when)  # type: ignore[arg-type]
         return sorted(rows.values(), key=lambda r: (-int(r["bounces"]), str(r["list"]), str(r["address"])))  # type: ignore[call-overload]
+
+
+def bounce_report(config: Config, slug: str | None = None) -> list[dict[str, object]]:
+    """The bouncing subscribers of the site (of list ``slug`` only, if given), as
+    ``BounceLog.report`` gives them: what ``listlib bounces`` shows."""
+    assert config.site.queue_dir is not None
+    return BounceLog(config.site.queue_dir).report(slug)

@@ -27,7 +27,7 @@ from .compose import compose_post
 from .policy import decide, load_subscribers
 from .queue import NewPost, Outbound
 
-__all__ = ["Intake", "IntakeReport"]
+__all__ = ["Intake", "IntakeReport", "open_intake"]
 
 _FIELD_RE = re.compile(rb"^(list-id|x-loop)[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.M | re.I)
 _ANGLE_RE = re.compile(r"<([^<>]+)>")
@@ -148,3 +148,16 @@ class Intake:
             queued_at=now,
             held_reason=decision.reason if decision.action == "hold" else None,
         )
+
+
+def open_intake(
+    config: Config, store: Store, *, clock: Callable[[], float], fault: Callable[[str], None] | None = None
+) -> Intake | None:
+    """The filing hook that queues the posts of lists with deliver = true (the site's
+    outbound queue opened, its folders created if need be), or None when no list has
+    deliver = true: then nothing about delivery touches the disk."""
+    if not any(lst.delivery for lst in config.lists):
+        return None
+    assert config.site.queue_dir is not None
+    outbound = Outbound(config.site.queue_dir, fault=fault).open()
+    return Intake(store, config, outbound, clock)
