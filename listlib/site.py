@@ -46,8 +46,8 @@ from typing import NamedTuple
 from .config import ListConfig
 from .controls import SUBJECT_CHARS, clean_header_text
 from .display import obfuscate_addresses
-from .index import Row
 from .plan import Job, job_key
+from .store.index import Row
 from .threadcache import ThreadEntry, ThreadLine
 from .urls import (
     feed_path,

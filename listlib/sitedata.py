@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from .config import ListConfig
-from .index import Index, Row
 from .site import ListSource, ThreadSummary
+from .store.index import Index, Row
 from .threadcache import ThreadEntry, ThreadLine
 from .threadset import ThreadSet
 from .values import Month

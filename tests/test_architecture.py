@@ -10,9 +10,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
     {"errors", "values", "charsets", "controls", "heap", "codedigest"},
-    {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
+    {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "search", "search.analysis", "search.codec"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "uidls", "site"}
+    {"routing", "dedup", "store.layout", "filers", "filers.mbox", "filers.pop3", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
     | {
@@ -26,15 +26,17 @@ LAYERS = [
     }
     | {"search.query", "search.segment", "search.merge", "search.reader", "search.state", "search.bulk"}
     | {"search.document", "search.spool"},
-    {"store", "threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
-    | {"render.runner", "delivery.runner", "threadview"},
+    {"threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
+    | {"render.runner", "delivery.runner", "threadview"}
+    | {"store", "store.core"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
     | {"unrouted", "manifest"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "__main__"},
 ]
 ONLY_IN = {
-    "sqlite3": {"sqlbulk", "sqlfile", "index", "store", "threadcache", "threadset", "buildstate", "search.state"},
+    "sqlite3": {"sqlbulk", "sqlfile", "threadcache", "threadset", "buildstate", "search.state"}
+    | {"store.index", "store.core"},
     "jinja2": {"theme"},
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},

@@ -269,7 +269,7 @@ def test_an_index_from_an_older_schema_is_rebuilt_with_the_new_columns(site: Pat
 def test_a_batch_commits_without_waiting_for_the_disk_and_every_other_commit_waits(site: Path) -> None:
     """The pending rows of a batch are made durable by the same sync as its files;
     the index's own commits stay FULL before and after, also when a batch fails."""
-    from listlib.index import Index
+    from listlib.store.index import Index
 
     index = Index(site / "index.sqlite")
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from listlib import store as store_module
 from listlib.config import load_config
 from listlib.errors import LockTimeoutError
 from listlib.filers import RawMail
 from listlib.filing import Filer, FilingReport
 from listlib.fsutil import acquire_lock, release_lock
 from listlib.store import Store
+from listlib.store import core as store_module
 from listlib.verify import check_store
 
 from .conftest import make_message, stored_files

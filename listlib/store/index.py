@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from .fsutil import fsync_file
-from .sqlbulk import insert_rows, where_in
-from .sqlfile import connect
+from ..fsutil import fsync_file
+from ..sqlbulk import insert_rows, where_in
+from ..sqlfile import connect
 
 __all__ = [
     "FACT_CALL",

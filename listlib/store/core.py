@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NamedTuple
 
-from .dedup import is_same_post
-from .errors import StoreError
-from .fsutil import (
+from ..dedup import is_same_post
+from ..errors import StoreError
+from ..fsutil import (
     acquire_lock,
     fsync_dir,
     make_dirs,
@@ -53,15 +53,15 @@ from .fsutil import (
     sync_files,
     write_file,
 )
-from .index import PENDING, SCHEMA_VERSION, Index, Row
-from .layout import encode_sidecar, iter_message_files, make_row, message_path, row_from_file
-from .message import MessageFacts, parse_message
-from .values import (
+from ..message import MessageFacts, parse_message
+from ..values import (
     FAILED,
     call_number_from_int,
     call_number_to_int,
     tick_of_ms,
 )
+from .index import PENDING, SCHEMA_VERSION, Index, Row
+from .layout import encode_sidecar, iter_message_files, make_row, message_path, row_from_file
 
 __all__ = ["Outcome", "Pipeline", "Prepared", "Store"]
 

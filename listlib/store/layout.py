@@ -15,11 +15,11 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from .dating import month_of
-from .fsutil import read_file
+from ..dating import month_of
+from ..fsutil import read_file
+from ..message import MessageFacts, parse_message
+from ..values import FAILED, is_call_number
 from .index import FILED, Row
-from .message import MessageFacts, parse_message
-from .values import FAILED, is_call_number
 
 __all__ = ["encode_sidecar", "iter_message_files", "make_row", "message_path", "row_from_file"]
 
