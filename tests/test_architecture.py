@@ -12,7 +12,7 @@ LAYERS = [
     {"errors", "values", "charsets", "controls", "heap", "codedigest"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "search", "search.analysis", "search.codec"},
-    {"routing", "dedup", "store.layout", "filers", "filers.mbox", "filers.pop3", "uidls", "site"}
+    {"routing", "dedup", "store.layout", "store.batch", "filers", "filers.mbox", "filers.pop3", "uidls", "site"}
     | {"buildstate", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
     | {
@@ -28,7 +28,7 @@ LAYERS = [
     | {"search.document", "search.spool"},
     {"threadset", "sitedata", "dirty", "render", "render.writer", "render.downloads", "render.pages"}
     | {"render.runner", "delivery.runner", "threadview"}
-    | {"store", "store.core"},
+    | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
     | {"unrouted", "manifest"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}

@@ -5,6 +5,7 @@ The layout (see ``store``): ``<list>/<yyyy>/<mm>/<call>.eml``, an optional
 ``<call>.json`` sidecar beside it, and ``_failed/<call>.eml`` + ``.json``. The
 sidecar holds what the bytes cannot tell a rebuilt index: a date that did not
 come from the Date header (and where it came from), and for ``_failed`` the reason.
+It never writes a file and never opens the index.
 """
 
 from __future__ import annotations
