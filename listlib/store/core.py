@@ -34,7 +34,7 @@ from ..values import (
 )
 from .batch import Batch, Outcome, Prepared, Status, find_duplicate, pending_row
 from .index import SCHEMA_VERSION, Index, Row
-from .layout import encode_sidecar, iter_message_files, message_path, row_from_file
+from .layout import encode_sidecar, iter_message_files, row_from_file, stored_file_path
 from .pipeline import Commit, Pipeline
 from .refile import finish_refiling, refile_interrupted, refile_messages
 
@@ -280,7 +280,7 @@ class Store:
                     outcomes.append(others)
                     continue
                 call = self._allocate()
-                row = pending_row(item, call, message_path(item.slug, item.date, call), bool(others))
+                row = pending_row(item, call, stored_file_path(item.slug, item.date, call), bool(others))
                 batch.add(row, item.raw)
                 status: Status = "failed" if item.slug == FAILED else ("collision" if others else "filed")
                 outcomes.append(Outcome(status, call, item.origin, item.facts.message_id, item.slug, others))

@@ -22,11 +22,12 @@ from ..message import MessageFacts, parse_message
 from ..values import FAILED, is_call_number
 from .index import FILED, Row
 
-__all__ = ["encode_sidecar", "iter_message_files", "make_row", "message_path", "row_from_file"]
+__all__ = ["encode_sidecar", "iter_message_files", "make_row", "row_from_file", "stored_file_path"]
 
 
-def message_path(slug: str, date: int, call: str) -> str:
-    """The store path (relative to content/) of a message."""
+def stored_file_path(slug: str, date: int, call: str) -> str:
+    """Where a message's file lives in the store, relative to content/ (``.eml``; not
+    to be confused with ``urls.message_path``, its page in the output)."""
     if slug == FAILED:
         return f"{FAILED}/{call}.eml"
     month = month_of(date)
