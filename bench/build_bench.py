@@ -51,7 +51,7 @@ from import_bench import precompile, watch
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from listlib.store import Store  # noqa: E402
+from listlib.store.core import Store  # noqa: E402
 
 CORPORA = Path(os.environ.get("LISTLIB_SHARED", REPO.parent / "shared")) / "corpora"
 LIST_ADDRESS = "bench@lists.example.org"

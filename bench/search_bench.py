@@ -48,7 +48,7 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.search.reader import Source, search
 from listlib.search.update import update_index
-from listlib.store import Store
+from listlib.store.core import Store
 
 QUERIES = [
     "raid5 reshape", "bitmap", "write journal", "mdadm assemble", "degraded array", "resync speed",

@@ -28,7 +28,7 @@ sys.path.insert(0, str(REPO))
 
 from listlib.config import ListConfig  # noqa: E402
 from listlib.filing import file_sources  # noqa: E402
-from listlib.store import Store  # noqa: E402
+from listlib.store.core import Store  # noqa: E402
 from listlib.threader import thread_messages  # noqa: E402
 from listlib.threadset import ThreadSet, thread_input  # noqa: E402
 

@@ -48,7 +48,7 @@ from .render.writer import (
 )
 from .search.spool import SPOOL_DIR, DisplayedText, clear_spool
 from .search.update import SearchReport, update_index
-from .store import Store
+from .store.core import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
 from .urls import MID_DIR, SEARCH_DIR, STATIC_DIR

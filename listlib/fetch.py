@@ -39,7 +39,7 @@ from .filers import RawMail
 from .filers.pop3 import MailboxEntry, Pop3Session
 from .filing import AfterFiling, Filer, FilingReport
 from .fsutil import acquire_lock, make_dirs, release_lock
-from .store import Store
+from .store.core import Store
 from .uidls import UidlLog
 from .values import plural
 

@@ -29,7 +29,9 @@ from .filers import RawMail, Source, open_source
 from .filers.mbox import MboxFormat, count_separator_like, separator_date
 from .message import MessageFacts, parse_message, raw_hash
 from .routing import Router
-from .store import Outcome, Pipeline, Prepared, Store
+from .store.batch import Outcome, Prepared
+from .store.core import Store
+from .store.pipeline import Pipeline
 from .values import FAILED, NO_LIST, plural
 
 __all__ = ["Filer", "FilingReport", "file_sources", "prepare_message"]

@@ -32,7 +32,16 @@ from typing import TypeVar
 
 from .errors import StoreError
 from .fsutil import acquire_lock, release_lock
-from .index import FACT_CALL, FACT_DATE, FACT_FROM_ADDR, FACT_FROM_NAME, FACT_MONTH, FACT_NO_ARCHIVE, FACT_YEAR, Index
+from .store.index import (
+    FACT_CALL,
+    FACT_DATE,
+    FACT_FROM_ADDR,
+    FACT_FROM_NAME,
+    FACT_MONTH,
+    FACT_NO_ARCHIVE,
+    FACT_YEAR,
+    Index,
+)
 from .threadcache import MessageEntry, MonthEntry, ThreadCache, ThreadEntry
 from .threader import Thread, ThreadInput, cluster_keys, reference_chain, thread_messages
 from .values import FAILED, Month

@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
-from .index import Index, Row
+from .store.index import Index, Row
 from .threadcache import ThreadEntry
 from .values import Month, is_call_number, plural
 

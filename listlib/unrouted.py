@@ -21,10 +21,11 @@ from typing import Literal
 
 from .config import Config
 from .fsutil import read_file
-from .index import Row
 from .message import MessageFacts, parse_message
 from .routing import Router
-from .store import Prepared, Store
+from .store.batch import Prepared
+from .store.core import Store
+from .store.index import Row
 from .urls import ROOT_NAMES
 from .values import NO_LIST, RESERVED_SLUGS, is_slug
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .index import FILED
-from .layout import iter_message_files, row_from_file
-from .store import Store
+from .store.core import Store
+from .store.index import FILED
+from .store.layout import iter_message_files, row_from_file
 from .values import is_call_number
 
 __all__ = ["CheckReport", "check_store", "repair_store"]

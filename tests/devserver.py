@@ -23,7 +23,7 @@ from typing import Any
 
 from listlib.config import load_config
 from listlib.filing import file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 
 from .conftest import SITE_TOML, make_message, mboxrd, subprocess_env
 

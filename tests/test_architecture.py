@@ -12,11 +12,11 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
     {"errors", "values", "charsets", "controls", "heap", "codedigest"},
-    {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
+    {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
     | {"config.pop3", "config.smtp", "config.folders", "config.load"},
-    {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "uidls", "plan.sources"}
+    {"routing", "dedup", "store.layout", "store.batch", "filers", "filers.mbox", "filers.pop3", "uidls", "plan.sources"}
     | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
     | {
@@ -32,7 +32,6 @@ LAYERS = [
     | {"search.document", "search.spool"},
     {
         "plan.builders",
-        "store",
         "threadset",
         "plan.stored",
         "plan.incremental",
@@ -41,14 +40,16 @@ LAYERS = [
         "render.downloads",
         "render.pages",
     }
-    | {"render.runner", "delivery.runner", "delivery.service", "threadview"},
+    | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
+    | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
     | {"unrouted", "manifest"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "__main__"},
 ]
 ONLY_IN = {
-    "sqlite3": {"sqlbulk", "sqlfile", "index", "store", "threadcache", "threadset", "plan.state", "search.state"},
+    "sqlite3": {"sqlbulk", "sqlfile", "threadcache", "threadset", "plan.state", "search.state"}
+    | {"store.index", "store.core"},
     "jinja2": {"theme"},
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},

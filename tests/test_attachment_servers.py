@@ -29,7 +29,7 @@ import pytest
 from listlib.build import build_site
 from listlib.config import load_config
 from listlib.filing import file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 
 from .chromium import CHROMIUM, DevTools, Marker, browser_without_downloads, open_url
 from .conftest import SITE_TOML, mboxrd

@@ -34,7 +34,7 @@ import pytest
 from listlib.build import build_site
 from listlib.config import load_config
 from listlib.filing import file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 
 from .chromium import CHROMIUM, FLAGS, DevTools
 from .conftest import REPO, SITE_TOML, make_message, mboxrd

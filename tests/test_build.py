@@ -13,7 +13,7 @@ import pytest
 from listlib.build import build_site, plan_site
 from listlib.config import load_config
 from listlib.filing import file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 from listlib.urls import message_id_path
 
 from .conftest import make_message, mboxrd, run_listlib

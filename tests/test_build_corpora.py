@@ -20,7 +20,7 @@ import pytest
 from listlib.build import build_site
 from listlib.config import load_config
 from listlib.filing import file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 
 from .conftest import CORPORA
 from .linkcheck import Page, check_links, parse_site

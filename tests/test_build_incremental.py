@@ -16,7 +16,7 @@ from listlib.config import load_config
 from listlib.plan.builders import SiteJobs
 from listlib.plan.jobs import Plan
 from listlib.plan.state import BuildState
-from listlib.store import Store
+from listlib.store.core import Store
 from listlib.values import Month
 from listlib.verify import repair_store
 

@@ -15,7 +15,7 @@ import pytest
 from listlib.config import load_config
 from listlib.manifest import load_manifest
 from listlib.search.reader import Source, search
-from listlib.store import Store
+from listlib.store.core import Store
 from listlib.verify import repair_store
 
 from .conftest import make_message, run_listlib

@@ -13,7 +13,7 @@ from listlib.config import load_config
 from listlib.controls import SUBJECT_CHARS, clean_header_text, terminal_text
 from listlib.display.textbody import clean_text
 from listlib.filing import file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 
 from .conftest import make_message, mboxrd, run_listlib
 from .hostile.checks import RAW_CONTROL_RE, assert_terminal_safe

@@ -20,7 +20,7 @@ from listlib.config import ListConfig
 from listlib.filers import _open_file, open_source
 from listlib.filers.mbox import is_separator, iter_mbox, quote_mboxrd
 from listlib.filing import FilingReport, file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 from listlib.verify import check_store
 
 from .conftest import CORPORA

@@ -19,7 +19,7 @@ from listlib.delivery.runner import ProgressCallback
 from listlib.delivery.service import deliver_queue, open_outbound, queue_listing
 from listlib.errors import DeliveryError
 from listlib.filing import file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 
 from .delivery_site import NOW, make_site, post
 from .smtpserver import SmtpServer

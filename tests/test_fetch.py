@@ -15,7 +15,7 @@ import pytest
 from listlib.config import load_config
 from listlib.fetch import fetch_account
 from listlib.fsutil import acquire_lock, release_lock
-from listlib.store import Store
+from listlib.store.core import Store
 
 from .conftest import add_pop3_account, make_message, run_listlib, stored_files, subprocess_env
 from .dovecot import DovecotServer, Mailbox, free_port

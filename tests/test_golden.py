@@ -17,7 +17,7 @@ from pathlib import Path
 from listlib.build import build_site
 from listlib.config import load_config
 from listlib.filing import file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 
 GOLDEN = Path(__file__).parent / "data" / "golden"
 EXPECTED = GOLDEN / "expected"

@@ -16,7 +16,7 @@ import pytest
 from listlib.config import load_config
 from listlib.search.analysis import words
 from listlib.search.reader import Source, search
-from listlib.store import Store
+from listlib.store.core import Store
 from listlib.verify import repair_store
 
 from .conftest import REPO, make_message, run_listlib

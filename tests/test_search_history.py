@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from listlib.search.reader import Source, search
-from listlib.store import Store
+from listlib.store.core import Store
 from listlib.verify import repair_store
 
 from .conftest import SITE_TOML, make_message

@@ -21,12 +21,12 @@ import pytest
 
 from listlib.config import load_config
 from listlib.filing import file_sources
-from listlib.index import Row
 from listlib.search.document import analyse
 from listlib.search.reader import Source, search
 from listlib.search.segment import WEIGHTS
 from listlib.search.update import update_index
-from listlib.store import Store
+from listlib.store.core import Store
+from listlib.store.index import Row
 
 from .conftest import CORPORA
 

@@ -8,7 +8,7 @@ import pytest
 
 from listlib.config import load_config
 from listlib.filing import FilingReport, file_sources
-from listlib.store import Store
+from listlib.store.core import Store
 from listlib.verify import check_store, repair_store
 
 from .conftest import make_message, mboxrd, stored_files
@@ -201,7 +201,7 @@ def test_two_stores_on_one_site_never_allocate_the_same_call_number(site: Path) 
     """Two importers interleaving batches within the same millisecond (a fixed clock)."""
     from listlib.filing import prepare_message
     from listlib.routing import Router
-    from listlib.store import Prepared
+    from listlib.store.batch import Prepared
 
     config = load_config(site / "listlib.toml")
     router = Router(config.lists)
@@ -269,7 +269,7 @@ def test_an_index_from_an_older_schema_is_rebuilt_with_the_new_columns(site: Pat
 def test_a_batch_commits_without_waiting_for_the_disk_and_every_other_commit_waits(site: Path) -> None:
     """The pending rows of a batch are made durable by the same sync as its files;
     the index's own commits stay FULL before and after, also when a batch fails."""
-    from listlib.index import Index
+    from listlib.store.index import Index
 
     index = Index(site / "index.sqlite")
 

@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from listlib import store as store_module
 from listlib.config import load_config
 from listlib.errors import LockTimeoutError
 from listlib.filers import RawMail
 from listlib.filing import Filer, FilingReport
 from listlib.fsutil import acquire_lock, release_lock
-from listlib.store import Store
+from listlib.store import pipeline as pipeline_module
+from listlib.store.core import Store
 from listlib.verify import check_store
 
 from .conftest import make_message, stored_files
@@ -102,7 +102,7 @@ def test_a_failure_putting_a_batch_in_place_stops_the_pipeline_and_loses_nothing
 def test_a_long_pipeline_lets_another_process_take_the_lock_between_batches(
     site: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(store_module, "_LOCK_TURN", 0.05)
+    monkeypatch.setattr(pipeline_module, "_LOCK_TURN", 0.05)
     config = load_config(site / "listlib.toml")
     took_it = threading.Event()
     pipeline_done = threading.Event()

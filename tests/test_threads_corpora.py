@@ -21,8 +21,8 @@ from listlib.config import ListConfig
 from listlib.filers import open_source
 from listlib.filers.mbox import quote_mboxrd
 from listlib.filing import file_sources
-from listlib.index import Row
-from listlib.store import Store
+from listlib.store.core import Store
+from listlib.store.index import Row
 from listlib.threadset import ThreadSet
 from listlib.values import Month
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from listlib.index import FILED, PENDING, Index, Row
+from listlib.store.index import FILED, PENDING, Index, Row
 from listlib.threadcache import CACHE_VERSION
 from listlib.threadset import ThreadSet
 from listlib.values import Month

@@ -29,7 +29,7 @@ def check(obj: Context, repair: bool, as_json: bool) -> None:
     Exits 1 when there are problems. With --repair, rebuilds the index from
     the files (the files are the truth) and removes leftovers, then checks again.
     """
-    from ..store import Store
+    from ..store.core import Store
     from ..verify import check_store, repair_store
 
     config = obj.load()

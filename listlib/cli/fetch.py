@@ -62,7 +62,7 @@ def fetch(obj: Context, accounts: tuple[str, ...], wait: float, as_json: bool, t
             raise click.BadParameter(f"no POP3 account {name!r} (configured: {known})", param_hint="ACCOUNT")
         chosen.append(account)
     from ..fetch import fetch_account, resolve_password
-    from ..store import Store
+    from ..store.core import Store
 
     fault = fault_from_env()
     reports: list[FetchReport] = []

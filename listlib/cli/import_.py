@@ -30,7 +30,7 @@ from .hooks import clock_from_env, fault_from_env
 if TYPE_CHECKING:
     from ..delivery.intake import Intake
     from ..filing import FilingReport
-    from ..store import Store
+    from ..store.core import Store
 
 
 def failure_line(item: dict[str, object]) -> str:
@@ -121,7 +121,7 @@ def import_(
     if for_delivery and not any(lst.delivery for lst in config.lists):
         raise ListlibError(f"{config.path}: --deliver: no list has deliver = true")
     from ..filing import file_sources
-    from ..store import Store
+    from ..store.core import Store
 
     progress = Progress(enabled=not (as_json or obj.quiet))
     fault = fault_from_env()

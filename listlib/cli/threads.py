@@ -30,7 +30,7 @@ def threads(obj: Context, list_slug: str | None, month: str | None, message: str
     changed are threaded again). A placeholder line stands for a message that
     several answers refer to but the archive does not have.
     """
-    from ..store import Store
+    from ..store.core import Store
     from ..threadset import ThreadSet
     from ..threadview import dumps_json, format_thread, parse_month, select_threads, thread_view
 

@@ -39,7 +39,7 @@ def unrouted(obj: Context, refile: bool, dry_run: bool, as_json: bool) -> None:
     added, --refile moves the matching mail into it (crash-safe; mail its list
     already has is not filed twice).
     """
-    from ..store import Store
+    from ..store.core import Store
     from ..unrouted import refile_unrouted, unrouted_report
 
     if dry_run and not refile:

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 
 from ..config import Config, ListDelivery
 from ..filers import RawMail
-from ..index import Row
-from ..store import Outcome, Store
+from ..store.batch import Outcome
+from ..store.core import Store
+from ..store.index import Row
 from ..urls import list_index_path, message_path
 from ..values import Month, plural
 from .bounce import Bounce, BounceLog, find_bounces

@@ -24,7 +24,7 @@ from operator import attrgetter
 from ..config import ListConfig
 from ..controls import SUBJECT_CHARS, clean_header_text
 from ..display import obfuscate_addresses
-from ..index import Row
+from ..store.index import Row
 from ..threadcache import ThreadLine
 from ..urls import (
     feed_path,

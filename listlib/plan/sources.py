@@ -15,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from ..config import ListConfig
-from ..index import Row
+from ..store.index import Row
 from ..threadcache import ThreadEntry, ThreadLine
 from ..urls import message_path
 from ..values import Month

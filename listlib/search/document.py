@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from ..display import DisplayOptions, MessageDisplay, display_message, obfuscate_address
-from ..index import Row
+from ..store.index import Row
 from ..urls import message_path
 from ..values import Month
 from .analysis import words

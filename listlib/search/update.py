@@ -35,9 +35,9 @@ from typing import TYPE_CHECKING, Any
 from ..codedigest import search_digest
 from ..config import Config
 from ..fsutil import naming, read_file
-from ..index import Row
 from ..render.writer import changed_files, changed_folders, digest_of, folder_marks, folder_of
-from ..store import Store
+from ..store.core import Store
+from ..store.index import Row
 from ..urls import SEARCH_DIR
 from .analysis import ANALYZER_VERSION
 from .codec import impact_table

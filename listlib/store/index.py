@@ -5,7 +5,7 @@ the header fields threading and rendering need, plus the date each message is
 filed under and where that date came from. Rows are written ``pending`` before
 a message file is renamed into place and marked ``filed`` after, so a crash in
 between is resolved by looking at the file (see ``store``). This module knows
-SQL, not files or mail.
+SQL, not files or mail: it never reads a message file and never parses one.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from .fsutil import fsync_file
-from .sqlbulk import insert_rows, where_in
-from .sqlfile import connect
+from ..fsutil import fsync_file
+from ..sqlbulk import insert_rows, where_in
+from ..sqlfile import connect
 
 __all__ = [
     "FACT_CALL",

@@ -5,6 +5,7 @@ The layout (see ``store``): ``<list>/<yyyy>/<mm>/<call>.eml``, an optional
 ``<call>.json`` sidecar beside it, and ``_failed/<call>.eml`` + ``.json``. The
 sidecar holds what the bytes cannot tell a rebuilt index: a date that did not
 come from the Date header (and where it came from), and for ``_failed`` the reason.
+It never writes a file and never opens the index.
 """
 
 from __future__ import annotations
@@ -15,17 +16,18 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
-from .dating import month_of
-from .fsutil import read_file
+from ..dating import month_of
+from ..fsutil import read_file
+from ..message import MessageFacts, parse_message
+from ..values import FAILED, is_call_number
 from .index import FILED, Row
-from .message import MessageFacts, parse_message
-from .values import FAILED, is_call_number
 
-__all__ = ["encode_sidecar", "iter_message_files", "make_row", "message_path", "row_from_file"]
+__all__ = ["encode_sidecar", "iter_message_files", "make_row", "row_from_file", "stored_file_path"]
 
 
-def message_path(slug: str, date: int, call: str) -> str:
-    """The store path (relative to content/) of a message."""
+def stored_file_path(slug: str, date: int, call: str) -> str:
+    """Where a message's file lives in the store, relative to content/ (``.eml``; not
+    to be confused with ``urls.message_path``, its page in the output)."""
     if slug == FAILED:
         return f"{FAILED}/{call}.eml"
     month = month_of(date)
