@@ -16,7 +16,18 @@ LAYERS = [
     | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
     | {"config.pop3", "config.smtp", "config.folders", "config.load"},
-    {"routing", "dedup", "store.layout", "store.batch", "filers", "filers.mbox", "filers.pop3", "uidls", "plan.sources"}
+    {
+        "routing",
+        "dedup",
+        "store.layout",
+        "store.batch",
+        "filers",
+        "filers.mbox",
+        "filers.pop3",
+        "uidls",
+        "plan.sources",
+        "plan.shown",
+    }
     | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments"}
     | {

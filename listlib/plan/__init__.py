@@ -6,7 +6,8 @@
   compares this build's jobs with the last build's (``plan_build``);
 - ``sources``, ``stored``: a list's rows and threads as the builders read them, held
   in memory (a full build) or asked of the databases (an incremental build);
-- ``builders``: one builder per kind, describing its jobs (``SiteJobs``);
+- ``builders``: one builder per kind, describing its jobs (``SiteJobs``); ``shown``:
+  how index pages show subjects, senders and participants;
 - ``incremental``: from what changed since the last complete build, which jobs a
   build must look at (``dirty_jobs``), and what it leaves for the next (``Memory``);
 - ``state``: the build records (``BuildState``): every job's key, every output file's

@@ -22,10 +22,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 
 from ..config import ListConfig
-from ..controls import SUBJECT_CHARS, clean_header_text
-from ..display import obfuscate_addresses
+from ..controls import clean_header_text
 from ..store.index import Row
-from ..threadcache import ThreadLine
 from ..urls import (
     feed_path,
     list_index_path,
@@ -68,6 +66,7 @@ from .kinds import (
     ThreadMessage,
     ThreadPage,
 )
+from .shown import author, participants, subject
 from .sources import ListSource, LoadedList, ThreadSummary, month_of
 
 __all__ = ["FEED_SIZE", "LATEST_THREADS", "SiteJobs", "mid_prefix"]
@@ -76,12 +75,9 @@ FEED_SIZE = 30
 """Messages in a list's Atom feed."""
 LATEST_THREADS = 10
 """Threads listed as latest on a list's index page."""
-PARTICIPANTS_SHOWN = 4
 SITEMAP_SIZE = 40_000
 """Thread pages per sitemap file (the protocol allows 50,000): a month with more threads
 has several."""
-
-NOT_ARCHIVED = "(not archived)"
 
 
 def mid_prefix(message_id: str) -> str:
@@ -94,29 +90,6 @@ def mid_prefix(message_id: str) -> str:
 def _bucket(digest: str) -> str:
     """``mid_prefix`` of the Message-ID whose ``message_id_hash`` is ``digest``."""
     return digest[:3]
-
-
-def _subject(hide: bool, row: Row) -> str:
-    """A subject for index pages, cleaned and cut as display does (``controls``); ``hide``:
-    obfuscate the addresses in it, as display does."""
-    if row.no_archive:
-        return NOT_ARCHIVED
-    subject = clean_header_text(" ".join(row.subject.split()), SUBJECT_CHARS) or "(no subject)"
-    return obfuscate_addresses(subject) if hide else subject
-
-
-def _author(hide: bool, row: Row) -> str:
-    """An author's name for index pages; nothing for a withheld message."""
-    return "" if row.no_archive else _author_name(hide, row.from_name, row.from_addr)
-
-
-def _author_name(hide: bool, from_name: str, from_addr: str) -> str:
-    """A name to show for a sender (never an address unless the name is one), cleaned as
-    display cleans it (``controls``)."""
-    name = clean_header_text(from_name)
-    if name:
-        return obfuscate_addresses(name) if hide else name
-    return clean_header_text(from_addr.split("@")[0]) or "(unknown)"
 
 
 def _list_info(config: ListConfig) -> ListInfo:
@@ -195,11 +168,11 @@ class SiteJobs:
         return members
 
     def _subject(self, row: Row) -> str:
-        """``_subject`` of a message, worked out once per build plan (a full plan shows
+        """``shown.subject`` of a message, worked out once per build plan (a full plan shows
         each subject about four times: thread, month, date and lookup pages)."""
         found = self._subjects.get(row.call)
         if found is None:
-            found = self._subjects[row.call] = _subject(self.hide, row)
+            found = self._subjects[row.call] = subject(self.hide, row)
         return found
 
     # -- threads ------------------------------------------------------------------------
@@ -295,7 +268,7 @@ class SiteJobs:
         thread_lines = []
         for thread_id, count in sorted(here.items(), key=lambda item: (entries[item[0]].first, item[0])):
             entry = entries[thread_id]
-            names, more = _participants(entry, self.hide)
+            names, more = participants(entry, self.hide)
             thread_lines.append(
                 MonthThread(
                     source.page(thread_id, rows[thread_id]),
@@ -331,7 +304,7 @@ class SiteJobs:
             return None
         links, _thread_of = source.links(r.call for r in month_rows)
         messages = tuple(
-            DatedMessage(links[r.call], self._subject(r), _author(self.hide, r), r.date) for r in month_rows
+            DatedMessage(links[r.call], self._subject(r), author(self.hide, r), r.date) for r in month_rows
         )
         prev, next_ = source.month_neighbours(month)
         record = DatePage(
@@ -392,7 +365,7 @@ class SiteJobs:
                 links[r.call],
                 message_path(slug, month_of(r), r.call),
                 self._subject(r),
-                _author(self.hide, r),
+                author(self.hide, r),
                 r.date,
                 r.no_archive,
                 thread_of[r.call] == r.call,
@@ -493,15 +466,3 @@ def _sitemap_parts(summaries: Sequence[ThreadSummary]) -> list[Sequence[ThreadSu
 
 def _mbox_item(row: Row) -> MboxItem:
     return MboxItem(row.path, row.raw_hash, row.from_addr, row.date)
-
-
-def _participants(entry: ThreadLine, hide: bool) -> tuple[tuple[str, ...], int]:
-    names: list[str] = []
-    seen: set[str] = set()
-    for from_name, from_addr in entry.authors:  # withheld messages are not among them
-        name = _author_name(hide, from_name, from_addr)
-        key = name.casefold()
-        if name and key not in seen:
-            seen.add(key)
-            names.append(name)
-    return tuple(names[:PARTICIPANTS_SHOWN]), max(0, len(names) - PARTICIPANTS_SHOWN)

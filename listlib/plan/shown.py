@@ -1,0 +1,52 @@
+"""How index pages show a message's subject and sender, and a thread's participants:
+cleaned and cut as display cleans them (``controls``), with addresses obfuscated
+when the site asks. Pure."""
+
+from __future__ import annotations
+
+from ..controls import SUBJECT_CHARS, clean_header_text
+from ..display import obfuscate_addresses
+from ..store.index import Row
+from ..threadcache import ThreadLine
+
+__all__ = ["NOT_ARCHIVED", "PARTICIPANTS_SHOWN", "author", "participants", "subject"]
+
+PARTICIPANTS_SHOWN = 4
+"""Participants named on a month page's thread line (the others are counted)."""
+
+NOT_ARCHIVED = "(not archived)"
+
+
+def subject(hide: bool, row: Row) -> str:
+    """A subject for index pages, cleaned and cut as display does (``controls``); ``hide``:
+    obfuscate the addresses in it, as display does."""
+    if row.no_archive:
+        return NOT_ARCHIVED
+    text = clean_header_text(" ".join(row.subject.split()), SUBJECT_CHARS) or "(no subject)"
+    return obfuscate_addresses(text) if hide else text
+
+
+def author(hide: bool, row: Row) -> str:
+    """An author's name for index pages; nothing for a withheld message."""
+    return "" if row.no_archive else _author_name(hide, row.from_name, row.from_addr)
+
+
+def _author_name(hide: bool, from_name: str, from_addr: str) -> str:
+    """A name to show for a sender (never an address unless the name is one), cleaned as
+    display cleans it (``controls``)."""
+    name = clean_header_text(from_name)
+    if name:
+        return obfuscate_addresses(name) if hide else name
+    return clean_header_text(from_addr.split("@")[0]) or "(unknown)"
+
+
+def participants(entry: ThreadLine, hide: bool) -> tuple[tuple[str, ...], int]:
+    names: list[str] = []
+    seen: set[str] = set()
+    for from_name, from_addr in entry.authors:  # withheld messages are not among them
+        name = _author_name(hide, from_name, from_addr)
+        key = name.casefold()
+        if name and key not in seen:
+            seen.add(key)
+            names.append(name)
+    return tuple(names[:PARTICIPANTS_SHOWN]), max(0, len(names) - PARTICIPANTS_SHOWN)
