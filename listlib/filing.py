@@ -54,12 +54,14 @@ _IN_FLIGHT = 4
 
 @dataclass
 class FilingReport:
-    """What an import did; ``messages == filed + duplicates + failed`` always holds."""
+    """What an import did; ``messages == filed + duplicates + refused + failed`` always holds."""
 
     sources: list[str] = field(default_factory=list)
     messages: int = 0
     filed: int = 0
     duplicates: int = 0
+    refused: int = 0
+    """Copies of hidden messages (``listlib hide``): never filed again."""
     collisions: int = 0
     no_list: int = 0
     failed: int = 0
@@ -76,6 +78,9 @@ class FilingReport:
         self.messages += 1
         if outcome.status == "duplicate":
             self.duplicates += 1
+            return
+        if outcome.status == "refused":
+            self.refused += 1
             return
         if outcome.status == "failed":
             self.failed += 1
@@ -101,10 +106,11 @@ class FilingReport:
         verb = "would be filed" if self.dry_run else "filed"
         rate = f" in {self.seconds:.1f} s" if self.seconds else ""
         unreadable = f"; {plural(len(self.unreadable), 'unreadable file')}" if self.unreadable else ""
+        refused = f", {self.refused} refused (hidden)" if self.refused else ""
         return (
             f"{plural(self.messages, 'message')}{rate}: {self.filed} {verb} "
             f"({plural(self.collisions, 'Message-ID collision')}, {self.no_list} to {NO_LIST}), "
-            f"{plural(self.duplicates, 'duplicate')}, {self.failed} failed{unreadable}"
+            f"{plural(self.duplicates, 'duplicate')}{refused}, {self.failed} failed{unreadable}"
         )
 
     def to_dict(self) -> dict[str, object]:

@@ -21,6 +21,7 @@ LAYERS = [
         "dedup",
         "store.layout",
         "store.batch",
+        "store.ledger",
         "filers",
         "filers.mbox",
         "filers.pop3",
@@ -54,9 +55,9 @@ LAYERS = [
     | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
-    | {"unrouted", "manifest"},
+    | {"unrouted", "manifest", "stewardship"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
-    | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "__main__"},
+    | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "__main__"},
 ]
 ONLY_IN = {
     "sqlite3": {"sqlbulk", "sqlfile", "threadcache", "threadset", "plan.state", "search.state"}

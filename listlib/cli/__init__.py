@@ -5,7 +5,8 @@ Exit codes: 0 success; 1 an error the user can fix (the message says what);
 2 bad usage; 130 interrupted. Tracebacks only with ``--debug``.
 
 One module per command (``init``, ``import_``, ``build``, ``serve``, ``search``,
-``fetch``, ``check``, ``unrouted``, ``threads``, ``deliver``, ``bounces``), each
+``fetch``, ``check``, ``unrouted``, ``threads``, ``deliver``, ``bounces``; ``steward``
+holds ``hide``, ``unhide`` and ``ledger``), each
 registered on the ``main`` group here; ``common`` holds what they share and
 ``hooks`` the test-only fault and clock hooks. Each command imports the layers it
 needs when it runs: 'listlib import' in a cron job should not pay for loading the
@@ -24,7 +25,7 @@ from typing import NoReturn
 import click
 
 from .. import __version__
-from . import bounces, build, check, deliver, fetch, import_, init, search, serve, threads, unrouted
+from . import bounces, build, check, deliver, fetch, import_, init, search, serve, steward, threads, unrouted
 from .common import common_options, echo, state_of
 
 log = logging.getLogger("listlib")
@@ -51,11 +52,14 @@ main.add_command(build.build)
 main.add_command(check.check)
 main.add_command(deliver.deliver)
 main.add_command(fetch.fetch)
+main.add_command(steward.hide)
 main.add_command(import_.import_)
 main.add_command(init.init)
+main.add_command(steward.ledger)
 main.add_command(search.search)
 main.add_command(serve.serve)
 main.add_command(threads.threads)
+main.add_command(steward.unhide)
 main.add_command(unrouted.unrouted)
 
 

@@ -13,12 +13,13 @@ from typing import Literal, NamedTuple
 from ..dedup import is_same_post
 from ..message import MessageFacts, parse_message
 from ..values import FAILED
-from .index import PENDING, Index, Row
+from .index import HIDDEN, PENDING, Index, Row
 from .layout import make_row
 
 __all__ = ["Batch", "Outcome", "Prepared", "Status", "find_duplicate", "pending_row"]
 
-Status = Literal["filed", "duplicate", "collision", "failed"]
+Status = Literal["filed", "duplicate", "refused", "collision", "failed"]
+"""``refused``: a copy of a message stewards hid (``listlib hide``): never filed again."""
 
 
 class Prepared(NamedTuple):
@@ -109,21 +110,26 @@ def find_duplicate(item: Prepared, batch: Batch, read_filed: Callable[[Row], byt
     candidates = batch.candidates(slug, facts.raw_hash, mid)
     for row in candidates:
         if row.raw_hash == facts.raw_hash:
-            return Outcome("duplicate", row.call, item.origin, facts.message_id, slug)
+            return Outcome(_seen(row), row.call, item.origin, facts.message_id, slug)
     if slug == FAILED:
         return ()
     if mid:
         for row in candidates:
             if row.vitals == facts.vitals:
-                return Outcome("duplicate", row.call, item.origin, mid, slug)
+                return Outcome(_seen(row), row.call, item.origin, mid, slug)
             other_raw = batch.raw[row.call] if row.call in batch.raw else read_filed(row)
             if is_same_post(facts, item.raw, parse_message(other_raw), other_raw):
-                return Outcome("duplicate", row.call, item.origin, mid, slug)
+                return Outcome(_seen(row), row.call, item.origin, mid, slug)
         return tuple(sorted(row.call for row in candidates))
     row = batch.without_id(slug, facts.vitals)
     if row is not None:
-        return Outcome("duplicate", row.call, item.origin, None, slug)
+        return Outcome(_seen(row), row.call, item.origin, None, slug)
     return ()
+
+
+def _seen(row: Row) -> Status:
+    """The outcome of filing a copy of ``row``'s message again."""
+    return "refused" if row.state == HIDDEN else "duplicate"
 
 
 def pending_row(item: Prepared, call: str, path: str, collision: bool) -> Row:

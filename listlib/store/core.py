@@ -33,8 +33,9 @@ from ..values import (
     tick_of_ms,
 )
 from .batch import Batch, Outcome, Prepared, Status, find_duplicate, pending_row
-from .index import SCHEMA_VERSION, Index, Row
+from .index import FILED, HIDDEN, SCHEMA_VERSION, Index, Row
 from .layout import encode_sidecar, iter_message_files, row_from_file, stored_file_path
+from .ledger import Action, Entry, LedgerMessage, append_entry, cut_torn_line, ledger_size, read_ledger
 from .pipeline import Commit, Pipeline
 from .refile import finish_refiling, refile_interrupted, refile_messages
 
@@ -170,11 +171,73 @@ class Store:
         self._recover()
 
     def _recover(self) -> None:
-        """Resolve pending rows and remove temporary files left by a killed process."""
+        """Resolve pending rows and remove temporary files left by a killed process, and
+        apply ledger entries whose action a killed process did not finish."""
         for entry in os.scandir(self.tmp_dir):
             os.unlink(entry.path)
         self._resolve_pending()
         finish_refiling(self)
+        self._apply_ledger()
+
+    # -- the ledger ----------------------------------------------------------------
+
+    def _apply_ledger(self, *, fresh: bool = False) -> None:
+        """Bring the index's states up to the ledger (under the lock): the entries after
+        the bytes it has applied, or, with ``fresh`` (a rebuilt index), all of them. A
+        ledger shorter than what was applied (replaced by a copy from elsewhere) is
+        applied again from the start."""
+        applied = 0 if fresh else int(self.index.get_meta("ledger_applied") or 0)
+        size = ledger_size(self.root)
+        if size == applied and not fresh:
+            return
+        if cut_torn_line(self.root):
+            size = ledger_size(self.root)
+        if size < applied:
+            applied, fresh = 0, True
+        entries, end = read_ledger(self.root, applied)
+        in_transaction = self.index.db.in_transaction
+        if not in_transaction:
+            self.index.begin()
+        try:
+            if fresh:
+                self.index.db.execute(f"UPDATE messages SET state = {FILED} WHERE state = {HIDDEN}")
+            for entry in entries:
+                calls = [message.call for message in entry.messages]
+                if entry.action == "hide":
+                    self.index.set_state(calls, HIDDEN, was=FILED)
+                elif entry.action == "unhide":
+                    self.index.set_state(calls, FILED, was=HIDDEN)
+            self.index.set_meta("ledger_applied", str(end))
+            if not in_transaction:
+                self.index.commit()
+        except BaseException:
+            if not in_transaction:
+                self.index.rollback()
+            raise
+
+    def ledger(self) -> list[Entry]:
+        """Every entry of the ledger, oldest first."""
+        return read_ledger(self.root)[0]
+
+    def record(self, action: Action, rows: list[Row], reason: str, by: str, at: str) -> Entry:
+        """Record a steward's action on these messages in the ledger, durably, then apply
+        it to the index (the next lock holder applies it if this process is killed in
+        between). ``at``: the UTC time, ISO 8601."""
+        with self.locked():
+            entries = self.ledger()
+            entry = Entry(
+                seq=(entries[-1].seq + 1) if entries else 1,
+                at=at,
+                action=action,
+                reason=reason,
+                by=by,
+                messages=tuple(LedgerMessage(row.call, row.list) for row in rows),
+            )
+            append_entry(self.root, entry)
+            self.fault("ledger-appended")
+            self._apply_ledger()
+            self.fault("ledger-applied")
+        return entry
 
     def _resolve_pending(self) -> None:
         pending = self.index.pending()
@@ -389,6 +452,7 @@ class Store:
             if high:
                 index.set_meta("high_water", high)
             index.set_meta("schema_version", str(SCHEMA_VERSION))
+            self._apply_ledger(fresh=True)
             index.commit()
         except BaseException:
             index.rollback()

@@ -29,6 +29,7 @@ __all__ = [
     "FACT_NO_ARCHIVE",
     "FACT_YEAR",
     "FILED",
+    "HIDDEN",
     "PENDING",
     "SCHEMA_VERSION",
     "THREAD_FACTS",
@@ -39,6 +40,8 @@ __all__ = [
 SCHEMA_VERSION = 4
 PENDING = 0
 FILED = 1
+HIDDEN = 2
+"""Filed, and hidden by ``listlib hide`` (the ledger says so): in the store, published nowhere."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -250,6 +253,15 @@ class Index:
         finally:
             self.rollback()
 
+    def set_state(self, calls: Iterable[str], state: int, *, was: int) -> None:
+        """Move these rows from state ``was`` to ``state`` (rows in another state stay)."""
+        values = list(calls)
+        for start in range(0, len(values), _IN_CHUNK):
+            chunk = values[start : start + _IN_CHUNK]
+            marks = ", ".join("?" for _ in chunk)
+            update = f"UPDATE messages SET state = ? WHERE state = ? AND call IN ({marks})"
+            self.db.execute(update, (state, was, *chunk))
+
     def delete(self, calls: Iterable[str]) -> None:
         where_in(self.db, "DELETE FROM messages WHERE call", calls)
 
@@ -359,6 +371,38 @@ class Index:
     def newest_rows(self, slug: str, count: int) -> list[Row]:
         """The ``count`` newest filed messages of a list by (date, call), newest first."""
         return self._rows(f"list = ? AND state = {FILED} ORDER BY date DESC, call DESC LIMIT ?", (slug, count))
+
+    def find_rows(
+        self,
+        states: Iterable[int],
+        *,
+        slug: str | None = None,
+        month: tuple[int, int] | None = None,
+        sender: str | None = None,
+        message_id: str | None = None,
+    ) -> list[Row]:
+        """Rows in any of these states, of this list, month, sender address (exact, any
+        case; or a whole domain: ``@example.org``) and Message-ID, when given; in call order."""
+        where = [f"state IN ({', '.join(str(int(state)) for state in states)})"]
+        params: list[object] = []
+        if slug is not None:
+            where.append("list = ?")
+            params.append(slug)
+        if month is not None:
+            where.append("year = ? AND month = ?")
+            params.extend(month)
+        if sender is not None:
+            if sender.startswith("@"):
+                where.append("lower(from_addr) LIKE ? ESCAPE '\\'")
+                escaped = sender.lower().replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+                params.append("%" + escaped)
+            else:
+                where.append("lower(from_addr) = ?")
+                params.append(sender.lower())
+        if message_id is not None:
+            where.append("message_id = ?")
+            params.append(message_id)
+        return self._rows(" AND ".join(where) + " ORDER BY call", tuple(params))
 
     def rows_by_message_id(self, slug: str, message_id: str) -> list[Row]:
         return self._rows(f"list = ? AND message_id = ? AND state = {FILED}", (slug, message_id))

@@ -1,0 +1,169 @@
+"""``listlib hide``, ``listlib unhide`` and ``listlib ledger``: take messages off the
+website and back, and show the ledger of what stewards did."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from ..controls import terminal_text
+from .build import run_build
+from .common import (
+    Context,
+    build_option,
+    common_options,
+    echo,
+    echo_json,
+    handle_errors,
+)
+from .hooks import clock_from_env, fault_from_env
+
+SHOWN = 20
+"""Messages listed one per line before the summary (all of them with --dry-run)."""
+
+
+def _selection_options(func: Any) -> Any:
+    for option in reversed(
+        [
+            click.argument("ids", nargs=-1, metavar="[ID]..."),
+            click.option(
+                "--from-file",
+                type=click.Path(dir_okay=False, path_type=Path),
+                metavar="FILE",
+                help="Also the IDs in FILE, one per line ('#' starts a comment).",
+            ),
+            click.option("--query", metavar="QUERY", help="Also every message a search finds (as 'listlib search')."),
+            click.option("-l", "--list", "list_slug", metavar="SLUG", help="Only messages of this list."),
+            click.option("-m", "--month", metavar="YYYY-MM", help="Only messages filed under this month."),
+            click.option("--sender", metavar="ADDRESS", help="Only messages from this address (or @domain)."),
+            click.option("-n", "--dry-run", is_flag=True, help="List what would change; change nothing."),
+            click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts)."),
+            build_option,
+        ]
+    ):
+        func = option(func)
+    return func
+
+
+def _act(
+    obj: Context,
+    action: str,
+    ids: tuple[str, ...],
+    from_file: Path | None,
+    query: str | None,
+    list_slug: str | None,
+    month: str | None,
+    sender: str | None,
+    dry_run: bool,
+    as_json: bool,
+    then_build: bool,
+    reason: str,
+) -> None:
+    from ..stewardship import Selector, read_id_file, steward
+    from ..threadview import parse_month
+
+    if then_build and dry_run:
+        raise click.UsageError("--build cannot be used with --dry-run")
+    try:
+        wanted_month = parse_month(month) if month else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--month") from None
+    all_ids = ids + tuple(read_id_file(from_file) if from_file is not None else ())
+    config = obj.load()
+    selector = Selector(all_ids, query, list_slug, wanted_month, sender)
+    by = shlex.join(["listlib", *sys.argv[1:]])
+    report = steward(
+        config,
+        action,  # type: ignore[arg-type]
+        selector,
+        reason=reason,
+        by=by,
+        dry_run=dry_run,
+        clock=clock_from_env(),
+        fault=fault_from_env(),
+    )
+    built = run_build(config, quiet=obj.quiet, as_json=as_json) if then_build and report.messages else None
+    if as_json:
+        data = report.to_dict()
+        if built is not None:
+            data["build"] = built.to_dict()
+        echo_json(data, indent=2, ensure_ascii=False)
+        return
+    if not obj.quiet:
+        limit = None if dry_run else SHOWN
+        for row in report.messages[:limit]:
+            subject = terminal_text(row.subject)[:70] or "(no subject)"
+            echo(f"{row.call}  {row.list}  {subject}  <{terminal_text(row.from_addr)}>")
+        if limit is not None and len(report.messages) > limit:
+            echo(f"... and {len(report.messages) - limit} more")
+    echo(report.summary())
+    if report.messages and not dry_run and not then_build:
+        echo("Run 'listlib build' to bring the website up to date.")
+
+
+@click.command()
+@_selection_options
+@click.option("--reason", required=True, metavar="TEXT", help="Why (kept in the ledger; required).")
+@common_options()
+@click.pass_obj
+@handle_errors
+def hide(obj: Context, reason: str, **options: Any) -> None:
+    """Take messages off the website; they stay in the store.
+
+    For spam and mistakes: reversible with 'listlib unhide'. ID: a call number
+    or a Message-ID. Choose messages by ID, --from-file, --query (a search of
+    the last build's index), or --list/--month/--sender alone; --list, --month
+    and --sender also narrow IDs and queries. The action is recorded in the
+    ledger (content/ledger.jsonl) first; the next build leaves the messages out
+    of every page, feed, download and the search index, and a re-import or
+    fetch of them is refused. An ID that matches nothing changes nothing.
+    """
+    _act(obj, "hide", reason=reason, **options)
+
+
+@click.command()
+@_selection_options
+@click.option("--reason", default="", metavar="TEXT", help="Why (kept in the ledger).")
+@common_options()
+@click.pass_obj
+@handle_errors
+def unhide(obj: Context, reason: str, **options: Any) -> None:
+    """Put hidden messages back on the website, exactly as they were.
+
+    Chooses messages as 'listlib hide' does; recorded in the ledger.
+    """
+    _act(obj, "unhide", reason=reason, **options)
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
+@common_options()
+@click.pass_obj
+@handle_errors
+def ledger(obj: Context, as_json: bool) -> None:
+    """List the ledger: what stewards did to the archive, when, why and how.
+
+    One entry per 'listlib hide' and 'listlib unhide', oldest first, from
+    content/ledger.jsonl (which must never be edited by hand).
+    """
+    from ..stewardship import describe_entries
+    from ..store.core import Store
+
+    config = obj.load()
+    with Store(config.site.content_dir).open() as store:
+        entries = store.ledger()
+    if as_json:
+        echo_json({"entries": describe_entries(entries)}, indent=2, ensure_ascii=False)
+        return
+    for entry in entries:
+        calls = " ".join(m.call for m in entry.messages[:8]) + (" ..." if len(entry.messages) > 8 else "")
+        reason = f": {terminal_text(entry.reason)}" if entry.reason else ""
+        echo(f"{entry.seq:>4}  {entry.at}  {entry.action} {len(entry.messages)}{reason}")
+        echo(f"      {calls}")
+        echo(f"      by {terminal_text(entry.by)}")
+    if not obj.quiet:
+        echo(f"{len(entries)} {'entry' if len(entries) == 1 else 'entries'}")

@@ -1,0 +1,201 @@
+"""The ledger: ``content/ledger.jsonl``, the store's own record of what its stewards did
+(hide, unhide, ...), one JSON object per line, appended and fsynced before the action
+takes effect, never rewritten.
+
+It lives in the store, not the cache, because nothing else can rebuild it: the index
+is derived from the message files *and* the ledger (``Store.rebuild_index`` applies
+every entry), so a rebuilt index, a store copied to another machine and a re-import
+all see the same hidden mail. Each entry says what was done, when, why and by which
+command, and names the messages by call number and list::
+
+    {"seq": 3, "at": "2026-11-25T16:20:05Z", "action": "hide", "reason": "spam",
+     "by": "listlib hide --query casino", "messages": [{"call": "0Abc12Xy", "list": "dev"}]}
+
+Entries are appended before the action is applied, so a process killed in between
+leaves an entry whose action the next holder of the store lock applies (the index
+remembers how many bytes of the ledger it has applied). A line cut short by a kill
+is the record of an action that never started: it is cut off under the lock.
+
+This module reads and appends the file; it never touches the index or the messages.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+from ..errors import StoreError
+from ..fsutil import fsync_dir
+
+__all__ = [
+    "ACTIONS",
+    "LEDGER_NAME",
+    "Action",
+    "Entry",
+    "LedgerMessage",
+    "append_entry",
+    "cut_torn_line",
+    "hidden_of",
+    "iter_calls",
+    "ledger_size",
+    "read_ledger",
+]
+
+LEDGER_NAME = "ledger.jsonl"
+
+Action = Literal["hide", "unhide"]
+ACTIONS: tuple[Action, ...] = ("hide", "unhide")
+
+
+class LedgerMessage(NamedTuple):
+    """A message an entry acts on."""
+
+    call: str
+    list: str
+
+
+class Entry(NamedTuple):
+    """One line of the ledger."""
+
+    seq: int
+    at: str
+    """UTC time, ISO 8601 (``2026-11-25T16:20:05Z``)."""
+    action: Action
+    reason: str
+    """Why (as the operator gave it; may be empty for ``unhide``)."""
+    by: str
+    """The command that did it."""
+    messages: tuple[LedgerMessage, ...]
+
+    def to_json(self) -> str:
+        data = {
+            "seq": self.seq,
+            "at": self.at,
+            "action": self.action,
+            "reason": self.reason,
+            "by": self.by,
+            "messages": [{"call": m.call, "list": m.list} for m in self.messages],
+        }
+        return json.dumps(data, ensure_ascii=False, sort_keys=False)
+
+
+def _entry(data: object, line: int, path: Path) -> Entry:
+    try:
+        assert isinstance(data, dict)
+        action = data["action"]
+        if action not in ACTIONS:
+            raise ValueError(f"unknown action {action!r}")
+        messages = tuple(LedgerMessage(str(m["call"]), str(m["list"])) for m in data["messages"])
+        return Entry(int(data["seq"]), str(data["at"]), action, str(data["reason"]), str(data["by"]), messages)
+    except (AssertionError, KeyError, TypeError, ValueError) as exc:
+        raise StoreError(f"{path}, line {line}: not a ledger entry ({exc}); the ledger must not be edited") from None
+
+
+def read_ledger(root: Path, start: int = 0) -> tuple[list[Entry], int]:
+    """The entries of the ledger from byte ``start`` on, and the byte length of its
+    complete lines (a torn last line is left out). No ledger: no entries."""
+    path = root / LEDGER_NAME
+    try:
+        with open(path, "rb") as file:
+            file.seek(start)
+            data = file.read()
+    except FileNotFoundError:
+        return [], 0
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot read the ledger: {exc.strerror}") from exc
+    complete = data.rfind(b"\n") + 1
+    entries = []
+    first_line = 1 + (_count_lines(path, start) if start else 0)
+    for number, text in enumerate(data[:complete].splitlines(), start=first_line):
+        if not text.strip():
+            continue
+        try:
+            decoded = json.loads(text)
+        except ValueError as exc:
+            raise StoreError(f"{path}, line {number}: not JSON ({exc}); the ledger must not be edited") from None
+        entries.append(_entry(decoded, number, path))
+    return entries, start + complete
+
+
+def _count_lines(path: Path, end: int) -> int:
+    with open(path, "rb") as file:
+        return file.read(end).count(b"\n")
+
+
+def cut_torn_line(root: Path) -> bool:
+    """Cut off a last line a killed append left unfinished (call under the store lock).
+    Returns whether there was one."""
+    path = root / LEDGER_NAME
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return False
+    if size == 0:
+        return False
+    with open(path, "rb+") as file:
+        file.seek(max(0, size - 65536))
+        tail = file.read()
+        if tail.endswith(b"\n"):
+            return False
+        cut = tail.rfind(b"\n")
+        keep = size - len(tail) + cut + 1 if cut >= 0 else 0
+        if cut < 0 and size > len(tail):
+            raise StoreError(
+                f"{path}: its last line is unfinished and longer than 64 KiB; the ledger must not be edited"
+            )
+        file.truncate(keep)
+        os.fsync(file.fileno())
+    return True
+
+
+def ledger_size(root: Path) -> int:
+    """The ledger's length in bytes (0 when there is none)."""
+    try:
+        return (root / LEDGER_NAME).stat().st_size
+    except FileNotFoundError:
+        return 0
+
+
+def append_entry(root: Path, entry: Entry) -> int:
+    """Append ``entry`` and make it durable (call under the store lock); returns the
+    ledger's new length."""
+    path = root / LEDGER_NAME
+    created = not path.exists()
+    line = (entry.to_json() + "\n").encode("utf-8")
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            written = os.write(fd, line)
+            if written != len(line):
+                raise OSError(28, "short write")
+            os.fsync(fd)
+            size = os.fstat(fd).st_size
+        finally:
+            os.close(fd)
+        if created:
+            fsync_dir(root)
+    except OSError as exc:
+        raise StoreError(f"{path}: cannot append to the ledger: {exc.strerror or exc}") from exc
+    return size
+
+
+def hidden_of(entries: Iterable[Entry]) -> dict[str, LedgerMessage]:
+    """Call number -> message, of the messages hidden (and not unhidden since)."""
+    hidden: dict[str, LedgerMessage] = {}
+    for entry in entries:
+        for message in entry.messages:
+            if entry.action == "hide":
+                hidden[message.call] = message
+            elif entry.action == "unhide":
+                hidden.pop(message.call, None)
+    return hidden
+
+
+def iter_calls(entries: Iterable[Entry], action: Action) -> Iterator[str]:
+    """The call numbers named by entries of one action, in ledger order."""
+    for entry in entries:
+        if entry.action == action:
+            yield from (message.call for message in entry.messages)

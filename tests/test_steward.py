@@ -1,0 +1,194 @@
+"""Hiding and unhiding messages (``listlib hide`` / ``unhide``) and the ledger: hidden mail
+leaves every output file, stays hidden through re-imports, index rebuilds and kills,
+and comes back byte for byte."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from listlib.config import load_config
+from listlib.stewardship import Selector, steward
+from listlib.store.core import Store
+from listlib.store.index import FILED, HIDDEN
+from listlib.store.ledger import LEDGER_NAME, read_ledger
+
+from .conftest import make_message, mboxrd, run_listlib, subprocess_env
+from .test_build import T0, add, build, call_of, post, tree
+
+SECRET_BODY = "The zebra password is quartz-lantern-42."
+SECRET_SENDER = "mallory.spam@casino.example"
+
+
+def _spam(n: int) -> bytes:
+    return make_message(
+        "Cheap casino chips",
+        f"{SECRET_BODY}\nVisit now.\n",
+        message_id=f"<m{n}@example.org>",
+        sender=f"Mallory <{SECRET_SENDER}>",
+        date=T0 + timedelta(days=n),
+        extra={"In-Reply-To": "<m1@example.org>"},
+    )
+
+
+def _site_with_spam(site: Path) -> tuple[str, bytes]:
+    messages = [post(1, "Release plans"), post(2, "Re: Release plans", reply_to=1), _spam(3), post(4, "Other topic")]
+    add(site, *messages)
+    build(site)
+    call, _path = call_of(site, 3)
+    return call, mboxrd(messages)
+
+
+def _files_holding(output: Path, needles: list[bytes]) -> list[str]:
+    """Every file under ``output`` (gzip files decompressed) holding one of ``needles``."""
+    found = []
+    for path in sorted(output.rglob("*")):
+        if not path.is_file():
+            continue
+        data = path.read_bytes()
+        if path.suffix == ".gz":
+            data = gzip.decompress(data)
+        lowered = data.lower()
+        if any(needle.lower() in lowered for needle in needles):
+            found.append(path.relative_to(output).as_posix())
+    return found
+
+
+def _hide(site: Path, *ids: str, **options: object) -> object:
+    config = load_config(site / "listlib.toml")
+    return steward(config, "hide", Selector(ids=ids, **options), reason="spam", by="test")  # type: ignore[arg-type]
+
+
+def test_hidden_message_leaves_every_page_and_unhide_restores_the_site(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    before = tree(site / "output")
+    needles = [SECRET_BODY.encode(), SECRET_SENDER.encode(), b"m3@example.org", b"casino chips"]
+    assert _files_holding(site / "output", needles)  # the test can see the message
+    result = run_listlib("hide", call, "--reason", "spam", cwd=site, check=True)
+    assert "1 message hidden; ledger entry 1" in result.stdout
+    build(site)
+    # The thread page's reply and every index: no page holds its body, sender or Message-ID
+    # (the search index's files included), nor even its call number.
+    assert _files_holding(site / "output", needles) == []
+    assert _files_holding(site / "output", [call.encode()]) == []
+    run_listlib("unhide", call, cwd=site, check=True)
+    build(site)
+    assert tree(site / "output") == before
+
+
+def test_incremental_build_after_hiding_equals_a_clean_build(site: Path, tmp_path: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    _hide(site, call)
+    build(site)
+    clean = tmp_path / "clean"
+    shutil.copytree(site / "content", clean / "content", ignore=shutil.ignore_patterns(".lock", ".index"))
+    shutil.copy(site / "listlib.toml", clean / "listlib.toml")
+    build(clean, clean=True)
+    assert tree(site / "output") == tree(clean / "output")
+
+
+def test_reimport_and_rebuilt_index_keep_hidden_mail_hidden(site: Path, tmp_path: Path) -> None:
+    call, mbox = _site_with_spam(site)
+    _hide(site, call)
+    source = tmp_path / "again.mbox"
+    source.write_bytes(mbox)
+    result = run_listlib("import", source, cwd=site, check=True)
+    assert "3 duplicates, 1 refused (hidden)" in result.stdout
+    shutil.rmtree(site / "content" / ".index")
+    with Store(site / "content").open() as store:
+        (row,) = store.index.rows_by_call([call])
+        assert row.state == HIDDEN
+        assert store.index.count() == 4
+
+
+def test_unknown_id_changes_nothing_and_says_so(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    result = run_listlib("hide", call, "<nobody@nowhere.example>", "--reason", "x", cwd=site)
+    assert result.returncode == 1
+    assert "no message in the store has the call number or Message-ID <nobody@nowhere.example>" in result.stderr
+    assert "nothing was changed" in result.stderr
+    assert not (site / "content" / LEDGER_NAME).exists()
+    with Store(site / "content").open() as store:
+        assert [row.state for row in store.index.rows_by_call([call])] == [FILED]
+
+
+def test_dry_run_lists_what_a_sender_selection_would_hide(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    result = run_listlib("hide", "--sender", "@CASINO.example", "--reason", "spam", "--dry-run", cwd=site, check=True)
+    assert call in result.stdout
+    assert "1 message would be hidden" in result.stdout
+    assert not (site / "content" / LEDGER_NAME).exists()
+
+
+def test_hide_by_query_and_month_with_json(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    result = run_listlib(
+        "hide", "--query", "casino", "--month", "2024-03", "--reason", "spam", "--json", cwd=site, check=True
+    )
+    data = json.loads(result.stdout)
+    assert [m["call"] for m in data["messages"]] == [call]
+    assert data["ledger_entry"] == 1
+    again = run_listlib("hide", call, "--reason", "spam", "--json", cwd=site, check=True)
+    assert json.loads(again.stdout)["skipped"][0]["call"] == call
+
+
+def test_ledger_shows_entries_with_hostile_reasons_escaped(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    reason = "<script>alert(1)</script>\x1b[31m red"
+    run_listlib("hide", call, "--reason", reason, cwd=site, check=True)
+    run_listlib("unhide", call, cwd=site, check=True)
+    shown = run_listlib("ledger", cwd=site, check=True).stdout
+    assert "\x1b" not in shown
+    assert "hide 1: <script>alert(1)</script>" in shown
+    assert "2 entries" in shown
+    data = json.loads(run_listlib("ledger", "--json", cwd=site, check=True).stdout)
+    assert [(e["seq"], e["action"]) for e in data["entries"]] == [(1, "hide"), (2, "unhide")]
+    assert data["entries"][0]["reason"] == reason
+    assert data["entries"][0]["messages"] == [{"call": call, "list": "dev"}]
+
+
+def test_hiding_nothing_is_an_error(site: Path) -> None:
+    _site_with_spam(site)
+    assert run_listlib("hide", "--reason", "x", cwd=site).returncode == 1
+    result = run_listlib("hide", "--list", "announce", "--reason", "x", cwd=site)
+    assert result.returncode == 1
+    assert "matches no message" in result.stderr
+
+
+@pytest.mark.parametrize("point", ["ledger-appended", "ledger-applied"])
+def test_a_kill_after_the_ledger_entry_still_hides_the_message(site: Path, point: str) -> None:
+    call, _mbox = _site_with_spam(site)
+    env = {**subprocess_env(), "LISTLIB_CRASH_AT": f"{point}:1"}
+    killed = subprocess.run(
+        [sys.executable, "-m", "listlib", "hide", call, "--reason", "spam"],
+        cwd=site,
+        env=env,
+        capture_output=True,
+        timeout=120,
+    )
+    assert killed.returncode == -9
+    entries, _size = read_ledger(site / "content")
+    assert [e.action for e in entries] == ["hide"]
+    build(site)  # the next holder of the store lock applies the entry
+    with Store(site / "content").open() as store:
+        assert [row.state for row in store.index.rows_by_call([call])] == [HIDDEN]
+    assert _files_holding(site / "output", [SECRET_BODY.encode()]) == []
+
+
+def test_a_torn_ledger_line_is_an_action_that_never_happened(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    _hide(site, call)
+    ledger = site / "content" / LEDGER_NAME
+    complete = ledger.read_bytes()
+    with open(ledger, "ab") as file:
+        file.write(b'{"seq": 2, "at": "2026-01-01T00:00:00Z", "action": "unhi')
+    with Store(site / "content").open() as store, store.locked():
+        assert [row.state for row in store.index.rows_by_call([call])] == [HIDDEN]
+    assert ledger.read_bytes() == complete
