@@ -470,3 +470,20 @@ def test_a_damaged_post_can_be_dropped_before_any_run_and_is_reported_as_json(tm
     assert f"held    {held}" in status and "damaged: message.eml has 12 bytes" in status
     run_listlib("deliver", "--drop", held, "--drop", second, cwd=site, check=True)
     assert queue_status(site) == [] and sum(copies(smtp).values()) == 2
+
+
+def test_a_post_hidden_before_it_is_sent_is_not_delivered(tmp_path: Path, smtp: SmtpServer) -> None:
+    site = make_site(tmp_path / "site", smtp, ["ok-poster@example.org", "ann@example.com"])
+    import_posts(site, post(1), post(2))
+    [first, second] = [p["id"] for p in queue_status(site)]
+    run_listlib("hide", first, "--reason", "spam", cwd=site, check=True)
+    result = deliver(site)
+    assert "1 post withdrawn (hidden from the archive) moved to failed/" in result.stdout
+    [sent] = smtp.handler.messages  # the second post, to its two subscribers
+    assert b"<post2@example.org>" in sent.data
+    status = {p["id"]: p for p in queue_status(site)}
+    assert status[first]["stage"] == "failed" and status[first]["done"] == 0
+    assert second not in status
+    # Unhiding later does not send a stale post behind the operator's back.
+    run_listlib("unhide", first, cwd=site, check=True)
+    assert "nothing to send" in deliver(site, NOW + HOUR).stdout

@@ -78,6 +78,9 @@ class DeliverReport:
     held: int = 0
     damaged: list[dict[str, str]] = field(default_factory=list)
     """Damaged posts moved to failed/ by this run, sent to nobody: id, kind and reason."""
+    withdrawn: list[str] = field(default_factory=list)
+    """Posts whose message was hidden (``listlib hide``) before they were sent: moved to
+    failed/, sent to no one more."""
     recovered: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the server could not be used (the posts wait for their next try)."""
@@ -87,7 +90,10 @@ class DeliverReport:
 
     @property
     def eventful(self) -> bool:
-        return bool(self.transactions or self.completed or self.to_failed or self.damaged or self.error or self.busy)
+        return (
+            bool(self.transactions or self.completed or self.to_failed or self.damaged or self.withdrawn or self.error)
+            or self.busy
+        )
 
     def summary(self) -> str:
         if self.busy:
@@ -95,6 +101,8 @@ class DeliverReport:
         damaged = ""
         if self.damaged:
             damaged = f"; {plural(len(self.damaged), 'damaged post')} moved to failed/"
+        if self.withdrawn:
+            damaged += f"; {plural(len(self.withdrawn), 'post')} withdrawn (hidden from the archive) moved to failed/"
         if not self.posts:
             waiting = f" ({self.not_due} waiting to be retried)" if self.not_due else ""
             held = f" ({self.held} held)" if self.held else ""
@@ -133,7 +141,11 @@ class Runner:
         clock: Callable[[], float] = time.time,
         fault: Fault | None = None,
         progress: ProgressCallback | None = None,
+        withdrawn: Callable[[list[str]], set[str]] | None = None,
     ) -> None:
+        """``withdrawn``: which of these post ids (call numbers) must no longer be sent
+        (their message was hidden)."""
+        self.withdrawn = withdrawn
         self.outbound = outbound
         self.settings = settings
         self.session = session
@@ -165,6 +177,11 @@ class Runner:
             else:
                 report.not_due += 1
         report.held = sum(1 for _ in (self.outbound.root / "held").iterdir())
+        if self.withdrawn is not None and due:
+            gone = self.withdrawn([post.id for post in due])
+            for post in [post for post in due if post.id in gone]:
+                self._withdraw(post)
+            due = [post for post in due if post.id not in gone]
         self._total = sum(len(post.pending()) for post in due)
         for post in due:  # new posts first, then retries, each in filing order
             if self._deliver(post):
@@ -186,6 +203,13 @@ class Runner:
                     break
         self._settle(post)
         return True
+
+    def _withdraw(self, post: QueuedPost) -> None:
+        """Send a post to no one more: its message was hidden from the archive."""
+        reason = "withdrawn: the message was hidden from the archive before it was sent"
+        self.outbound.record(post, [{"r": r, "s": "failed", "reply": reason} for r in post.pending()])
+        self.outbound.move(post, "failed")
+        self.report.withdrawn.append(post.id)
 
     def _isolate(self, post: QueuedPost) -> None:
         assert post.damage is not None

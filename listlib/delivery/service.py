@@ -14,9 +14,12 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
+from functools import partial
 
 from ..config import Config
 from ..errors import DeliveryError, LockTimeoutError
+from ..store.core import Store
+from ..store.index import HIDDEN
 from ..values import plural
 from .queue import STAGES, Outbound, QueuedPost, Stage
 from .runner import DeliverReport, ProgressCallback, Runner
@@ -68,10 +71,19 @@ def deliver_queue(
                     clock=clock,
                     fault=fault,
                     progress=bar,
+                    withdrawn=partial(_withdrawn, config),
                 )
                 return runner.run()
     except LockTimeoutError:
         return DeliverReport(busy=True)
+
+
+def _withdrawn(config: Config, ids: list[str]) -> set[str]:
+    """The posts (by call number) whose message stewards hid (``listlib hide``). A post
+    whose message the store does not know is sent: no post is ever lost for a store
+    that is missing or being rebuilt."""
+    with Store(config.site.content_dir).open() as store:
+        return {row.call for row in store.index.rows_by_call(ids) if row.state == HIDDEN}
 
 
 @dataclass(frozen=True)
