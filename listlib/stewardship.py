@@ -25,7 +25,7 @@ from .store.index import FILED, HIDDEN, Row
 from .store.ledger import Action, Entry
 from .values import Month, is_call_number, plural
 
-__all__ = ["Selector", "StewardReport", "describe_entries", "read_id_file", "steward"]
+__all__ = ["Selector", "StewardReport", "describe_entries", "published_hidden", "read_id_file", "steward"]
 
 
 @dataclass(frozen=True)
@@ -175,6 +175,33 @@ def steward(
             report.entry = store.record(action, report.messages, reason.strip(), by, at)
     report.seconds = time.monotonic() - started
     return report
+
+
+def published_hidden(config: Config) -> list[str]:
+    """Files of hidden messages the last build left in output/ (the next build removes
+    them): their pages, raw copies and attachments, as the build's manifest lists them."""
+    from .manifest import load_manifest
+    from .urls import attachment_dir, message_path, raw_path
+
+    with Store(config.site.content_dir).open() as store:
+        hidden = store.index.find_rows((HIDDEN,))
+    if not hidden:
+        return []
+    try:
+        published = load_manifest(config)
+    except ListlibError:
+        return []  # nothing built yet, or a build to finish first: nothing to compare with
+    found = []
+    for row in hidden:
+        month = Month(row.year, row.month)
+        paths = {message_path(row.list, month, row.call), raw_path(row.list, month, row.call)}
+        folder = attachment_dir(row.list, month, row.call) + "/"
+        found.extend(
+            f"{path}: hidden message {row.call} is still published; run 'listlib build'"
+            for path in sorted(published)
+            if path in paths or path.startswith(folder)
+        )
+    return found
 
 
 def describe_entries(entries: Iterable[Entry]) -> list[dict[str, Any]]:

@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from .errors import StoreError
 from .store.core import Store
-from .store.index import FILED
+from .store.index import FILED, HIDDEN, Row
 from .store.layout import iter_message_files, row_from_file
+from .store.ledger import hidden_of, read_ledger
 from .values import is_call_number
 
 __all__ = ["CheckReport", "check_store", "repair_store"]
@@ -55,12 +57,12 @@ def check_store(store: Store) -> CheckReport:
                 report.problems.append(f"{rel}: the index has it at {row.path}")
             elif row.raw_hash != result.raw_hash:
                 report.problems.append(f"{rel}: its bytes changed since it was filed")
-            elif row.state != FILED:
+            elif row.state not in (FILED, HIDDEN):
                 pending += 1
         never_stored = 0
         for call, row in rows.items():
             if call not in seen:
-                if row.state != FILED:
+                if row.state not in (FILED, HIDDEN):
                     never_stored += 1
                 else:
                     report.problems.append(f"{row.path}: in the index but the file is missing")
@@ -79,8 +81,30 @@ def check_store(store: Store) -> CheckReport:
                 "the next 'listlib import', 'listlib fetch' or 'listlib unrouted', or 'listlib check --repair', "
                 "finishes it"
             )
+        report.problems.extend(_ledger_problems(store, rows))
         report.leftovers.extend(_summarised(_leftovers(store)))
     return report
+
+
+def _ledger_problems(store: Store, rows: dict[str, Row]) -> list[str]:
+    """Where the index disagrees with the ledger (which the next lock holder, or
+    ``--repair``, brings it back to), or the ledger names mail the store lost."""
+    try:
+        entries, _size = read_ledger(store.root)
+    except StoreError as exc:
+        return [str(exc)]
+    problems = []
+    hidden = hidden_of(entries)
+    for call, message in sorted(hidden.items()):
+        row = rows.get(call)
+        if row is None:
+            problems.append(f"ledger: hidden message {message.list}/{call} is not in the store")
+        elif row.state != HIDDEN:
+            problems.append(f"ledger: {row.path} is hidden by the ledger but not in the index")
+    for call, row in sorted(rows.items()):
+        if row.state == HIDDEN and call not in hidden:
+            problems.append(f"ledger: {row.path} is hidden in the index but not by the ledger")
+    return problems
 
 
 def _summarised(leftovers: list[str]) -> list[str]:

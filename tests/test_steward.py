@@ -192,3 +192,30 @@ def test_a_torn_ledger_line_is_an_action_that_never_happened(site: Path) -> None
     with Store(site / "content").open() as store, store.locked():
         assert [row.state for row in store.index.rows_by_call([call])] == [HIDDEN]
     assert ledger.read_bytes() == complete
+
+
+def test_check_reports_hidden_mail_still_published_until_the_build(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    _hide(site, call)
+    result = run_listlib("check", cwd=site)
+    assert result.returncode == 1
+    assert f"hidden message {call} is still published; run 'listlib build'" in result.stderr
+    build(site)
+    assert run_listlib("check", cwd=site).returncode == 0
+
+
+def test_check_reports_an_index_that_disagrees_with_the_ledger(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    _hide(site, call)
+    build(site)
+    with Store(site / "content").open() as store:
+        store.index.begin()
+        store.index.set_state([call], FILED, was=HIDDEN)
+        store.index.commit()
+        (row,) = store.index.rows_by_call([call])
+    result = run_listlib("check", cwd=site)
+    assert result.returncode == 1
+    assert f"ledger: {row.path} is hidden by the ledger but not in the index" in result.stderr
+    run_listlib("check", "--repair", cwd=site, check=True)
+    with Store(site / "content").open() as store:
+        assert [r.state for r in store.index.rows_by_call([call])] == [HIDDEN]

@@ -24,11 +24,13 @@ from .common import (
 @handle_errors
 def check(obj: Context, repair: bool, as_json: bool) -> None:
     """Verify the store: every file indexed, every index row backed by a file,
-    call numbers unique, no leftover temporary files, every file readable.
+    call numbers unique, no leftover temporary files, every file readable; the
+    index agrees with the ledger, and no hidden message is still in output/.
 
     Exits 1 when there are problems. With --repair, rebuilds the index from
     the files (the files are the truth) and removes leftovers, then checks again.
     """
+    from ..stewardship import published_hidden
     from ..store.core import Store
     from ..verify import check_store, repair_store
 
@@ -36,6 +38,7 @@ def check(obj: Context, repair: bool, as_json: bool) -> None:
     with Store(config.site.content_dir).open(discard_damaged_index=repair) as store:
         actions = repair_store(store) if repair else []
         report = check_store(store)
+    report.problems.extend(published_hidden(config))
     if as_json:
         echo_json(
             {
