@@ -13,7 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from listlib.config import load_config
 from listlib.search.reader import Source, search
+from listlib.stewardship import Selector, steward
+from listlib.store.core import Store
+from listlib.store.index import FILED
 
 from .conftest import make_message
 from .test_build import T0, add, build, post, tree
@@ -52,6 +56,8 @@ class History:
         self.posted: list[int] = []
         self.removed: set[int] = set()
         self.announced: set[int] = set()
+        self.hidden: dict[int, list[str]] = {}
+        """Message number -> the call numbers of its hidden copies."""
         self.settings = {
             "title": "Oracle archive",
             "obfuscate": "true",
@@ -83,11 +89,31 @@ class History:
         add(self.root, *batch)
 
     def remove_one(self) -> None:
-        alive = [n for n in self.posted if n not in self.removed and n not in self.announced]
+        alive = [n for n in self.posted if n not in self.removed and n not in self.announced and n not in self.hidden]
         if alive:
             victim = self.rng.choice(alive)
             remove_message(self.root, victim)
             self.removed.add(victim)
+
+    def hide_some(self) -> None:
+        """Hide one to three messages (or unhide what is hidden), as 'listlib hide' does."""
+        config = load_config(self.root / "listlib.toml")
+        if self.hidden and self.rng.random() < 0.4:
+            back = self.rng.sample(sorted(self.hidden), k=min(len(self.hidden), self.rng.randint(1, 2)))
+            calls = tuple(call for n in back for call in self.hidden.pop(n))
+            steward(config, "unhide", Selector(ids=calls), reason="", by="oracle")
+            return
+        alive = [n for n in self.posted if n not in self.removed and n not in self.hidden]
+        if not alive:
+            return
+        with Store(self.root / "content").open() as store:
+            for n in self.rng.sample(alive, k=min(len(alive), self.rng.randint(1, 3))):
+                found = [row.call for row in store.index.find_rows((FILED,), message_id=f"m{n}@example.org")]
+                if found:
+                    self.hidden[n] = found
+        chosen = tuple(call for calls in self.hidden.values() for call in calls)
+        if chosen:
+            steward(config, "hide", Selector(ids=chosen), reason="oracle", by="oracle")
 
     def edit_config(self) -> None:
         key = self.rng.choice(["title", "obfuscate", "description", "publish"])
@@ -150,7 +176,8 @@ def _clean_copy(site: Path, where: Path) -> Path:
     """The same store, configuration and theme in a fresh folder, built from scratch."""
     shutil.rmtree(where, ignore_errors=True)
     where.mkdir(parents=True)
-    shutil.copytree(site / "content", where / "content", ignore=shutil.ignore_patterns(".lock"))
+    # Without the index: the clean copy rebuilds it from the files and the ledger.
+    shutil.copytree(site / "content", where / "content", ignore=shutil.ignore_patterns(".lock", ".index"))
     shutil.copy(site / "listlib.toml", where / "listlib.toml")
     if (site / "mytheme").exists():
         shutil.copytree(site / "mytheme", where / "mytheme")
@@ -169,6 +196,7 @@ def test_random_histories_build_what_a_clean_build_makes(tmp_path: Path, seed: i
     build(site)
     steps = [history.import_some] * 4 + [
         history.remove_one,
+        history.hide_some,
         history.edit_config,
         history.edit_theme,
         history.edit_about,
@@ -176,7 +204,7 @@ def test_random_histories_build_what_a_clean_build_makes(tmp_path: Path, seed: i
     ]
     done: list[str] = []
     for number in range(14):
-        step = rng.choice(steps)
+        step = history.hide_some if number in (4, 9) else rng.choice(steps)  # every history hides
         step()
         done.append(step.__name__)
         build(site)
