@@ -9,7 +9,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
-    {"errors", "values", "charsets", "controls", "heap", "codedigest"},
+    {"errors", "values", "charsets", "controls", "heap", "codedigest", "forkpool"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "search", "search.analysis", "search.codec"},
     {"routing", "dedup", "layout", "filers", "filers.mbox", "filers.pop3", "uidls", "site"}
@@ -43,6 +43,7 @@ ONLY_IN = {
     "smtplib": {"delivery.transport"},
     "aiosmtpd": set(),
     "numpy": {"search.bulk"},
+    "multiprocessing": {"forkpool"},
 }
 CLI_ONLY = {"click"}  # these may be imported by "cli" and its modules "cli.*", and nowhere else
 
