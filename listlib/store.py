@@ -56,6 +56,7 @@ from .fsutil import (
 from .index import PENDING, SCHEMA_VERSION, Index, Row
 from .layout import encode_sidecar, iter_message_files, make_row, message_path, row_from_file
 from .message import MessageFacts, parse_message
+from .sqlfile import discard
 from .values import (
     FAILED,
     call_number_from_int,
@@ -170,8 +171,7 @@ class Store:
                 raise StoreError(
                     f"{self.index_path}: the index is damaged ({exc}); run 'listlib check --repair' to rebuild it"
                 ) from exc
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
+            discard(self.index_path)  # asked for (``check --repair``): rebuilt from the files
             return self.open()
         return self
 
