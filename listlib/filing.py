@@ -399,11 +399,9 @@ def _run_pool(
     in file-system and SQLite calls, which release the GIL; the bounded queue
     keeps at most a few chunks in memory.
     """
-    # Imported here: an import too small for the pool (a cron job's few messages) need not load them.
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
+    # Imported here: an import too small for the pool (a cron job's few messages) need not load it.
+    from .forkpool import ForkPool
 
-    context = multiprocessing.get_context("fork")
     handoff: queue.Queue[tuple[list[RawMail], Future[list[_Decision]]] | BaseException | None] = queue.Queue(
         maxsize=_IN_FLIGHT
     )
@@ -418,9 +416,7 @@ def _run_pool(
                 continue
         return False
 
-    with ProcessPoolExecutor(
-        max_workers=2, mp_context=context, initializer=_init_worker, initargs=(lists, forced_list, now)
-    ) as pool:
+    with ForkPool(2, _init_worker, (lists, forced_list, now)) as pool:
 
         def read() -> None:
             try:

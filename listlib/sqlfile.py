@@ -1,4 +1,5 @@
 """Opening listlib's SQLite files: every connection knows the file it belongs to.
+Knows how a file is opened, versioned and read consistently; never what it holds.
 
 SQLite reports a full disk or a failing one as ``database or disk is full`` /
 ``disk I/O error`` without saying which file; a user seeing that from a cron job
@@ -6,18 +7,29 @@ cannot tell the store from the cache. Connections made by ``connect`` turn those
 errors into ``DiskError`` naming the file, on every statement and commit. Other
 SQLite errors (a damaged cache file, say) pass through unchanged: callers that
 rebuild a damaged derived file rely on seeing them.
+
+Every file is opened in autocommit mode (``isolation_level=None``: transactions are
+explicit) with a write-ahead log (``use_wal``), so that readers never wait for a
+writer. A file of *derived* data (``open_derived``: the build records, the search
+state) can be thrown away and rebuilt: its version sits in its ``meta`` table, tables
+of another version are made again empty, and a damaged file is deleted with its
+journals (``discard``) and made again. The thread cache is derived too but shared by
+processes, so its owner discards it under its lock. The store's index is not derived
+data: nothing here discards it (only ``check --repair`` does, to rebuild it from the
+message files). ``snapshot`` reads a consistent view of any of them.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from .errors import DiskError
 
-__all__ = ["connect"]
+__all__ = ["connect", "discard", "open_derived", "snapshot", "use_wal"]
 
 # Primary result codes (the low byte of an extended code): the disk, not the data.
 _DISK_CODES = {sqlite3.SQLITE_FULL: "no space left on the disk", sqlite3.SQLITE_IOERR: "disk I/O error"}
@@ -64,3 +76,64 @@ def connect(path: Path | str, **options: Any) -> sqlite3.Connection:
     db = sqlite3.connect(path, factory=_Connection, **options)
     db.path = str(path)  # type: ignore[attr-defined]
     return db
+
+
+def use_wal(db: sqlite3.Connection, synchronous: str) -> bool:
+    """Journal into a write-ahead log, syncing as ``synchronous`` says (``NORMAL``: a
+    crash may lose the last commits, never consistency; ``FULL``: commits are durable).
+    False when the file system cannot hold a WAL (no shared memory): the file keeps a
+    rollback journal."""
+    wal = bool(db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal")
+    db.execute(f"PRAGMA synchronous={synchronous}")
+    return wal
+
+
+def discard(path: Path) -> None:
+    """Delete a SQLite file and its journals."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{path}{suffix}").unlink(missing_ok=True)
+
+
+def open_derived(path: Path, schema: str, version: str) -> sqlite3.Connection:
+    """Open (or create) a file of derived data, ready for use.
+
+    ``schema``: ``CREATE ... IF NOT EXISTS`` statements, including a ``meta`` table of
+    (key, value) text rows, where ``version`` is kept. A file of another version loses
+    every table (columns may differ) and gets the schema again, empty; a damaged file
+    (``sqlite3.DatabaseError``) is discarded and made again. Commits are not synced
+    (``synchronous=NORMAL``): a crash loses at most the last ones, which are derived."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        return _open_derived(path, schema, version)
+    except sqlite3.DatabaseError:
+        discard(path)
+        return _open_derived(path, schema, version)
+
+
+def _open_derived(path: Path, schema: str, version: str) -> sqlite3.Connection:
+    db = connect(path, isolation_level=None)
+    try:
+        use_wal(db, "NORMAL")
+        db.executescript(schema)
+        found = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
+        if found is None or found[0] != version:
+            tables = db.execute("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite%'")
+            db.executescript("".join(f'DROP TABLE "{name}";' for (name,) in tables.fetchall()))
+            db.executescript(schema)
+            db.execute("INSERT INTO meta (key, value) VALUES ('version', ?)", (version,))
+    except BaseException:
+        db.close()
+        raise
+    return db
+
+
+@contextmanager
+def snapshot(db: sqlite3.Connection) -> Iterator[None]:
+    """Read a consistent view (a deferred read transaction on an autocommit
+    connection): writers committing meanwhile are not seen. Ends with COMMIT, which for
+    a reader only ends the transaction, on leaving by an exception too."""
+    db.execute("BEGIN")
+    try:
+        yield
+    finally:
+        db.execute("COMMIT")

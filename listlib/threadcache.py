@@ -27,12 +27,12 @@ import json
 import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
-from .sqlfile import connect
+from .sqlfile import connect, discard, snapshot, use_wal
 
 __all__ = ["CACHE_VERSION", "MessageEntry", "MonthEntry", "ThreadCache", "ThreadEntry", "ThreadLine"]
 
@@ -145,8 +145,7 @@ class ThreadCache:
         self.path = path
         self.db = connect(path, isolation_level=None, timeout=60)
         try:
-            self.db.execute("PRAGMA journal_mode=WAL")
-            self.db.execute("PRAGMA synchronous=NORMAL")
+            use_wal(self.db, "NORMAL")
             version = self._meta("version") if self._has_meta() else None
             if version is not None and version != str(CACHE_VERSION):
                 raise sqlite3.DatabaseError(f"cache version {version}, expected {CACHE_VERSION}")
@@ -167,8 +166,7 @@ class ThreadCache:
     @staticmethod
     def discard(path: Path) -> None:
         """Remove a cache file and its journals."""
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{path}{suffix}").unlink(missing_ok=True)
+        discard(path)
 
     # -- meta ---------------------------------------------------------------------------
 
@@ -200,13 +198,9 @@ class ThreadCache:
             raise
         self.db.execute("COMMIT")
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
-        self.db.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.db.execute("COMMIT")
+    def snapshot(self) -> AbstractContextManager[None]:
+        """Read a consistent view: updates committed meanwhile are not seen."""
+        return snapshot(self.db)
 
     # -- reading ------------------------------------------------------------------------
 

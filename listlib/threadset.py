@@ -20,17 +20,14 @@ This module never writes to the store and never renders.
 from __future__ import annotations
 
 import gc
-import os
-import pickle
 import sqlite3
-import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
 
 from .errors import StoreError
+from .forkpool import run_in_child
 from .fsutil import acquire_lock, release_lock
 from .store.index import (
     FACT_CALL,
@@ -47,8 +44,6 @@ from .threader import Thread, ThreadInput, cluster_keys, reference_chain, thread
 from .values import FAILED, Month
 
 __all__ = ["ThreadChanges", "ThreadSet", "thread_input"]
-
-T = TypeVar("T")
 
 _FULL_FETCH = 24
 """Changed months above which a list's call numbers are read in one query."""
@@ -316,7 +311,7 @@ def _rethread(
 
     # Big closures (a first build) are threaded in a child process on the other core
     # while this one computes clusters and writes the keys.
-    join = _elsewhere(thread_entries, big=len(work.inputs) >= _FORK_AT)
+    join = run_in_child(thread_entries, big=len(work.inputs) >= _FORK_AT)
     cluster_of = _clusters(work.keys_of)
     cache.add_keys(slug, {key: cluster_of[call] for call, keys in work.keys_of.items() for key in keys}.items())
     entries = {entry.id: entry for entry in join()}
@@ -355,42 +350,6 @@ def _rethread(
 
 _FORK_AT = 4000
 """Messages to thread from which a child process does the threading."""
-
-
-def _elsewhere(compute: Callable[[], T], *, big: bool) -> Callable[[], T]:
-    """Start ``compute``; the returned function waits for and returns its result.
-
-    Big work runs in a forked child (it shares the inputs without copying them and
-    sends back only the result) while this process goes on; small work, or when
-    forking is unsafe (other threads running) or fails, runs right here."""
-    if not big or not hasattr(os, "fork") or threading.active_count() > 1:
-        return compute
-    try:
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-    except OSError:
-        return compute
-    if pid == 0:  # the child: compute, send, leave without running any cleanup
-        status = 1
-        try:
-            os.close(read_end)
-            with os.fdopen(write_end, "wb") as out:
-                pickle.dump(compute(), out, protocol=pickle.HIGHEST_PROTOCOL)
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(write_end)
-
-    def join() -> T:
-        with os.fdopen(read_end, "rb") as received:
-            data = received.read()
-        _, status = os.waitpid(pid, 0)
-        if status != 0 or not data:
-            return compute()
-        result: T = pickle.loads(data)
-        return result
-
-    return join
 
 
 class _Closure:

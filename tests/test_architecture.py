@@ -11,7 +11,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
-    {"errors", "values", "charsets", "controls", "heap", "codedigest"},
+    {"errors", "values", "charsets", "controls", "heap", "codedigest", "forkpool"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
@@ -70,6 +70,7 @@ ONLY_IN = {
     "smtplib": {"delivery.transport"},
     "aiosmtpd": set(),
     "numpy": {"search.bulk"},
+    "multiprocessing": {"forkpool"},
 }
 CONFIG_ORDER = [
     "config.schema",

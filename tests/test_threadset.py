@@ -289,8 +289,9 @@ def test_incremental_updates_agree_with_a_rebuild_from_scratch(
 
 
 def test_big_closures_thread_in_a_child_process_with_the_same_result() -> None:
+    from listlib.forkpool import run_in_child
     from listlib.threader import ThreadInput, reference_chain, thread_messages
-    from listlib.threadset import _FORK_AT, _elsewhere
+    from listlib.threadset import _FORK_AT
 
     rnd = random.Random(3)
     inputs = []
@@ -304,7 +305,7 @@ def test_big_closures_thread_in_a_child_process_with_the_same_result() -> None:
     def compute() -> list[object]:
         return thread_messages(inputs, chains)  # type: ignore[return-value]
 
-    join = _elsewhere(compute, big=True)
+    join = run_in_child(compute, big=True)
     assert join is not compute  # forked: the child computes, join receives
     assert join() == compute()
 

@@ -19,7 +19,7 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..sqlfile import connect
+from ..sqlfile import open_derived
 
 __all__ = ["STATE_VERSION", "BuildState"]
 
@@ -51,36 +51,8 @@ class BuildState:
         self._db: sqlite3.Connection | None = None
 
     def open(self) -> BuildState:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self._db = self._connect()
-        except sqlite3.DatabaseError:
-            self._discard()
-            self._db = self._connect()
+        self._db = open_derived(self.path, _SCHEMA, STATE_VERSION)
         return self
-
-    def _connect(self) -> sqlite3.Connection:
-        db = connect(self.path, isolation_level=None)
-        try:
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=NORMAL")
-            db.executescript(_SCHEMA)
-            version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-            if version is None or version[0] != STATE_VERSION:
-                # Another version's tables may have other columns: made again, empty.
-                db.executescript(
-                    "DROP TABLE jobs; DROP TABLE files; DROP TABLE meta; DROP TABLE mids; DROP TABLE folders;"
-                )
-                db.executescript(_SCHEMA)
-                db.execute("INSERT INTO meta VALUES ('version', ?)", (STATE_VERSION,))
-        except sqlite3.DatabaseError:
-            db.close()
-            raise
-        return db
-
-    def _discard(self) -> None:
-        for suffix in ("", "-wal", "-shm"):
-            Path(f"{self.path}{suffix}").unlink(missing_ok=True)
 
     @property
     def db(self) -> sqlite3.Connection:

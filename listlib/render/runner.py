@@ -2,25 +2,22 @@
 per core, fed chunks of jobs heaviest first. Never decides what to run (``build``
 does) and never records anything (the caller records each finished job).
 
-Workers are forked. A build forks them early (``JobRunner.start``), as soon as it
-knows it has work and before it loads what the jobs need: they load the renderer
-while the build plans, and share none of the parent's memory; a worker forked from a
-parent holding 50,000 rows would soon copy much of it, as touching objects
-(reference counts, the garbage collector) writes to their pages. When the need for
-workers shows only later, the parent's objects are frozen out of the collector's
-sight first (``gc.freeze``) for the same reason.
+Workers are forked (``forkpool``, which holds the rules). A build forks them early
+(``JobRunner.start``), as soon as it knows it has work and before it loads what the
+jobs need: they load the renderer while the build plans, and share none of the
+parent's memory; a worker forked from a parent holding 50,000 rows would soon copy
+much of it. When the need for workers shows only later, the pool is forked ``late``.
 """
 
 from __future__ import annotations
 
-import gc
-import multiprocessing
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
+from ..forkpool import ForkPool
 from ..plan.jobs import Job
 from ..theme import Theme
 from .writer import Stat
@@ -84,10 +81,6 @@ def _new_renderer(theme: Theme, content: Path, output: Path, sink: TextSink | No
     return Renderer(theme, content, output, sink)
 
 
-def _ready() -> None:
-    """A first task: makes the pool fork its workers now."""
-
-
 def _run_chunk(chunk: Chunk) -> list[Result]:
     assert _renderer is not None
     return _run_with(_renderer, chunk, _sink)
@@ -134,8 +127,7 @@ class JobRunner:
         displays to (the build's search spool, ``search.spool.DisplayedText``)."""
         self.theme, self.content, self.output, self.workers = theme, content, output, workers
         self.sinks = sinks
-        self._pool: ProcessPoolExecutor | None = None
-        self._frozen = False
+        self._pool: ForkPool | None = None
 
     def __enter__(self) -> JobRunner:
         return self
@@ -144,27 +136,15 @@ class JobRunner:
         if self._pool is not None:
             self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
-        if self._frozen:
-            # A long-lived caller (listlib serve) builds again and again: let the
-            # collector see those objects again.
-            gc.unfreeze()
-            self._frozen = False
 
     def start(self) -> None:
         """Fork the workers now (when there is more than one), ahead of the jobs: they
         load the renderer while this process plans. Returns without waiting for them."""
         if self.workers > 1 and self._pool is None:
-            self._pool = self._new_pool()
-            # A pool of forked workers forks them all on its first task.
-            self._pool.submit(_ready)
+            self._pool = self._new_pool(late=False)
 
-    def _new_pool(self) -> ProcessPoolExecutor:
-        return ProcessPoolExecutor(
-            max_workers=self.workers,
-            mp_context=multiprocessing.get_context("fork"),
-            initializer=_init_worker,
-            initargs=(self.theme, self.content, self.output, self.sinks),
-        )
+    def _new_pool(self, *, late: bool) -> ForkPool:
+        return ForkPool(self.workers, _init_worker, (self.theme, self.content, self.output, self.sinks), late=late)
 
     def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
         """Each job with its result, as they finish; ``total``: the jobs' summed weight."""
@@ -183,9 +163,7 @@ class JobRunner:
                     sink.close()
             return
         if self._pool is None:
-            gc.freeze()
-            self._frozen = True
-            self._pool = self._new_pool()
+            self._pool = self._new_pool(late=True)
         pool = self._pool
         chunks = _chunks(by_id.values(), old)
         running: set[Future[list[Result]]] = set()

@@ -11,11 +11,10 @@ only.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..sqlfile import connect
+from ..sqlfile import open_derived
 
 __all__ = ["SearchState"]
 
@@ -41,27 +40,7 @@ CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime INTEGER NOT NUL
 
 class SearchState:
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            self.db = self._connect(path)
-        except sqlite3.DatabaseError:
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{path}{suffix}").unlink(missing_ok=True)
-            self.db = self._connect(path)
-
-    @staticmethod
-    def _connect(path: Path) -> sqlite3.Connection:
-        db = connect(path, isolation_level=None)
-        db.execute("PRAGMA journal_mode=WAL")
-        db.execute("PRAGMA synchronous=NORMAL")
-        db.executescript(_SCHEMA)
-        version = db.execute("SELECT value FROM meta WHERE key = 'version'").fetchone()
-        if version is None or version[0] != _VERSION:
-            db.executescript(
-                "DELETE FROM meta; DELETE FROM months; DELETE FROM docs; DELETE FROM files; DELETE FROM folders;"
-            )
-            db.execute("INSERT INTO meta VALUES ('version', ?)", (_VERSION,))
-        return db
+        self.db = open_derived(path, _SCHEMA, _VERSION)
 
     def close(self) -> None:
         self.db.close()

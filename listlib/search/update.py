@@ -19,21 +19,19 @@ reply match its thread's words). Never touches files outside ``output/search/``.
 
 from __future__ import annotations
 
-import gc
 import json
-import multiprocessing
 import os
 import secrets
 import shutil
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..codedigest import search_digest
 from ..config import Config
+from ..forkpool import ForkPool
 from ..fsutil import naming, read_file
 from ..render.writer import changed_files, changed_folders, digest_of, folder_marks, folder_of
 from ..store.core import Store
@@ -139,16 +137,9 @@ def _invert_all(
     # thing it holds.
     size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
     chunks = [(i, rows[i : i + size]) for i in range(0, len(rows), size)]
-    context = multiprocessing.get_context("fork")
-    gc.collect()
-    gc.freeze()  # the workers share this process's pages (numpy included); a collection there would copy them
-    try:
-        with ProcessPoolExecutor(
-            workers, mp_context=context, initializer=_init_worker, initargs=(content, obfuscate, avgdl, spool)
-        ) as pool:
-            runs = collect_runs(pool.map(_invert_chunk, chunks))
-    finally:
-        gc.unfreeze()
+    # Late: the workers share this process's pages (numpy included).
+    with ForkPool(workers, _init_worker, (content, obfuscate, avgdl, spool), late=True) as pool:
+        runs = collect_runs(pool.map(_invert_chunk, chunks))
     return to_segment(merge_columns(runs, by_key=True))  # the workers gone: the last merge is the biggest
 
 

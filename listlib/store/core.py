@@ -26,6 +26,7 @@ from ..fsutil import (
     same_file_system,
     sync_files,
 )
+from ..sqlfile import discard
 from ..values import (
     FAILED,
     call_number_from_int,
@@ -110,8 +111,7 @@ class Store:
                 raise StoreError(
                     f"{self.index_path}: the index is damaged ({exc}); run 'listlib check --repair' to rebuild it"
                 ) from exc
-            for suffix in ("", "-wal", "-shm"):
-                Path(f"{self.index_path}{suffix}").unlink(missing_ok=True)
+            discard(self.index_path)  # asked for (``check --repair``): rebuilt from the files
             return self.open()
         return self
 

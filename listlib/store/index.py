@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import NamedTuple
 
 from ..fsutil import fsync_file
 from ..sqlbulk import insert_rows, where_in
-from ..sqlfile import connect
+from ..sqlfile import connect, snapshot, use_wal
 
 __all__ = [
     "FACT_CALL",
@@ -165,9 +165,8 @@ class Index:
         # Shared by a store's filing threads, which take turns (Store._db_lock).
         self.db = connect(path, isolation_level=None, timeout=60, check_same_thread=False)
         # Some file systems cannot hold a WAL (no shared memory): then commits stay FULL.
-        self._wal = self.db.execute("PRAGMA journal_mode=WAL").fetchone()[0] == "wal"
+        self._wal = use_wal(self.db, "FULL")
         self._unsynced = False
-        self.db.execute("PRAGMA synchronous=FULL")
         self._drop_old_schema()
         self.db.executescript(_SCHEMA)
         if self.get_meta("epoch") is None:
@@ -305,14 +304,9 @@ class Index:
         for values in cursor:
             yield Row(*values)
 
-    @contextmanager
-    def snapshot(self) -> Iterator[None]:
+    def snapshot(self) -> AbstractContextManager[None]:
         """Read a consistent view: writers committing meanwhile are not seen."""
-        self.db.execute("BEGIN")
-        try:
-            yield
-        finally:
-            self.db.execute("COMMIT")
+        return snapshot(self.db)
 
     def slugs(self) -> list[str]:
         """Lists (and pseudo-lists) that have filed messages."""

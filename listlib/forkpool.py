@@ -1,0 +1,129 @@
+"""Run work in forked child processes: a pool of workers (``ForkPool``) or one
+computation (``run_in_child``). Never decides whether work is worth a child (callers
+do: each has its own threshold) and never touches what the work reads or writes.
+
+The rules for forking, written once:
+
+- Always fork (not spawn or forkserver, whatever the platform's default): a child
+  starts with the parent's modules, configuration and inputs already loaded; only
+  task arguments and results travel, pickled over pipes.
+- A child has only the thread that forked it; a lock another thread held at that
+  moment stays held in the child for ever. A pool's workers are forked when the pool
+  is made, by the thread that makes it, and run only their initializer and their
+  tasks, never code that takes the parent's locks (the store, logging, SQLite
+  connections). ``run_in_child`` runs any function, so it does not fork while other
+  threads are running: the work is done in this process instead.
+- Forked memory is shared until written, and reference counts and the garbage
+  collector write to every object they touch. Fork early, before loading what the
+  work does not need; a pool forked late (``late=True``) first collects and freezes
+  the parent's objects out of the collector's sight (``gc.freeze``), and unfreezes
+  them when the pool shuts down, so that a long-lived parent (``listlib serve``)
+  collects them again.
+- A child never runs the parent's cleanup: it must not flush the parent's buffered
+  files, close its SQLite connections (a close may checkpoint the parent's WAL) or
+  run its ``finally`` blocks and ``atexit`` hooks. Pool workers leave through
+  ``multiprocessing`` (which flushes the standard streams before forking);
+  ``run_in_child``'s child leaves with ``os._exit``.
+- Results come back pickled: keep them small (a worker drops what the parent does not
+  need). A child of ``run_in_child`` that fails or sends nothing is not an error:
+  the work is done again in this process, with the same result, only later.
+"""
+
+from __future__ import annotations
+
+import gc
+import multiprocessing
+import os
+import pickle
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
+
+__all__ = ["ForkPool", "run_in_child"]
+
+T = TypeVar("T")
+
+
+def _ready() -> None:
+    """A first task: makes the pool fork its workers now."""
+
+
+class ForkPool(ProcessPoolExecutor):
+    """``workers`` forked processes, each set up once by ``initializer(*initargs)``.
+
+    The workers are forked before this returns (a pool of forked workers forks them all
+    on its first task). ``late``: this process already holds much of what the workers do
+    not need, frozen out of the collector's sight until ``shutdown``. Use as a context
+    manager, or call ``shutdown``."""
+
+    def __init__(
+        self, workers: int, initializer: Callable[..., object], initargs: tuple[Any, ...] = (), *, late: bool = False
+    ) -> None:
+        self._frozen = late
+        if late:
+            gc.collect()
+            gc.freeze()
+        try:
+            super().__init__(
+                max_workers=workers,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=initializer,
+                initargs=initargs,
+            )
+            self.submit(_ready)
+        except BaseException:
+            self._unfreeze()
+            raise
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        try:
+            super().shutdown(wait=wait, cancel_futures=cancel_futures)
+        finally:
+            self._unfreeze()
+
+    def _unfreeze(self) -> None:
+        if self._frozen:
+            gc.unfreeze()
+            self._frozen = False
+
+
+def run_in_child(compute: Callable[[], T], *, big: bool) -> Callable[[], T]:
+    """Start ``compute``; the returned function waits for and returns its result.
+
+    Big work runs in a forked child (it shares the inputs without copying them and
+    sends back only the result) while this process goes on; small work, or when
+    forking is unsafe (other threads running) or fails, runs right here."""
+    if not big or not hasattr(os, "fork") or threading.active_count() > 1:
+        return compute
+    try:
+        read_end, write_end = os.pipe()
+    except OSError:
+        return compute
+    try:
+        pid = os.fork()
+    except OSError:
+        os.close(read_end)
+        os.close(write_end)
+        return compute
+    if pid == 0:  # the child: compute, send, leave without running any cleanup
+        status = 1
+        try:
+            os.close(read_end)
+            with os.fdopen(write_end, "wb") as out:
+                pickle.dump(compute(), out, protocol=pickle.HIGHEST_PROTOCOL)
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+
+    def join() -> T:
+        with os.fdopen(read_end, "rb") as received:
+            data = received.read()
+        _, status = os.waitpid(pid, 0)
+        if status != 0 or not data:
+            return compute()
+        result: T = pickle.loads(data)
+        return result
+
+    return join

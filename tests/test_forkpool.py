@@ -1,0 +1,78 @@
+"""Forked work: pools set each worker up once and unfreeze the parent when done; one
+computation in a child gives the same result as in this process, or runs here."""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+
+from listlib.forkpool import ForkPool, run_in_child
+
+_setting: int | None = None
+
+
+def _init(setting: int) -> None:
+    global _setting
+    _setting = setting
+
+
+def _task(n: int) -> tuple[int, int]:
+    assert _setting is not None
+    return os.getpid(), n * _setting
+
+
+def test_a_pool_sets_up_each_worker_and_sends_results_back() -> None:
+    with ForkPool(2, _init, (3,)) as pool:
+        results = list(pool.map(_task, range(10)))
+    assert [n for _pid, n in results] == [n * 3 for n in range(10)]
+    assert os.getpid() not in {pid for pid, _n in results}
+    assert _setting is None  # set in the workers only
+
+
+def test_a_late_pool_freezes_the_parent_until_it_shuts_down() -> None:
+    assert gc.get_freeze_count() == 0
+    pool = ForkPool(2, _init, (1,), late=True)
+    try:
+        assert gc.get_freeze_count() > 0
+        assert pool.submit(_task, 2).result()[1] == 2
+    finally:
+        pool.shutdown()
+    assert gc.get_freeze_count() == 0
+    with ForkPool(2, _init, (1,)):
+        assert gc.get_freeze_count() == 0
+
+
+def test_big_work_runs_in_a_child_with_the_same_result() -> None:
+    join = run_in_child(lambda: (os.getpid(), [1, 2, 3]), big=True)
+    pid, result = join()
+    assert pid != os.getpid()
+    assert result == [1, 2, 3]
+
+
+def test_small_work_or_other_threads_running_keep_the_work_here() -> None:
+    def compute() -> int:
+        return os.getpid()
+
+    assert run_in_child(compute, big=False) is compute
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        assert run_in_child(compute, big=True) is compute
+    finally:
+        release.set()
+        other.join()
+
+
+def test_a_child_that_sends_nothing_means_the_work_is_done_here() -> None:
+    parent = os.getpid()
+
+    def compute() -> int:
+        if os.getpid() != parent:
+            os._exit(3)  # dies before sending anything
+        return 42
+
+    join = run_in_child(compute, big=True)
+    assert join is not compute
+    assert join() == 42
