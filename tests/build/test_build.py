@@ -16,8 +16,8 @@ from listlib.filing import file_sources
 from listlib.store import Store
 from listlib.urls import message_id_path
 
-from .conftest import make_message, mboxrd, run_listlib
-from .linkcheck import check_links
+from ..support.helpers import make_message, mboxrd, run_listlib
+from ..support.linkcheck import check_links
 
 T0 = datetime(2024, 3, 28, 9, 0, tzinfo=UTC)
 
@@ -62,7 +62,7 @@ def build(root: Path, **options: object):  # type: ignore[no-untyped-def]
 
 def tree(folder: Path) -> dict[str, bytes]:
     """Every file of a built site, except the search index's data (its segment names and
-    layout depend on the build history; tests/test_search.py compares it by its answers)."""
+    layout depend on the build history; tests/search/test_search.py compares it by its answers)."""
     return {
         rel: p.read_bytes()
         for p in sorted(folder.rglob("*"))

@@ -22,8 +22,8 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.store import Store
 
-from .conftest import CORPORA
-from .linkcheck import Page, check_links, parse_site
+from ..support.helpers import CORPORA
+from ..support.linkcheck import Page, check_links, parse_site
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 

@@ -18,7 +18,7 @@ from listlib.search.reader import Source, search
 from listlib.store import Store
 from listlib.verify import repair_store
 
-from .conftest import make_message, run_listlib
+from ..support.helpers import make_message, run_listlib
 from .test_build import add, build, call_of, post, tree
 
 QUERIES = ["thread", "message number", "attachment", "person", "zebra"]

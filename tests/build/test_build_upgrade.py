@@ -18,7 +18,7 @@ from listlib.codedigest import RENDER_ROOTS, modules_of
 
 from .test_build import add, post, tree
 
-PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
+PACKAGE = Path(__file__).resolve().parents[2] / "listlib"
 
 
 def copy_package(tmp_path: Path) -> Path:

@@ -19,7 +19,7 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.store import Store
 
-GOLDEN = Path(__file__).parent / "data" / "golden"
+GOLDEN = Path(__file__).parent.parent / "data" / "golden"
 EXPECTED = GOLDEN / "expected"
 COMPARED_SUFFIXES = (".html", ".atom", ".xml", ".txt", ".mbox.gz")
 

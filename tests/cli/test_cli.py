@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REPO, early_pipermail, make_message, mboxrd, run_listlib, stored_files, subprocess_env
+from ..support.helpers import REPO, early_pipermail, make_message, mboxrd, run_listlib, stored_files, subprocess_env
 
 
 def assert_clean_error(result, *needles: str) -> None:  # type: ignore[no-untyped-def]
@@ -231,7 +231,7 @@ def test_import_from_standard_input_for_mta_delivery(site: Path) -> None:
     import subprocess
     import sys
 
-    from .conftest import subprocess_env
+    from ..support.helpers import subprocess_env
 
     message = make_message(message_id="<piped@x>")
     for _ in range(2):
@@ -266,7 +266,7 @@ def test_commands_started_together_on_a_fresh_site_all_succeed(site: Path) -> No
     import subprocess
     import sys
 
-    from .conftest import subprocess_env
+    from ..support.helpers import subprocess_env
 
     (site / "a.mbox").write_bytes(mboxrd([make_message(message_id=f"<{i}@x>") for i in range(50)]))
     for _ in range(3):
@@ -292,8 +292,8 @@ def test_import_with_build_files_the_mail_then_brings_the_site_up_to_date(site: 
     import subprocess
     import sys
 
-    from .conftest import subprocess_env
-    from .test_build import tree
+    from ..build.test_build import tree
+    from ..support.helpers import subprocess_env
 
     message = make_message(message_id="<piped@x>", subject="Piped and published")
     runs = [
@@ -338,7 +338,7 @@ def test_the_process_ends_at_once_but_never_cuts_off_a_thread_still_running(tmp_
     import subprocess
     import sys
 
-    from .conftest import subprocess_env
+    from ..support.helpers import subprocess_env
 
     def leave(setup: str) -> subprocess.CompletedProcess[str]:
         code = f"import threading, time\nfrom listlib.cli import _leave\n{setup}\nprint('done')\n_leave(3)\n"

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import make_message, mboxrd, run_listlib
+from ..support.helpers import make_message, mboxrd, run_listlib
 
 COMMANDS = ["init", "import", "build", "serve", "search", "fetch", "check", "threads", "deliver", "bounces", "unrouted"]
 

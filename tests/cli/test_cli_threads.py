@@ -11,8 +11,8 @@ import pytest
 
 from listlib.threadview import JSON_INDENT_LEVELS, dumps_json
 
-from .conftest import make_message, mboxrd, run_listlib
-from .hostile.checks import load_deep_json
+from ..support.helpers import make_message, mboxrd, run_listlib
+from ..support.hostile.checks import load_deep_json
 
 
 def import_conversation(site: Path) -> None:

@@ -13,7 +13,7 @@ from listlib.delivery.runner import DeliverReport
 from listlib.filing import FilingReport
 from listlib.values import plural
 
-from .conftest import make_message, mboxrd, run_listlib
+from ..support.helpers import make_message, mboxrd, run_listlib
 
 
 @pytest.mark.parametrize(("count", "text"), [(0, "0 messages"), (1, "1 message"), (2, "2 messages")])

@@ -11,8 +11,8 @@ import pytest
 
 from listlib.urls import message_id_path
 
-from .conftest import add_pop3_account, make_message, mboxrd, run_listlib, stored_files
-from .dovecot import Mailbox
+from ..support.dovecot import Mailbox
+from ..support.helpers import add_pop3_account, make_message, mboxrd, run_listlib, stored_files
 
 HINT = "matched no list (kept in _no_list, not published): see 'listlib unrouted'"
 

@@ -16,10 +16,10 @@ import pytest
 
 from listlib.config import load_config
 
-from .conftest import make_message, run_listlib, subprocess_env, wait_until_stopped
-from .delivery_site import DAMAGES, NOW, deliver, import_posts, make_site, post, queue_status, subscribers
-from .dovecot import make_test_ca
-from .smtpserver import SmtpServer
+from ..support.delivery_site import DAMAGES, NOW, deliver, import_posts, make_site, post, queue_status, subscribers
+from ..support.dovecot import make_test_ca
+from ..support.helpers import make_message, run_listlib, subprocess_env, wait_until_stopped
+from ..support.smtpserver import SmtpServer
 
 HOUR = 3600.0
 

@@ -35,9 +35,9 @@ import pytest
 
 from listlib.delivery.queue import STAGES, Outbound
 
-from .conftest import run_listlib, subprocess_env
-from .delivery_site import NOW, make_site, post, queue_status, subscribers
-from .smtpserver import SmtpServer
+from ..support.delivery_site import NOW, make_site, post, queue_status, subscribers
+from ..support.helpers import run_listlib, subprocess_env
+from ..support.smtpserver import SmtpServer
 
 pytestmark = pytest.mark.slow
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import add_pop3_account, run_listlib
-from .delivery_site import NOW, make_site, post, queue_status
-from .dovecot import Mailbox
-from .smtpserver import SmtpServer
+from ..support.delivery_site import NOW, make_site, post, queue_status
+from ..support.dovecot import Mailbox
+from ..support.helpers import add_pop3_account, run_listlib
+from ..support.smtpserver import SmtpServer
 
 pytestmark = pytest.mark.pop3
 

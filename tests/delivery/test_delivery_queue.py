@@ -10,7 +10,7 @@ import pytest
 
 from listlib.delivery.queue import NewPost, Outbound
 
-from .delivery_site import DAMAGES
+from ..support.delivery_site import DAMAGES
 
 
 def new_post(post_id: str = "0000000A", held: str | None = None) -> NewPost:

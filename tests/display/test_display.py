@@ -9,10 +9,10 @@ import pytest
 
 from listlib.display import DisplayOptions, MessageDisplay, display_message
 
-from .conftest import make_message
-from .display_safety import assert_nothing_executable
+from ..support.display_safety import assert_nothing_executable
+from ..support.helpers import make_message
 
-DATA = Path(__file__).parent / "data" / "display"
+DATA = Path(__file__).parent.parent / "data" / "display"
 PLAIN = DisplayOptions(obfuscate_addresses=False)
 
 

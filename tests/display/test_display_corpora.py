@@ -9,7 +9,7 @@ import pytest
 from listlib.display import DisplayOptions, display_message
 from listlib.filers import open_source
 
-from .display_safety import executable_problems
+from ..support.display_safety import executable_problems
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 

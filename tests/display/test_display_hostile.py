@@ -17,10 +17,10 @@ from listlib.display import DisplayOptions, MessageDisplay, display_message, saf
 from listlib.display.attachments import MAX_BYTES, MAX_LABEL, SAFE_EXTENSIONS, display_name
 from listlib.display.textbody import markup_text, render_plain
 
-from .conftest import make_message
-from .display_safety import assert_nothing_executable, executable_problems
+from ..support.display_safety import assert_nothing_executable, executable_problems
+from ..support.helpers import make_message
 
-DATA = Path(__file__).parent / "data" / "display"
+DATA = Path(__file__).parent.parent / "data" / "display"
 FIXTURES = sorted(p.read_bytes() for p in DATA.glob("*.eml"))
 
 

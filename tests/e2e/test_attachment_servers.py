@@ -4,9 +4,9 @@ from a message runs in the archive's origin (DESIGN.md invariant 6).
 A site is built from messages whose attachments carry a script: names without an
 extension, names listlib defuses (``x.php``, ``.htaccess``, ``nul``), rare and active
 extensions (``x.xhtm``, ``x.svg``, ``x.var`` ...), and HTML bytes under a declared type
-that lies. Debian's Apache httpd and nginx (tests/webservers.py: their stock type
+that lies. Debian's Apache httpd and nginx (tests/support/webservers.py: their stock type
 configs, own config files, random ports) each serve the output folder, and headless
-Chromium (tests/chromium.py) opens every attachment and every page of the site. The
+Chromium (tests/support/chromium.py) opens every attachment and every page of the site. The
 script sets the page title and asks a small listener of the test for an image, so it
 is seen either way. A positive control, ``control.html`` placed in the output by hand
 with the same script, must be seen to run on each server, or the test proves nothing.
@@ -31,10 +31,10 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.store import Store
 
-from .chromium import CHROMIUM, DevTools, Marker, browser_without_downloads, open_url
-from .conftest import SITE_TOML, mboxrd
-from .hostile.attachments import HOSTILE, PWNED, hostile_attachment_message, polyglot
-from .webservers import WebServer, apache_missing, nginx_missing, public_copy, start_apache, start_nginx
+from ..support.chromium import CHROMIUM, DevTools, Marker, browser_without_downloads, open_url
+from ..support.helpers import SITE_TOML, mboxrd
+from ..support.hostile.attachments import HOSTILE, PWNED, hostile_attachment_message, polyglot
+from ..support.webservers import WebServer, apache_missing, nginx_missing, public_copy, start_apache, start_nginx
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 

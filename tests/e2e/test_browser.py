@@ -36,8 +36,8 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.store import Store
 
-from .chromium import CHROMIUM, FLAGS, DevTools
-from .conftest import REPO, SITE_TOML, make_message, mboxrd
+from ..support.chromium import CHROMIUM, FLAGS, DevTools
+from ..support.helpers import REPO, SITE_TOML, make_message, mboxrd
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 

@@ -1,4 +1,4 @@
-"""The hostile corpus (tests/hostile/) through the whole tool: import, check, build, the
+"""The hostile corpus (tests/support/hostile/) through the whole tool: import, check, build, the
 CLI's reports, and a real browser (issue 23's acceptance).
 
 Every payload is written as the files an operator imports (mboxrd, mboxo, maildir,
@@ -31,12 +31,12 @@ from urllib.parse import quote
 
 import pytest
 
-from .chromium import CHROMIUM, DevTools, Marker, browser_without_downloads, open_url
-from .conftest import SITE_TOML, run_listlib, stored_files
-from .hostile import CHAIN_DEPTH, HostileCorpus, write_hostile_corpus
-from .hostile.attachments import PWNED, polyglot
-from .hostile.checks import RAW_CONTROL_RE, assert_terminal_safe, load_deep_json, page_problems
-from .webservers import apache_missing, public_copy, start_apache
+from ..support.chromium import CHROMIUM, DevTools, Marker, browser_without_downloads, open_url
+from ..support.helpers import SITE_TOML, run_listlib, stored_files
+from ..support.hostile import CHAIN_DEPTH, HostileCorpus, write_hostile_corpus
+from ..support.hostile.attachments import PWNED, polyglot
+from ..support.hostile.checks import RAW_CONTROL_RE, assert_terminal_safe, load_deep_json, page_problems
+from ..support.webservers import apache_missing, public_copy, start_apache
 
 SUMMARY_RE = re.compile(
     r"(\d+) filed \((\d+) Message-ID collisions?, (\d+) to _no_list\), (\d+) duplicates?, (\d+) failed"

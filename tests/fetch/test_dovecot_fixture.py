@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import new_dovecot
-from .dovecot import DovecotServer
+from ..support.dovecot import DovecotServer
+from ..support.helpers import new_dovecot
 
 HELPERS = ("config", "log", "anvil", "auth", "pop3-login", "pop3")
 

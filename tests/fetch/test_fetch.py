@@ -17,9 +17,9 @@ from listlib.fetch import fetch_account
 from listlib.fsutil import acquire_lock, release_lock
 from listlib.store import Store
 
-from .conftest import add_pop3_account, make_message, run_listlib, stored_files, subprocess_env
-from .dovecot import DovecotServer, Mailbox, free_port
-from .pop3proxy import pop3_proxy
+from ..support.dovecot import DovecotServer, Mailbox, free_port
+from ..support.helpers import add_pop3_account, make_message, run_listlib, stored_files, subprocess_env
+from ..support.pop3proxy import pop3_proxy
 
 pytestmark = pytest.mark.pop3
 

@@ -16,8 +16,8 @@ import pytest
 
 from listlib.filers import open_source
 
-from .conftest import add_pop3_account, mboxrd, run_listlib, stored_files
-from .dovecot import Mailbox
+from ..support.dovecot import Mailbox
+from ..support.helpers import add_pop3_account, mboxrd, run_listlib, stored_files
 
 pytestmark = [pytest.mark.pop3, pytest.mark.corpus, pytest.mark.slow]
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import (
+from ..support.dovecot import DovecotServer, Mailbox
+from ..support.helpers import (
     add_pop3_account,
     make_message,
     run_listlib,
@@ -29,7 +30,6 @@ from .conftest import (
     subprocess_env,
     wait_until_stopped,
 )
-from .dovecot import DovecotServer, Mailbox
 
 pytestmark = [pytest.mark.pop3, pytest.mark.slow]
 

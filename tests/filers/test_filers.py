@@ -10,7 +10,7 @@ import pytest
 from listlib.errors import SourceError
 from listlib.filers import open_source
 
-from .conftest import early_pipermail, make_message, mboxrd
+from ..support.helpers import early_pipermail, make_message, mboxrd
 
 
 def read_all(path: Path) -> list[tuple[str, bytes]]:

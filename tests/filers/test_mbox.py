@@ -10,7 +10,7 @@ from listlib.filers import mbox
 from listlib.filers.mbox import _CONTENT_LENGTH_RE, is_separator, iter_mbox, quote_mboxrd, separator_date
 from listlib.message import blank_line
 
-from .conftest import early_pipermail, make_message, mboxrd
+from ..support.helpers import early_pipermail, make_message, mboxrd
 
 
 def parts(data: bytes, fmt: str = "auto") -> list[bytes]:

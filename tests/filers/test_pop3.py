@@ -1,4 +1,4 @@
-"""The POP3 filer's wire decoding (sessions against a real server: test_fetch.py)."""
+"""The POP3 filer's wire decoding (sessions against a real server: fetch/test_fetch.py)."""
 
 from __future__ import annotations
 

@@ -15,9 +15,9 @@ from listlib.display.textbody import clean_text
 from listlib.filing import file_sources
 from listlib.store import Store
 
-from .conftest import make_message, mboxrd, run_listlib
-from .hostile.checks import RAW_CONTROL_RE, assert_terminal_safe
-from .hostile.headers import control_header_messages
+from ..support.helpers import make_message, mboxrd, run_listlib
+from ..support.hostile.checks import RAW_CONTROL_RE, assert_terminal_safe
+from ..support.hostile.headers import control_header_messages
 
 
 def test_header_text_shows_controls_as_symbols_and_replaces_what_xml_refuses() -> None:

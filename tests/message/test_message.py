@@ -1,6 +1,6 @@
 from listlib.message import decode_header_value, parse_date, parse_message, split_message
 
-from .conftest import make_message
+from ..support.helpers import make_message
 
 
 def test_facts_of_a_plain_message() -> None:

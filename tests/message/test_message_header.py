@@ -19,7 +19,7 @@ from listlib.errors import SourceError
 from listlib.filers import open_source
 from listlib.message import _iter_fields, _received_date, parse_date, split_message
 
-from .conftest import CORPORA
+from ..support.helpers import CORPORA
 
 _BLOCK_RE = re.compile(rb"(?:(?:[\x21-\x39\x3b-\x7e]+[ \t]*:|[ \t])[^\n]*(?:\n|\Z))*")
 _LEADING_BLANK_RE = re.compile(rb"(?:[ \t\r]*\n)+")

@@ -20,8 +20,8 @@ from listlib.store import Store
 from listlib.values import Month
 from listlib.verify import repair_store
 
-from .conftest import make_message
-from .test_build import T0, add, build, call_of, post, tree
+from ..build.test_build import T0, add, build, call_of, post, tree
+from ..support.helpers import make_message
 
 
 def assert_same_plan(site: Path) -> Plan:

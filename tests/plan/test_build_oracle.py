@@ -15,8 +15,8 @@ import pytest
 
 from listlib.search.reader import Source, search
 
-from .conftest import make_message
-from .test_build import T0, add, build, post, tree
+from ..build.test_build import T0, add, build, post, tree
+from ..support.helpers import make_message
 from .test_build_incremental import remove_message
 
 QUERIES = ["topic", "plans", "release", "message number", "re*", "list:dev topic", "-topic plans"]

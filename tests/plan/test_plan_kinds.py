@@ -15,9 +15,9 @@ from listlib.plan.jobs import job_id
 from listlib.plan.kinds import KINDS, TEMPLATES
 from listlib.render.pages import Renderer
 
-from .test_build import add, post
+from ..build.test_build import add, post
 
-PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
+PACKAGE = Path(__file__).resolve().parents[2] / "listlib"
 
 
 def test_every_kind_names_a_builder_and_a_renderer_that_exist() -> None:

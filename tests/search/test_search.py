@@ -19,8 +19,8 @@ from listlib.search.reader import Source, search
 from listlib.store import Store
 from listlib.verify import repair_store
 
-from .conftest import REPO, make_message, run_listlib
-from .test_build import add, build, call_of, post
+from ..build.test_build import add, build, call_of, post
+from ..support.helpers import REPO, make_message, run_listlib
 
 VECTORS = json.loads((REPO / "tests/data/search_vectors.json").read_text(encoding="utf-8"))
 SEARCH_JS = REPO / "listlib/themes/default/static/search.js"
@@ -78,7 +78,7 @@ def test_js_tokenizer_follows_the_shared_vectors() -> None:
 
 def _node(payload: object, index: Path) -> object:
     result = subprocess.run(
-        [NODE, str(REPO / "tests/search_node.js"), str(SEARCH_JS), str(index) + "/"],  # type: ignore[list-item]
+        [NODE, str(REPO / "tests/support/search_node.js"), str(SEARCH_JS), str(index) + "/"],  # type: ignore[list-item]
         input=json.dumps(payload),
         capture_output=True,
         text=True,

@@ -16,8 +16,8 @@ from listlib.search.reader import Source, search
 from listlib.store import Store
 from listlib.verify import repair_store
 
-from .conftest import SITE_TOML, make_message
-from .test_build import add, build
+from ..build.test_build import add, build
+from ..support.helpers import SITE_TOML, make_message
 from .test_search import NODE, _node
 
 WORDS = [

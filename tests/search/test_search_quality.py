@@ -28,7 +28,7 @@ from listlib.search.segment import WEIGHTS
 from listlib.search.update import update_index
 from listlib.store import Store
 
-from .conftest import CORPORA
+from ..support.helpers import CORPORA
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 tantivy = pytest.importorskip("tantivy")
@@ -155,7 +155,7 @@ def test_the_js_client_agrees_on_linux_raid(raid: tuple[Path, Any]) -> None:
     import shutil as sh
     import subprocess
 
-    from .conftest import REPO
+    from ..support.helpers import REPO
 
     node = sh.which("node")
     if node is None:
@@ -168,7 +168,12 @@ def test_the_js_client_agrees_on_linux_raid(raid: tuple[Path, Any]) -> None:
         results = search(Source(folder), case["q"], offset=case.get("offset", 0), limit=10)
         expected.append({"total": results.total, "hits": [[h.call, h.score] for h in results.hits]})
     result = subprocess.run(
-        [node, str(REPO / "tests/search_node.js"), str(REPO / "listlib/themes/default/static/search.js"), f"{folder}/"],
+        [
+            node,
+            str(REPO / "tests/support/search_node.js"),
+            str(REPO / "listlib/themes/default/static/search.js"),
+            f"{folder}/",
+        ],
         input=json.dumps(cases),
         capture_output=True,
         text=True,

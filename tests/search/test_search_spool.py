@@ -16,10 +16,10 @@ from listlib.search.document import SearchText, indexer_options, search_text
 from listlib.search.spool import SpoolReader, SpoolWriter
 from listlib.search.update import update_index
 
-from .conftest import CORPORA
-from .test_build import add, build, post
+from ..build.test_build import add, build, post
+from ..support.helpers import CORPORA
 
-DATA = Path(__file__).parent / "data"
+DATA = Path(__file__).parent.parent / "data"
 
 
 def _samples() -> list[Path]:

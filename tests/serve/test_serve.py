@@ -20,8 +20,8 @@ import pytest
 
 from listlib.serve_http import SiteGate, content_type, parse_range
 
-from .conftest import mboxrd, run_listlib
-from .devserver import DevServer, Events, fill, page_version, post, raw_request, set_footer, write_site
+from ..support.devserver import DevServer, Events, fill, page_version, post, raw_request, set_footer, write_site
+from ..support.helpers import mboxrd, run_listlib
 
 
 def temp_files(root: Path) -> list[str]:

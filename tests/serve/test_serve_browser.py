@@ -1,4 +1,4 @@
-"""listlib serve with a real headless Chromium (DevTools protocol, see tests/chromium.py):
+"""listlib serve with a real headless Chromium (DevTools protocol, see tests/support/chromium.py):
 a page open in the browser reloads by itself after a template change, shows a failed
 rebuild's error as text in an overlay without reloading, and reloads once it is fixed.
 Skipped when Chromium is not installed."""
@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from .chromium import CHROMIUM, DevTools
-from .devserver import DevServer, fill, post, set_footer, write_site
+from ..support.chromium import CHROMIUM, DevTools
+from ..support.devserver import DevServer, fill, post, set_footer, write_site
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 

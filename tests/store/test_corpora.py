@@ -23,7 +23,7 @@ from listlib.filing import FilingReport, file_sources
 from listlib.store import Store
 from listlib.verify import check_store
 
-from .conftest import CORPORA
+from ..support.helpers import CORPORA
 
 pytestmark = [pytest.mark.corpus]
 

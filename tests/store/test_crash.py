@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import CORPORA, SITE_TOML, run_listlib, subprocess_env
+from ..support.helpers import CORPORA, SITE_TOML, run_listlib, subprocess_env
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 

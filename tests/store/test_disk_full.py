@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import SITE_TOML, make_message, mboxrd, run_listlib
+from ..support.helpers import SITE_TOML, make_message, mboxrd, run_listlib
 
 
 @pytest.fixture

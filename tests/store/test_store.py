@@ -11,7 +11,7 @@ from listlib.filing import FilingReport, file_sources
 from listlib.store import Store
 from listlib.verify import check_store, repair_store
 
-from .conftest import make_message, mboxrd, stored_files
+from ..support.helpers import make_message, mboxrd, stored_files
 
 NOW = 1_800_000_000.0
 

@@ -17,7 +17,7 @@ from listlib.fsutil import acquire_lock, release_lock
 from listlib.store import Store
 from listlib.verify import check_store
 
-from .conftest import make_message, stored_files
+from ..support.helpers import make_message, stored_files
 
 
 def mails(*raws: bytes) -> list[RawMail]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from listlib.delivery.queue import STAGES, Outbound
 
-from .conftest import make_message, run_listlib
+from .helpers import make_message, run_listlib
 from .smtpserver import SmtpServer
 
 NOW = 1_800_000_000.0

@@ -25,7 +25,7 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.store import Store
 
-from .conftest import SITE_TOML, make_message, mboxrd, subprocess_env
+from .helpers import SITE_TOML, make_message, mboxrd, subprocess_env
 
 T0 = datetime(2024, 5, 2, 8, 0, tzinfo=UTC)
 

@@ -23,9 +23,9 @@ from listlib.threader import (
     thread_messages,
 )
 
-from .conftest import CORPORA
+from ..support.helpers import CORPORA
 
-SCENARIOS = Path(__file__).parent / "data" / "threading"
+SCENARIOS = Path(__file__).parent.parent / "data" / "threading"
 
 
 def load_scenario(path: Path) -> tuple[list[ThreadInput], list[str]]:

@@ -26,7 +26,7 @@ from listlib.store import Store
 from listlib.threadset import ThreadSet
 from listlib.values import Month
 
-from .conftest import CORPORA, make_message
+from ..support.helpers import CORPORA, make_message
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 

@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..conftest import early_pipermail, make_message, mboxrd
+from ..helpers import early_pipermail, make_message, mboxrd
 from .attachments import BIDI, CONTROLS, HOSTILE, TRAVERSAL, attachment_message, hostile_attachment_message, polyglot
 from .bodies import big_message, deep_mime_message, html_messages, quoting_trap_message, reply_chain
 from .headers import LONG_SUBJECT, OSC52, control_header_messages, odd_header_messages

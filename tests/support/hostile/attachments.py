@@ -2,9 +2,9 @@
 attachment names that try to leave their folder or drive a terminal.
 
 Every active payload runs ``script(beacon)``: it sets the page title to ``PWNED`` and asks
-``beacon`` for an image, so a browser test sees it either way (tests/chromium.py's
+``beacon`` for an image, so a browser test sees it either way (tests/support/chromium.py's
 ``Marker`` is such a beacon). Used by test_attachment_servers.py (Apache, nginx) and by the
-hostile corpus (tests/hostile/__init__.py).
+hostile corpus (tests/support/hostile/__init__.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from email.header import Header
 from urllib.parse import quote
 
-from ..conftest import make_message
+from ..helpers import make_message
 
 PWNED = "PWNED"
 

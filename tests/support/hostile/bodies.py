@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from ..conftest import make_message
+from ..helpers import make_message
 from .attachments import script
 
 

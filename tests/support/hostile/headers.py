@@ -7,7 +7,7 @@ from __future__ import annotations
 import base64
 from datetime import UTC, datetime, timedelta
 
-from ..conftest import make_message
+from ..helpers import make_message
 
 T0 = datetime(2024, 3, 1, 9, 0, tzinfo=UTC)
 LONG_SUBJECT = "spam " * 400_000  # 2 MB
