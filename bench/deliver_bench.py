@@ -32,9 +32,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from tests.conftest import make_message  # noqa: E402
-from tests.delivery_site import delivery_toml  # noqa: E402
-from tests.smtpserver import SmtpServer  # noqa: E402
+from tests.support.delivery_site import delivery_toml  # noqa: E402
+from tests.support.helpers import make_message  # noqa: E402
+from tests.support.smtpserver import SmtpServer  # noqa: E402
 
 
 def run(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:

@@ -2,7 +2,7 @@
 """Fetch benchmark: messages/second and peak memory of a real ``listlib fetch`` from a local Dovecot.
 
 Puts the first 2,000 messages of the real linux-raid archive into the maildir of a
-Dovecot of its own (POP3S on 127.0.0.1, see tests/dovecot.py), then runs the real
+Dovecot of its own (POP3S on 127.0.0.1, see tests/support/dovecot.py), then runs the real
 command in a fresh site and measures wall time (login, LIST/UIDL, RETR, filing with
 group commits, DELE, and QUIT, where Dovecot removes the files) and the peak RSS of
 the process. Also measured: the same with ``keep_on_server`` (no deletions), a second
@@ -37,7 +37,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from listlib.filers import open_source  # noqa: E402
-from tests.dovecot import DovecotServer, Mailbox, dovecot_binary  # noqa: E402
+from tests.support.dovecot import DovecotServer, Mailbox, dovecot_binary  # noqa: E402
 
 CORPORA = Path(os.environ.get("LISTLIB_SHARED", REPO.parent / "shared")) / "corpora"
 SITE_TOML = """[site]

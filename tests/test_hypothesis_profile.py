@@ -23,7 +23,7 @@ def test_a_plain_given_test_inherits_the_profile(_number: int) -> None:
 
 
 def test_no_test_sets_a_deadline_or_unsuppresses_the_slow_check() -> None:
-    for path in TESTS.glob("*.py"):
+    for path in TESTS.rglob("*.py"):
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"settings\([^)]*deadline\s*=\s*(?!None)\w", text), path.name
         assert "suppress_health_check=[" + "]" not in text, path.name

@@ -1,5 +1,5 @@
 """Test-only hooks, read from the environment: they exist for the crash and delivery
-tests (tests/test_crash.py, tests/test_delivery.py) and do nothing unless those set
+tests (tests/store/test_crash.py, tests/delivery/test_delivery.py) and do nothing unless those set
 LISTLIB_CRASH_AT, LISTLIB_STOP_AT or LISTLIB_NOW."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ def clock_from_env() -> Callable[[], float]:
 
 def fault_from_env() -> Callable[[str], None] | None:
     """Crash tests set LISTLIB_CRASH_AT=POINT:N to SIGKILL this process the N-th time
-    it reaches POINT (a real kill -9 at an exact moment; see tests/test_crash.py), or
+    it reaches POINT (a real kill -9 at an exact moment; see tests/store/test_crash.py), or
     LISTLIB_STOP_AT=POINT:N to SIGSTOP it there (the test then breaks something, such
     as the POP3 server, and lets it continue with SIGCONT)."""
     points: list[tuple[str, signal.Signals]] = []

@@ -5,7 +5,7 @@ its jobs (``plan.builders.SiteJobs``) and of the renderer that makes its files
 
 Adding a kind of page means one ``Kind`` here, its record, its builder and renderer
 methods, its template, and a line in the incremental rules (``plan.incremental``)
-saying which changes reach it. ``tests/plan/test_kinds.py`` checks that every entry's
+saying which changes reach it. ``tests/plan/test_plan_kinds.py`` checks that every entry's
 builder and renderer exist. (The renderer is named, not referenced: only the processes
 that render load it.)
 

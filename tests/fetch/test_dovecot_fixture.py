@@ -1,0 +1,52 @@
+"""The Dovecot fixtures skip, saying why, on a machine where Dovecot is missing or half
+installed, and fail loudly when an installed Dovecot does not start."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ..support.dovecot import DovecotServer
+from ..support.helpers import new_dovecot
+
+HELPERS = ("config", "log", "anvil", "auth", "pop3-login", "pop3")
+
+
+def fake_dovecot(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, helpers: tuple[str, ...]) -> Path:
+    """A dovecot binary that exits at once, with ``helpers`` in its helper folder."""
+    binary = tmp_path / "dovecot"
+    binary.write_text("#!/bin/sh\necho 'Fatal: this dovecot is a fake' >&2\nexit 89\n")
+    binary.chmod(0o755)
+    libexec = tmp_path / "libexec"
+    libexec.mkdir()
+    for name in helpers:
+        (libexec / name).write_text("")
+    monkeypatch.setenv("LISTLIB_DOVECOT", str(binary))
+    monkeypatch.setenv("LISTLIB_DOVECOT_LIBEXEC", str(libexec))
+    return libexec
+
+
+def test_no_dovecot_binary_skips_with_the_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("LISTLIB_DOVECOT", str(tmp_path / "nowhere/dovecot"))
+    with pytest.raises(pytest.skip.Exception, match=r"dovecot is not installed: no .*nowhere/dovecot"):
+        new_dovecot()
+
+
+@pytest.mark.parametrize("missing", ["pop3", "pop3-login", "auth"])
+def test_a_half_installed_dovecot_skips_naming_what_is_missing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, missing: str
+) -> None:
+    libexec = fake_dovecot(tmp_path, monkeypatch, tuple(h for h in HELPERS if h != missing))
+    with pytest.raises(pytest.skip.Exception, match="half installed") as info:
+        new_dovecot()
+    assert f"{libexec / missing} (apt-get install" in str(info.value)
+
+
+def test_an_installed_dovecot_that_does_not_start_is_an_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_dovecot(tmp_path, monkeypatch, HELPERS)
+    server = new_dovecot()
+    assert isinstance(server, DovecotServer)
+    with pytest.raises(RuntimeError, match=r"dovecot exited: .*this dovecot is a fake"), server:
+        pass
+    assert not server.base.exists()

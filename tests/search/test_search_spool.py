@@ -1,0 +1,107 @@
+"""The render pass hands the indexer the text of the messages it displayed (``search.spool``):
+the index comes out the same as when the indexer displays every message itself."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from listlib.config import load_config
+from listlib.display import DisplayOptions, display_message
+from listlib.search import update
+from listlib.search.document import SearchText, indexer_options, search_text
+from listlib.search.spool import SpoolReader, SpoolWriter
+from listlib.search.update import update_index
+
+from ..build.test_build import add, build, post
+from ..support.helpers import CORPORA
+
+DATA = Path(__file__).parent.parent / "data"
+
+
+def _samples() -> list[Path]:
+    found = sorted((DATA / "display").glob("*.eml"))
+    if (CORPORA / "edge").is_dir():
+        found += sorted(p for p in (CORPORA / "edge").rglob("*") if p.is_file())
+    return found
+
+
+@pytest.mark.parametrize("obfuscate", [True, False])
+def test_the_render_pass_display_gives_the_indexers_search_text(obfuscate: bool) -> None:
+    samples = _samples()
+    assert samples
+    for path in samples:
+        raw = path.read_bytes()
+        own = search_text(display_message(raw, indexer_options(obfuscate)), obfuscate)
+        for images in (True, False):
+            options = DisplayOptions(obfuscate_addresses=obfuscate, load_remote_images=images, attachment_base="../a/")
+            assert search_text(display_message(raw, options), obfuscate) == own, path
+
+
+_FIXTURES = [
+    "hostile-attachment-names.eml",
+    "html-only-hostile.eml",
+    "patch-attached.eml",
+    "dmarc-wrapped.eml",
+    "latin1-really-cp1252.eml",
+    "plain-quotes-signature.eml",
+    "related-cid-image.eml",
+]
+
+
+def _segment_files(site: Path) -> dict[str, bytes]:
+    manifest = json.loads((site / "output/search/manifest.json").read_bytes())
+    (info,) = manifest["segments"]
+    return {p.name: p.read_bytes() for p in sorted((site / "output/search/seg" / info["id"]).iterdir())}
+
+
+@pytest.mark.parametrize("count", [30, 150])  # token by token, and with numpy
+def test_an_index_fed_by_the_render_pass_equals_one_made_alone(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, count: int
+) -> None:
+    fixtures = [
+        f"To: dev@lists.example.org\nMessage-ID: <fixture-{name}@example.org>\n".encode()
+        + (DATA / "display" / name).read_bytes()
+        for name in _FIXTURES
+    ]
+    add(site, *(post(n, f"Topic {n // 4} резервный", reply_to=n - 1 if n % 4 else None) for n in range(count)))
+    add(site, *fixtures)
+    displayed: list[str] = []
+    analyse = update.analyse
+
+    def counting(row, raw, obfuscate):  # type: ignore[no-untyped-def]
+        displayed.append(row.call)
+        return analyse(row, raw, obfuscate)
+
+    monkeypatch.setattr(update, "analyse", counting)
+    build(site)
+    assert displayed == []  # every document came from the render pass
+    alone = tmp_path / "alone"
+    shutil.copytree(site, alone)
+    update_index(load_config(alone / "listlib.toml"), clean=True)
+    assert len(set(displayed)) == count + len(fixtures)
+    assert _segment_files(alone) == _segment_files(site)
+
+
+def test_stale_and_torn_spool_records_are_not_used(tmp_path: Path) -> None:
+    folder = tmp_path / "spool"
+    writer = SpoolWriter(folder)
+    text = SearchText("Subject", "Ann", "Ann", "an…@example.org", "a.txt", "Body text")
+    writer.add("AAAAAAAA", "hash-1", text)
+    writer.add("BBBBBBBB", "hash-2", text._replace(body="other"))
+    writer.close()
+    reader = SpoolReader(folder)
+    assert reader.text("AAAAAAAA", "hash-1") == text
+    assert reader.text("BBBBBBBB", "hash-2") == text._replace(body="other")
+    assert reader.text("AAAAAAAA", "hash-changed") is None
+    assert reader.text("CCCCCCCC", "hash-1") is None
+    reader.close()
+    (spooled,) = folder.iterdir()
+    spooled.write_bytes(spooled.read_bytes()[:-3])  # a worker killed mid-record
+    reader = SpoolReader(folder)
+    assert reader.text("AAAAAAAA", "hash-1") == text
+    assert reader.text("BBBBBBBB", "hash-2") is None
+    reader.close()
