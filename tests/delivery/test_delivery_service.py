@@ -21,8 +21,8 @@ from listlib.errors import DeliveryError
 from listlib.filing import file_sources
 from listlib.store.core import Store
 
-from .delivery_site import NOW, make_site, post
-from .smtpserver import SmtpServer
+from ..support.delivery_site import NOW, make_site, post
+from ..support.smtpserver import SmtpServer
 
 NO_DELIVERY = """\
 [site]

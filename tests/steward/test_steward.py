@@ -20,8 +20,8 @@ from listlib.store.core import Store
 from listlib.store.index import FILED, HIDDEN
 from listlib.store.ledger import LEDGER_NAME, read_ledger
 
-from .conftest import make_message, mboxrd, run_listlib, subprocess_env
-from .test_build import T0, add, build, call_of, post, tree
+from ..build.test_build import T0, add, build, call_of, post, tree
+from ..support.helpers import make_message, mboxrd, run_listlib, subprocess_env
 
 SECRET_BODY = "The zebra password is quartz-lantern-42."
 SECRET_SENDER = "mallory.spam@casino.example"
