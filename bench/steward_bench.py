@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Stewarding benchmark: hiding mail from a built archive, beside adding one message.
+
+On the generated archive of ``build_bench.py`` (deterministic; 50,000 messages by
+default), in a fresh site built once, with real commands (subprocesses), side by side
+in one run:
+
+- ``listlib import --build`` of one reply to an old thread (the cost of adding one
+  message: the yardstick);
+- ``listlib hide CALL --reason ... --build`` of one message in the middle of a long
+  thread, then ``listlib unhide CALL --build`` (back to the same site);
+- ``listlib hide --query QUERY --reason ... --build`` of about 1,000 messages (the
+  query is the topic word whose hit count is closest to 1,000).
+
+    python3 bench/steward_bench.py --site-dir /dev/shm
+    python3 bench/steward_bench.py --messages 10000
+
+Targets (issue "Stewardship"): hiding one message, build included, costs at most what
+adding one message does; hiding 1,000 by query in one command and one build < 30 s.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import tempfile
+from pathlib import Path
+
+from build_bench import SITE_TOML, TOPIC, generate, listlib, reply_to_old_thread, show
+
+from listlib.store.core import Store  # build_bench put the checkout first on sys.path
+
+
+def middle_of_a_long_thread(site: Path) -> str:
+    """The call number of a message half-way into the archive with both a parent and a
+    thread of some size around it (its References chain is at least three long)."""
+    with Store(site / "content").open() as store:
+        rows = sorted((r for r in store.index.iter_rows() if len(r.refs.split()) >= 3), key=lambda r: (r.date, r.call))
+    return rows[len(rows) // 2].call
+
+
+def query_of_about(site: Path, wanted: int) -> tuple[str, int]:
+    """The topic word whose search hits are closest to ``wanted``."""
+    best = ("", 0)
+    for word in TOPIC:
+        total = json.loads(listlib("search", "--json", "--limit", "1", word, cwd=site).out)["total"]
+        if abs(total - wanted) < abs(best[1] - wanted):
+            best = (word, total)
+    return best
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--messages", type=int, default=50_000, help="Size of the generated archive.")
+    parser.add_argument("--site-dir", type=Path, help="Where to make the site (default: a temporary folder).")
+    parser.add_argument("--bulk", type=int, default=1000, help="Messages to hide by one query.")
+    args = parser.parse_args()
+    scratch = Path(tempfile.mkdtemp(prefix="steward-bench-", dir=args.site_dir))
+    try:
+        label = f"gen-{args.messages // 1000}k"
+        mbox = generate(args.messages, scratch / "generated.mbox")
+        site = scratch / "site"
+        site.mkdir()
+        (site / "listlib.toml").write_text(SITE_TOML)
+        show(label, "listlib import", listlib("import", "--list", "bench", mbox, cwd=site))
+        show(label, "listlib build", listlib("build", cwd=site))
+        one = scratch / "one.eml"
+        reply_to_old_thread(site, one)
+        add = listlib("import", "--build", "--json", "--list", "bench", one, cwd=site)
+        show(label, "add one (import --build)", add, f"{json.loads(add.out)['build']['written']} files written")
+        call = middle_of_a_long_thread(site)
+        hide = listlib("hide", call, "--reason", "bench", "--build", "--json", cwd=site)
+        show(label, "hide one --build", hide, f"{json.loads(hide.out)['build']['written']} files written")
+        unhide = listlib("unhide", call, "--build", "--json", cwd=site)
+        show(label, "unhide one --build", unhide, f"{json.loads(unhide.out)['build']['written']} files written")
+        word, hits = query_of_about(site, args.bulk)
+        bulk = listlib("hide", "--query", word, "--reason", "bench", "--build", "--json", cwd=site)
+        data = json.loads(bulk.out)
+        show(
+            label,
+            "hide by query --build",
+            bulk,
+            f"{word!r}: {len(data['messages'])} hidden ({hits} hits), {data['build']['written']} files written",
+        )
+        print(f"{label}: hide one / add one = {hide.wall / add.wall:.2f} wall (target <= 1)")
+        print(f"{label}: hide {len(data['messages'])} by query, build included = {bulk.wall:.1f} s (target < 30 s)")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
