@@ -21,7 +21,8 @@ from listlib.store.index import FILED, HIDDEN
 from listlib.store.ledger import LEDGER_NAME, read_ledger
 
 from ..build.test_build import T0, add, build, call_of, post, tree
-from ..support.helpers import make_message, mboxrd, run_listlib, subprocess_env
+from ..support.dovecot import Mailbox
+from ..support.helpers import add_pop3_account, make_message, mboxrd, run_listlib, subprocess_env
 
 SECRET_BODY = "The zebra password is quartz-lantern-42."
 SECRET_SENDER = "mallory.spam@casino.example"
@@ -219,3 +220,20 @@ def test_check_reports_an_index_that_disagrees_with_the_ledger(site: Path) -> No
     run_listlib("check", "--repair", cwd=site, check=True)
     with Store(site / "content").open() as store:
         assert [r.state for r in store.index.rows_by_call([call])] == [HIDDEN]
+
+
+@pytest.mark.pop3
+def test_a_hidden_message_fetched_again_over_pop3_is_refused(site: Path, mailbox: Mailbox) -> None:
+    add_pop3_account(site, mailbox)
+    spam = _spam(3)
+    mailbox.drop_many([post(1, "Release plans"), spam])
+    run_listlib("fetch", cwd=site, check=True)
+    call, _path = call_of(site, 3)
+    run_listlib("hide", call, "--reason", "spam", cwd=site, check=True)
+    mailbox.drop_many([spam])  # the same mail, delivered to the archive's mailbox again
+    again = run_listlib("fetch", cwd=site, check=True)
+    assert "1 retrieved" in again.stdout
+    assert "0 filed" in again.stdout and "1 refused (hidden)" in again.stdout
+    assert mailbox.count() == 0  # settled: nothing left to fetch again and again
+    with Store(site / "content").open() as store:
+        assert [row.state for row in store.index.find_rows((FILED, HIDDEN), slug="dev")] == [FILED, HIDDEN]
