@@ -9,7 +9,22 @@ import pytest
 
 from ..support.helpers import make_message, mboxrd, run_listlib
 
-COMMANDS = ["init", "import", "build", "serve", "search", "fetch", "check", "threads", "deliver", "bounces", "unrouted"]
+COMMANDS = [
+    "init",
+    "import",
+    "build",
+    "serve",
+    "search",
+    "fetch",
+    "check",
+    "threads",
+    "deliver",
+    "bounces",
+    "unrouted",
+    "hide",
+    "unhide",
+    "ledger",
+]
 
 
 def test_every_command_is_listed_here(tmp_path: Path) -> None:
