@@ -32,6 +32,16 @@ def site(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_user_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """listlib keeps code digests in the user's cache folder (``codedigest.cache_file``):
+    the tests, and the listlib commands they run, use a folder of their own."""
+    patch = pytest.MonkeyPatch()
+    patch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("user-cache")))
+    yield
+    patch.undo()
+
+
 @pytest.fixture
 def corpora() -> Path:
     """The shared real-mail corpora; the test is skipped when they are absent."""

@@ -181,11 +181,19 @@ def folder_marks(root: Path, folders: Iterable[str]) -> dict[str, int | None]:
     """Each folder's mtime_ns (None when it is not there). A folder's mtime changes when
     a file in it is created, deleted or renamed over: not when one is edited in place."""
     marks: dict[str, int | None] = {}
-    for folder in folders:
-        try:
-            marks[folder] = os.stat(f"{root}/{folder}" if folder else root).st_mtime_ns
-        except OSError:
-            marks[folder] = None
+    try:
+        # Relative to the root's descriptor: the kernel walks one name, not the whole path.
+        top = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return dict.fromkeys(folders)
+    try:
+        for folder in folders:
+            try:
+                marks[folder] = os.stat(folder or ".", dir_fd=top).st_mtime_ns
+            except OSError:
+                marks[folder] = None
+    finally:
+        os.close(top)
     return marks
 
 

@@ -42,7 +42,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple
 
-from ..fsutil import naming
+from ..fsutil import naming, write_all
 from .codec import MAX_POSITION, encode_positions, encode_postings, quantize
 
 __all__ = [
@@ -298,13 +298,28 @@ def _le_bytes(values: array[int]) -> bytes:
 _NO_POSITIONS = (-1, 0, 0)
 
 
-def _write_layout(folder: Path, layout: Layout) -> list[str]:
+Written = Callable[[str, bytes | memoryview, int], None]
+"""Told of each file of a segment as it is written: (name, bytes, mtime_ns)."""
+
+
+def _put(folder: Path, name: str, data: bytes | memoryview, written: Written | None) -> None:
+    path = f"{folder}/{name}"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
+    try:
+        write_all(fd, data)
+    finally:
+        os.close(fd)
+    if written is not None:
+        written(name, data, os.stat(path).st_mtime_ns)  # once closed: what a later stat sees
+
+
+def _write_layout(folder: Path, layout: Layout, written: Written | None) -> list[str]:
     """The dictionary, postings and positions files of the laid-out terms; returns the
     dictionary chunks' first terms. A postings or positions file is one slice of the
     blobs, and where each file and dictionary chunk ends is found by bisecting running
     totals, so Python does little per term."""
-    p = _pack(folder, "p", POSTINGS_CHUNK, layout.postings, layout.postings_at)
-    q = _pack(folder, "q", POSTINGS_CHUNK * 2, layout.positions, layout.positions_at)
+    p = _pack(folder, "p", POSTINGS_CHUNK, layout.postings, layout.postings_at, written)
+    q = _pack(folder, "q", POSTINGS_CHUNK * 2, layout.positions, layout.positions_at, written)
     terms = layout.terms
     entries = [[term, df, *at_p, *at_q] for term, df, at_p, at_q in zip(terms, layout.df, p, q, strict=True)]
     # A chunk ends with the entry that brings its size to DICT_CHUNK.
@@ -313,13 +328,15 @@ def _write_layout(folder: Path, layout: Layout) -> list[str]:
     start = 0
     while start < len(terms):
         end = min(bisect.bisect_left(total, total[start] + DICT_CHUNK, start + 1), len(terms))
-        (folder / f"t{len(firsts)}.json").write_bytes(_json(entries[start:end]))
+        _put(folder, f"t{len(firsts)}.json", _json(entries[start:end]), written)
         firsts.append(terms[start])
         start = end
     return firsts
 
 
-def _pack(folder: Path, letter: str, limit: int, blob: bytes | memoryview, at: list[int]) -> list[tuple[int, int, int]]:
+def _pack(
+    folder: Path, letter: str, limit: int, blob: bytes | memoryview, at: list[int], written: Written | None
+) -> list[tuple[int, int, int]]:
     """Each piece's (file, offset, length) (empty pieces: ``_NO_POSITIONS``, not
     stored), writing the files on the way. A file takes pieces while they fit in
     ``limit`` bytes, and at least one."""
@@ -329,7 +346,7 @@ def _pack(folder: Path, letter: str, limit: int, blob: bytes | memoryview, at: l
     while start < pieces and at[start] < at[-1]:
         end = max(bisect.bisect_right(at, at[start] + limit, start) - 1, start + 1)
         base = at[start]
-        (folder / f"{letter}{number}.bin").write_bytes(blob[base : at[end]])
+        _put(folder, f"{letter}{number}.bin", blob[base : at[end]], written)
         spans.extend(
             (number, at[k] - base, at[k + 1] - at[k]) if at[k + 1] > at[k] else _NO_POSITIONS for k in range(start, end)
         )
@@ -342,14 +359,16 @@ def _json(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def write_segment(folder: Path, data: SegmentData) -> dict[str, object]:
-    """Write ``data`` as the segment ``folder`` (which must not exist); returns its meta."""
+def write_segment(folder: Path, data: SegmentData, written: Written | None = None) -> dict[str, object]:
+    """Write ``data`` as the segment ``folder`` (which must not exist); returns its meta.
+    ``written`` is told of each file (its mtime is kept when the folder is renamed into
+    place), so that the caller need not read them back to record them."""
     temp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir(parents=True)
     try:
         with naming(folder):
-            meta = _write(temp, data)
+            meta = _write(temp, data, written)
         os.replace(temp, folder)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
@@ -357,14 +376,14 @@ def write_segment(folder: Path, data: SegmentData) -> dict[str, object]:
     return meta
 
 
-def _write(folder: Path, data: SegmentData) -> dict[str, object]:
+def _write(folder: Path, data: SegmentData, written: Written | None) -> dict[str, object]:
     rows = data.rows
-    firsts = _write_layout(folder, data.layout() if data.layout is not None else _laid_out(data.postings))
+    firsts = _write_layout(folder, data.layout() if data.layout is not None else _laid_out(data.postings), written)
     for start in range(0, len(rows), DOCS_CHUNK):
         chunk = b",".join(row.json for row in rows[start : start + DOCS_CHUNK])
-        (folder / f"d{start // DOCS_CHUNK}.json").write_bytes(b"[" + chunk + b"]")
+        _put(folder, f"d{start // DOCS_CHUNK}.json", b"[" + chunk + b"]", written)
     days = array("H", (_day(row.date) for row in rows))
-    (folder / "days.bin").write_bytes(struct.pack(f"<{len(days)}H", *days))
+    _put(folder, "days.bin", struct.pack(f"<{len(days)}H", *days), written)
     lists: dict[str, list[int]] = {}
     for number, row in enumerate(rows):
         span = lists.setdefault(row.list, [number, number + 1])
@@ -378,5 +397,5 @@ def _write(folder: Path, data: SegmentData) -> dict[str, object]:
         "min_day": min(days, default=0),
         "max_day": max(days, default=0),
     }
-    (folder / "meta.json").write_bytes(_json(meta))
+    _put(folder, "meta.json", _json(meta), written)
     return meta

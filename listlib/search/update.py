@@ -227,13 +227,16 @@ def update_index(
             }
             report.rebuilt = True
         spooled = SpoolReader(spool) if spool is not None else None
+        made: dict[str, tuple[str, int, int]] = {}
         try:
-            wrote = _update(config, folder, state, manifest, settings, workers, spooled, report, fault or _no_fault)
+            wrote = _update(
+                config, folder, state, manifest, settings, workers, spooled, report, fault or _no_fault, made
+            )
         finally:
             if spooled is not None:
                 spooled.close()
         if wrote or looked:
-            _record_files(folder, state)
+            _record_files(folder, state, made)
     finally:
         state.close()
     report.seconds = time.monotonic() - started
@@ -250,8 +253,9 @@ def _update(
     spool: SpoolReader | None,
     report: SearchReport,
     fault: Callable[[str], None],
+    made: dict[str, tuple[str, int, int]],
 ) -> bool:
-    """Whether it wrote anything."""
+    """Whether it wrote anything; each segment file written goes into ``made`` (``_write``)."""
     content = config.site.content_dir
     slugs = [lst.slug for lst in config.published_lists]
     known = state.months()
@@ -296,7 +300,7 @@ def _update(
     moves: list[tuple[str, int, str]] = []
     if add:
         data = _invert_all(add, content, obfuscate, AVGDL, workers, spool)
-        info = _write(folder, data, generation)
+        info = _write(folder, data, generation, made)
         fault("search-segment")
         segments.append(info)
         hashes = {row.call: row for row in add}
@@ -315,7 +319,7 @@ def _update(
         segments[:] = [info for info in segments if info["id"] not in group]
         report.merged += len(group)
         if merged.rows:
-            info = _write(folder, merged, generation)
+            info = _write(folder, merged, generation, made)
             segments.append(info)
             moves.extend((str(info["id"]), number, row.call) for number, row in enumerate(merged.rows))
     segments.sort(key=lambda info: str(info["id"]))
@@ -366,11 +370,14 @@ def _damaged_files(folder: Path, state: SearchState, verify: bool) -> tuple[list
     return looked, sorted(damaged)
 
 
-def _record_files(folder: Path, state: SearchState) -> None:
+def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, int, int]]) -> None:
     """Record the files of the segments written since the last record (hashed once:
     a segment's files never change after its folder is renamed into place) and the
     manifest, and the folders' mtimes; forget the files of segments deleted. A build
-    that adds one message stats and hashes a handful of files, not the whole index."""
+    that adds one message stats and hashes a handful of files, not the whole index.
+    ``made``: path -> (digest, size, mtime_ns) of the files this update wrote, hashed
+    as they were written (a full build's index is not read back); the others (a
+    crash's leftovers, the manifest) are read."""
     manifest = _load_manifest(folder)
     keep = {str(info["id"]) for info in manifest["segments"]} | set(manifest.get("previous", ())) if manifest else set()
     recorded = state.recorded_segments()
@@ -383,6 +390,10 @@ def _record_files(folder: Path, state: SearchState) -> None:
             continue  # a previous generation's segment someone deleted: readers of the new manifest never need it
     add: list[tuple[str, str, int, int]] = []
     for path in paths:
+        known = made.get(path)
+        if known is not None:
+            add.append((path, *known))
+            continue
         data = (folder / path).read_bytes()
         found = os.stat(folder / path)
         add.append((path, digest_of(data), found.st_size, found.st_mtime_ns))
@@ -416,7 +427,12 @@ def _previous_segments(folder: Path) -> list[dict[str, Any]]:
     return list(manifest["segments"]) if manifest else []
 
 
-def _write(folder: Path, data: SegmentData, generation: int) -> dict[str, Any]:
+def _write(folder: Path, data: SegmentData, generation: int, made: dict[str, tuple[str, int, int]]) -> dict[str, Any]:
+    """Write a new segment; its files' (digest, size, mtime_ns) go into ``made``."""
     sid = _new_id(generation)
-    meta = write_segment(folder / "seg" / sid, data)
+
+    def record(name: str, data: bytes | memoryview, mtime: int) -> None:
+        made[f"seg/{sid}/{name}"] = (digest_of(data), memoryview(data).nbytes, mtime)
+
+    meta = write_segment(folder / "seg" / sid, data, record)
     return {"id": sid, "docs": meta["docs"], "min_day": meta["min_day"], "max_day": meta["max_day"], "deleted": []}

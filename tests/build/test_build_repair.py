@@ -15,6 +15,7 @@ import pytest
 from listlib.config import load_config
 from listlib.manifest import load_manifest
 from listlib.search.reader import Source, search
+from listlib.search.state import SearchState
 from listlib.store.core import Store
 from listlib.verify import repair_store
 
@@ -205,3 +206,26 @@ def test_the_manifest_lists_exactly_the_files_the_build_owns(built: Path) -> Non
     shutil.rmtree(output / "search")
     build(built)
     assert_manifest_is_output(built)
+
+
+def test_the_search_index_records_its_files_as_they_are_on_disk(built: Path) -> None:
+    """The files of new segments are recorded as they are written (not read back): the
+    record is the files' bytes and stat, and the next build finds nothing damaged."""
+    config = load_config(built / "listlib.toml")
+    folder = config.site.output_dir / "search"
+    state = SearchState(config.site.cache_dir / "search.sqlite")
+    try:
+        recorded = state.files()
+    finally:
+        state.close()
+    assert any(path.startswith("seg/") for path in recorded)
+    for path, (digest, size, mtime) in recorded.items():
+        data = (folder / path).read_bytes()
+        found = os.stat(folder / path)
+        assert (hashlib.blake2b(data, digest_size=16).hexdigest(), size, mtime) == (
+            digest,
+            found.st_size,
+            found.st_mtime_ns,
+        ), path
+    again = build(built, verify=True).search
+    assert again is not None and not again.damaged and not again.rebuilt

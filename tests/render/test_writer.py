@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from listlib.render.writer import Writer, digest_of
+from listlib.render.writer import Writer, changed_folders, digest_of, folder_marks
 
 
 def test_files_in_folders_the_writer_made_are_written_without_reading_the_disk(
@@ -48,3 +48,20 @@ def test_paths_leaving_the_output_folder_are_refused(tmp_path: Path, path: str) 
     with pytest.raises(ValueError, match="outside the output folder"):
         Writer(tmp_path / "out").put(path, b"x", None)
     assert not (tmp_path / "x").exists()
+
+
+def test_folder_marks_are_the_folders_mtimes(tmp_path: Path) -> None:
+    Writer(tmp_path / "out").put("a/b/page.html", b"page", None)
+    os.utime(tmp_path / "out/a/b", ns=(10**18, 10**18))  # long ago: the unlink below changes it for sure
+    marks = folder_marks(tmp_path / "out", ["", "a", "a/b", "gone"])
+    assert marks == {
+        "": os.stat(tmp_path / "out").st_mtime_ns,
+        "a": os.stat(tmp_path / "out/a").st_mtime_ns,
+        "a/b": os.stat(tmp_path / "out/a/b").st_mtime_ns,
+        "gone": None,
+    }
+    assert folder_marks(tmp_path / "missing", ["", "a"]) == {"": None, "a": None}
+    recorded = {folder: mark for folder, mark in marks.items() if mark is not None}
+    assert changed_folders(tmp_path / "out", recorded) == []
+    (tmp_path / "out/a/b/page.html").unlink()
+    assert changed_folders(tmp_path / "out", recorded) == ["a/b"]
