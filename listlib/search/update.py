@@ -74,10 +74,11 @@ query time)."""
 _PARALLEL_FROM = 400
 _CHUNK_DOCS = 500
 _BULK_FROM = 100
-PURGE_REWRITE_BELOW = 512
+PURGE_REWRITE_BELOW = 128
 """A segment purged of tombstones is rewritten whole (renumbered, as a merge) below
-this many documents (about 0.2 s), else copied with the deleted documents' traces
-taken out (``purge_segment``)."""
+this many documents (about 0.1 s; 500 take 0.4 s, 50,000 take 20 s), else copied
+with the deleted documents' traces taken out (``purge_segment``: 0.07 s at 500,
+0.45 s at 50,000)."""
 
 
 @dataclass
