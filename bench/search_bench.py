@@ -17,7 +17,10 @@ default, the generator of ``build_bench.py``), in one run:
 - Python reader latency: median over 30 queries, each with a cold reader (files
   read and parsed again) and with a warm one;
 - one new message (a reply to an old thread): import + ``update_index`` in-process,
-  the index work timed, and what it wrote.
+  the index work timed, and what it wrote;
+- one message taken down (its stored file deleted, the store repaired, as the tests
+  do): the ``update_index`` that purges it from its segment, timed (target: no more
+  than a new message's whole build, about 1 s at 50k).
 
     python3 bench/search_bench.py --site-dir /dev/shm
     python3 bench/search_bench.py --only generated --messages 20000 --no-pagefind
@@ -49,6 +52,7 @@ from listlib.filing import file_sources
 from listlib.search.reader import Source, search
 from listlib.search.update import update_index
 from listlib.store.core import Store
+from listlib.verify import repair_store
 
 QUERIES = [
     "raid5 reshape", "bitmap", "write journal", "mdadm assemble", "degraded array", "resync speed",
@@ -115,6 +119,24 @@ def add_one(site: Path, scratch: Path) -> tuple[float, int, int]:
     return seconds, len(after), sum(p.stat().st_size for p in after)
 
 
+def remove_one(site: Path, nth: int) -> tuple[float, int]:
+    """Delete the ``nth`` stored message and update the index in-process: (index seconds, files written)."""
+    config = load_config(site / "listlib.toml")
+    with Store(config.site.content_dir).open() as store:
+        rows = list(store.index.filed_rows("bench"))
+    (config.site.content_dir / rows[nth % len(rows)].path).unlink()
+    with Store(config.site.content_dir).open(discard_damaged_index=True) as store:
+        repair_store(store)
+    search_dir = config.site.output_dir / "search"
+    before = {p.stat().st_ino for p in search_dir.rglob("*") if p.is_file()}
+    started = time.perf_counter()
+    report = update_index(config, workers=1)
+    seconds = time.perf_counter() - started
+    assert report.removed == 1, report
+    # A purged segment's copy links the files it shares with the old one: those are not written.
+    return seconds, sum(1 for p in search_dir.rglob("*") if p.is_file() and p.stat().st_ino not in before)
+
+
 def bench(label: str, mbox: Path, scratch: Path, pagefind: bool) -> dict[str, object]:
     site = scratch / f"site-{label}"
     site.mkdir()
@@ -155,7 +177,12 @@ def bench(label: str, mbox: Path, scratch: Path, pagefind: bool) -> dict[str, ob
         f"{label:<11} one new message: {seconds * 1000:.0f} ms of index work, {written} files ({size} bytes) written"
         f" (the first after the rebuild: {first * 1000:.0f} ms, deleting the previous generation)"
     )
-    result.update(numbers, add_ms=seconds * 1000)
+    removed = [remove_one(site, nth) for nth in (7_919, 104_729)]
+    print(
+        f"{label:<11} one message taken down: "
+        + ", ".join(f"{s * 1000:.0f} ms of index work ({n} files written)" for s, n in removed)
+    )
+    result.update(numbers, add_ms=seconds * 1000, remove_ms=max(s for s, _n in removed) * 1000)
     shutil.rmtree(site)
     return result
 
@@ -201,7 +228,7 @@ def main() -> None:
         print(
             f"{label}: fetched {result['first'] / 1024:.0f} KB first (target <= 300), {result['later'] / 1024:.0f} KB"
             f" later (target <= 100); median query {result['cold_ms']:.1f} ms (target <= 50);"
-            f" one new message {result['add_ms']:.0f} ms (target <= 100)"
+            f" one new message {result['add_ms']:.0f} ms (target <= 100); one taken down {result['remove_ms']:.0f} ms"
         )
 
 

@@ -40,7 +40,7 @@ LAYERS = [
         "delivery.bounce",
         "delivery.transport",
     }
-    | {"search.query", "search.segment", "search.merge", "search.reader", "search.state", "search.bulk"}
+    | {"search.query", "search.segment", "search.merge", "search.purge", "search.reader", "search.state", "search.bulk"}
     | {"search.document", "search.spool"},
     {
         "plan.builders",

@@ -18,10 +18,21 @@ import math
 import struct
 import sys
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
 from itertools import accumulate, pairwise
 
-__all__ = ["BLOCK", "decode_positions", "decode_postings", "encode_positions", "encode_postings", "impact_table"]
+__all__ = [
+    "BLOCK",
+    "decode_positions",
+    "decode_postings",
+    "drop_positions",
+    "drop_postings",
+    "encode_positions",
+    "encode_postings",
+    "impact_table",
+    "postings_hold",
+]
 
 BLOCK = 128
 _TYPECODE = {1: "B", 2: "H", 4: "I"}
@@ -92,6 +103,56 @@ def decode_postings(data: bytes | memoryview) -> tuple[list[int], bytes]:
     return docs, bytes(impacts)
 
 
+def drop_postings(data: bytes | memoryview, docs: Sequence[int]) -> tuple[bytes | None, list[int]]:
+    """One term's postings without ``docs`` (ascending; None when none is left), and the
+    indexes of the postings dropped. Blocks before the first one dropped are kept as
+    they are; the rest are encoded again (a block holds ``BLOCK`` postings)."""
+    numbers, impacts = decode_postings(data)
+    drop = []
+    for doc in docs:
+        at = bisect_left(numbers, doc)
+        if at < len(numbers) and numbers[at] == doc:
+            drop.append(at)
+    if not drop:
+        return bytes(data), []
+    if len(drop) == len(numbers):
+        return None, drop
+    first = drop[0] // BLOCK * BLOCK
+    view = memoryview(data)
+    at, left = 4, len(numbers)
+    for _ in range(first // BLOCK):
+        at += 5 + (BLOCK - 1) * view[at] + BLOCK
+        left -= BLOCK
+    bounds = [first, *drop, len(numbers)]
+    kept = [(a if k == 0 else a + 1, b) for k, (a, b) in enumerate(pairwise(bounds))]
+    tail = encode_postings([doc for a, b in kept for doc in numbers[a:b]], b"".join(impacts[a:b] for a, b in kept))
+    return struct.pack("<I", len(numbers) - len(drop)) + bytes(view[4:at]) + tail[4:], drop
+
+
+def postings_hold(data: bytes | memoryview, docs: Sequence[int]) -> bool:
+    """Whether one term's postings hold any of ``docs`` (ascending): block by block,
+    decoding only a block whose range of doc numbers could hold one."""
+    view = memoryview(data)
+    (left,) = struct.unpack_from("<I", view, 0)
+    at = 4
+    while left:
+        n = min(left, BLOCK)
+        width, first = struct.unpack_from("<BI", view, at)
+        end = at + 5 + (n - 1) * width + n
+        after = struct.unpack_from("<I", view, end + 1)[0] if n < left else 1 << 32
+        at_doc = bisect_left(docs, first)
+        if at_doc < len(docs) and docs[at_doc] < after:
+            gaps = array(_TYPECODE[width])
+            gaps.frombytes(view[at + 5 : at + 5 + (n - 1) * width])
+            if _SWAP:
+                gaps.byteswap()
+            if not set(docs[at_doc : bisect_left(docs, after)]).isdisjoint(accumulate(gaps, initial=first)):
+                return True
+        at = end
+        left -= n
+    return False
+
+
 MAX_POSITION = 0xFFFF
 """Positions are u16: phrases are matched within a message's first 65,535 words."""
 
@@ -107,6 +168,28 @@ def encode_positions(positions: list[list[int]]) -> bytes:
     if _SWAP:
         values.byteswap()
     return values.tobytes()
+
+
+def drop_positions(data: bytes | memoryview, drop: Sequence[int]) -> bytes:
+    """One term's positions without those of its postings number ``drop`` (ascending)."""
+    values = array("H")
+    values.frombytes(data)
+    if _SWAP:
+        values.byteswap()
+    kept = array("H")
+    at = start = posting = 0
+    for index in drop:
+        while posting < index:
+            at += values[at] + 1
+            posting += 1
+        kept += values[start:at]
+        at += values[at] + 1
+        posting += 1
+        start = at
+    kept += values[start:]
+    if _SWAP:
+        kept.byteswap()
+    return kept.tobytes()
 
 
 def decode_positions(data: bytes | memoryview, count: int) -> list[list[int]]:

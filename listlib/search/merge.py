@@ -3,7 +3,8 @@ to merge (``pick_merges``) so the number of segments stays logarithmic.
 
 Impact bytes are copied as they are (they were computed with the index's fixed
 average length), so merging needs no message text: postings are remapped to the new
-(list, date, call) numbering and deleted documents dropped. Writes nothing itself.
+(list, date, call) numbering and deleted documents dropped (their rows may be
+``null`` already: ``purge``). Writes nothing itself.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ def read_segment(folder: Path) -> SegmentData:
     rows: list[DisplayRow] = []
     number = 0
     while len(rows) < meta["docs"]:
-        rows.extend(display_row(row) for row in json.loads((folder / f"d{number}.json").read_bytes()))
+        rows.extend(_row(row) for row in json.loads((folder / f"d{number}.json").read_bytes()))
         number += 1
     files: dict[str, bytes] = {}
 
@@ -45,6 +46,14 @@ def read_segment(folder: Path) -> SegmentData:
             positions = decode_positions(blob(f"q{qfile}.bin", qoff, qlen), df) if qfile >= 0 else None
             postings[term] = Posting(docs, list(impacts), positions)
     return SegmentData(rows, postings)
+
+
+def _row(row: list[object] | None) -> DisplayRow:
+    """A row as read; a deleted document's row purged (``purge``) is ``null``, left out by every merge."""
+    return _PURGED if row is None else display_row(row)
+
+
+_PURGED = DisplayRow("", "", 0, b"null")
 
 
 def merge_segments(parts: list[tuple[SegmentData, set[int]]]) -> SegmentData:

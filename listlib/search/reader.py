@@ -13,7 +13,10 @@ or what tombstones remain unmerged: the same archive answers the same way howeve
 its index was built up (deleted documents are left out of every document frequency,
 including the one that picks a prefix's expansions; each document's day is exact).
 Files are read through a ``Source`` that counts bytes, so tests and benchmarks see
-what a browser would fetch. Never writes.
+what a browser would fetch. A segment file missing means the index was updated since
+the manifest was read (a take-down deletes the old copy of a purged segment at once,
+not a build later): the query is run again, once, from a manifest read afresh. Never
+writes.
 """
 
 from __future__ import annotations
@@ -38,6 +41,10 @@ PREFIX_EXPANSIONS = 50
 RECENCY = 0.02
 
 
+class _SegmentGone(SearchError):
+    """A file of a segment the manifest read names is not there (any more)."""
+
+
 class Source:
     """Files of the index by path relative to ``search/``, cached, with a byte count."""
 
@@ -53,7 +60,10 @@ class Source:
             try:
                 data = (self.root / path).read_bytes()
             except OSError as exc:
-                raise SearchError(f"{self.root / path}: cannot read the search index ({exc.strerror})") from None
+                message = f"{self.root / path}: cannot read the search index ({exc.strerror})"
+                if isinstance(exc, FileNotFoundError) and path.startswith("seg/"):
+                    raise _SegmentGone(message) from None
+                raise SearchError(message) from None
             self.cache[path] = data
             self.fetched += len(data)
             self.files += 1
@@ -181,8 +191,16 @@ def search(source: Source, text: str, *, offset: int = 0, limit: int = 10, lists
     query = parse_query(text)
     if lists:
         query.lists.extend(lists)
-    manifest = load_manifest(source)
-    return _run(source, manifest, query, offset, limit)
+    try:
+        return _run(source, load_manifest(source), query, offset, limit)
+    except _SegmentGone:
+        pass
+    # The index changed since its manifest was read (and cached): read it all again, once.
+    source.cache.clear()
+    try:
+        return _run(source, load_manifest(source), query, offset, limit)
+    except _SegmentGone as exc:
+        raise SearchError(f"{exc}; the index changed twice while it was read, try again") from None
 
 
 def _clause_terms(clause: Clause) -> list[str]:

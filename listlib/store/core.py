@@ -103,6 +103,9 @@ class Store:
                 self._index_shares_fs = same_file_system(self.index_path.parent, self.root)
                 if self._index.schema_version() != SCHEMA_VERSION:
                     self.rebuild_index()
+                # A command killed between its ledger entry and its action: every
+                # command that opens the store applies the entry (a stat when none is).
+                self._apply_ledger()
         except sqlite3.DatabaseError as exc:
             if self._index is not None:
                 self._index.close()

@@ -1,6 +1,7 @@
 // Runs listlib's search client (static/search.js) under node over an index folder:
 //   node search_node.js SEARCH_JS INDEX_DIR < queries.json  -> results as JSON lines
-// queries.json: [{"q": ..., "offset": 0, "limit": 10, "lists": [...]}, ...] or {"vectors": [texts]}.
+// queries.json: [{"q": ..., "offset": 0, "limit": 10, "lists": [...], "stale": FILE}, ...] or {"vectors": [texts]}.
+// "stale": FILE is served as the first manifest.json (one a browser had cached before an update).
 "use strict";
 const fs = require("fs");
 const path = require("path");
@@ -17,6 +18,17 @@ function fetchFile(url) {
   }
 }
 
+function staleFirst(file) {
+  let served = false;
+  return (url, init) => {
+    if (!served && url.endsWith("/manifest.json")) {
+      served = true;
+      return fetchFile(file);
+    }
+    return fetchFile(url, init);
+  };
+}
+
 (async () => {
   if (input.vectors) {
     process.stdout.write(JSON.stringify(input.vectors.map((t) => api.words(t))) + "\n");
@@ -24,7 +36,7 @@ function fetchFile(url) {
   }
   const out = [];
   for (const q of input) {
-    const index = new api.Index(dir, fetchFile);
+    const index = new api.Index(dir, q.stale ? staleFirst(q.stale) : fetchFile);
     const r = await index.search(q.q, { offset: q.offset || 0, limit: q.limit || 10, lists: q.lists });
     out.push({ total: r.total, hits: r.hits.map((h) => [h.call, h.score]), fetched: index.fetched });
   }

@@ -146,10 +146,16 @@
   }
 
   Index.prototype.bytes = function (path) {
-    var self = this;
+    var self = this, fresh = this.fresh;
     if (!this.files[path]) {
-      this.files[path] = Promise.resolve(this.fetcher(this.base + path)).then(function (response) {
-        if (!response.ok) throw new Error("cannot load " + path + " (" + response.status + ")");
+      // After a segment went missing, the manifest is asked for past the browser's cache.
+      var request = fresh ? this.fetcher(this.base + path, { cache: "no-cache" }) : this.fetcher(this.base + path);
+      this.files[path] = Promise.resolve(request).then(function (response) {
+        if (!response.ok) {
+          var error = new Error("cannot load " + path + " (" + response.status + ")");
+          error.segmentGone = response.status === 404 && path.slice(0, 4) === "seg/";
+          throw error;
+        }
         return response.arrayBuffer();
       }).then(function (buffer) {
         self.fetched += buffer.byteLength;
@@ -248,7 +254,26 @@
 
   function termKey(clause) { return (clause.prefix ? "*" : "") + clause.field + clause.tokens.join(" "); }
 
+  // reader.py's search: a segment file missing means the index was updated since the
+  // manifest was read (a take-down deletes the old copy of a purged segment at once):
+  // run the query again, once, from a manifest read afresh.
   Index.prototype.search = async function (text, options) {
+    try {
+      return await this.searchOnce(text, options);
+    } catch (error) {
+      if (!error.segmentGone) throw error;
+    }
+    this.files = {};
+    this.fresh = true;
+    try {
+      return await this.searchOnce(text, options);
+    } catch (error) {
+      if (error.segmentGone) error.message += "; the search index changed twice while it was read, try again";
+      throw error;
+    }
+  };
+
+  Index.prototype.searchOnce = async function (text, options) {
     options = options || {};
     var offset = options.offset || 0, limit = options.limit || 10;
     var query = parseQuery(text);

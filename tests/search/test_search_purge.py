@@ -1,0 +1,220 @@
+"""Take-downs purge the search index: once a build has run after a message was removed,
+redacted or marked X-No-Archive, no file under output/search/ (current segments, the
+previous generation kept for readers, the manifest) holds its words, subject, sender
+or call number; the other messages answer as in an index built from scratch; a reader
+holding the manifest from before reads it again; a build killed on the way leaves a
+usable index and the next one finishes the purge."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import signal
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from listlib.config import load_config
+from listlib.errors import SearchError
+from listlib.search import update
+from listlib.search.reader import Source, search
+from listlib.search.update import update_index
+from listlib.store.core import Store
+from listlib.verify import repair_store
+
+from ..build.test_build import T0, add, build, call_of, post
+from ..support.helpers import SITE_TOML, make_message, run_listlib
+from .test_search import NODE, _node
+
+SECRET = 7
+SECRET_WORDS = [b"zanzibarite", b"quillfeather", b"blowerly", b"clandestino"]
+BODY_WORDS = [b"zanzibarite", b"quillfeather"]
+QUERIES = ["common", "topic", "raid", "from:person", '"common words"', "top*", "raid -bitmap", "subject:topic"]
+
+
+def secret_message() -> bytes:
+    return make_message(
+        "Clandestino meeting notes",
+        "The zanzibarite plan: quillfeather at dawn. Common words too.\n",
+        message_id=f"<m{SECRET}@example.org>",
+        sender="Whistle Blowerly <blowerly@example.org>",
+        date=T0 + timedelta(days=SECRET),
+    )
+
+
+def others(numbers: range) -> list[bytes]:
+    body = "Common words about raid and bitmap.\n"
+    return [post(n, f"Topic {n} raid", body=body if n % 2 else "Common words.\n") for n in numbers]
+
+
+def grow(site: Path) -> None:
+    """The secret message among others, built in several steps: segments merged, a
+    previous generation kept."""
+    add(site, *others(range(1, 5)), secret_message())
+    build(site)
+    for first in range(10, 40, 6):
+        add(site, *others(range(first, first + 6)))
+        build(site)
+
+
+def index_bytes(site: Path) -> bytes:
+    """Every file of the search index, decompressed, lower-cased, one after another."""
+    out = []
+    for path in sorted((site / "output/search").rglob("*")):
+        if path.is_file():
+            data = path.read_bytes()
+            out.append(gzip.decompress(data) if path.suffix == ".gz" else data)
+    return b"\n".join(out).lower()
+
+
+def take_down(site: Path, how: str) -> None:
+    _call, path = call_of(site, SECRET)
+    stored = site / "content" / path
+    if how == "removed":
+        stored.unlink()
+    elif how == "redacted":
+        data = stored.read_bytes()
+        for word in BODY_WORDS:
+            data = data.replace(word, b"[redacted]")
+        stored.write_bytes(data)
+    else:
+        stored.write_bytes(b"X-No-Archive: yes\n" + stored.read_bytes())
+    with Store(site / "content").open(discard_damaged_index=True) as store:
+        repair_store(store)
+
+
+def traces(site: Path, how: str, call: str) -> list[bytes]:
+    blob = index_bytes(site)
+    words = BODY_WORDS if how == "redacted" else [*SECRET_WORDS, call.lower().encode()]
+    return [word for word in words if word in blob]
+
+
+def answers(site: Path) -> list[list[tuple[str, float]]]:
+    source = Source(site / "output/search")
+    return [[(hit.call, hit.score) for hit in search(source, q, limit=100).hits] for q in QUERIES]
+
+
+def from_scratch(site: Path, tmp_path: Path) -> list[list[tuple[str, float]]]:
+    scratch = tmp_path / "scratch" / "site"
+    scratch.mkdir(parents=True)
+    (scratch / "listlib.toml").write_text(SITE_TOML)
+    shutil.copytree(site / "content", scratch / "content")
+    build(scratch)
+    return answers(scratch)
+
+
+@pytest.fixture(params=["rewritten", "copied"])
+def purge_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Both ways a segment is purged: rewritten whole (small) or copied without the
+    deleted documents' traces (big; here every segment counts as big)."""
+    if request.param == "copied":
+        monkeypatch.setattr(update, "PURGE_REWRITE_BELOW", 1)
+    return str(request.param)
+
+
+@pytest.mark.parametrize("how", ["removed", "redacted", "no-archive"])
+def test_a_taken_down_message_leaves_no_trace_in_the_search_index(
+    site: Path, tmp_path: Path, how: str, purge_path: str
+) -> None:
+    grow(site)
+    call, _path = call_of(site, SECRET)
+    assert traces(site, how, call)
+    assert [hit.subject for hit in search(Source(site / "output/search"), "zanzibarite").hits] == [
+        "Clandestino meeting notes"
+    ]
+    take_down(site, how)
+    report = build(site)
+    assert report.search.removed == 1
+    assert traces(site, how, call) == []
+    assert search(Source(site / "output/search"), "zanzibarite").total == 0
+    assert answers(site) == from_scratch(site, tmp_path)
+    assert search(Source(site / "output/search"), "common", limit=100).total == 35 - (how != "redacted")
+    # Later builds keep it so, adding, merging and taking down more.
+    add(site, *others(range(50, 58)))
+    build(site)
+    _call, path = call_of(site, 11)
+    (site / "content" / path).unlink()
+    with Store(site / "content").open(discard_damaged_index=True) as store:
+        repair_store(store)
+    build(site)
+    assert traces(site, how, call) == []
+    assert b"topic 11 raid" not in index_bytes(site)
+    assert answers(site) == from_scratch(site, tmp_path / "again")
+
+
+def test_an_index_from_before_purging_is_purged_by_the_next_build(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    grow(site)
+    call, _path = call_of(site, SECRET)
+    take_down(site, "removed")
+    # The update of old: tombstones only, the segments and the previous generation untouched.
+    write_manifest = update._write_manifest
+
+    def old_manifest(folder: Path, manifest: dict[str, object]) -> None:
+        write_manifest(folder, {key: value for key, value in manifest.items() if key != "purged"})
+
+    monkeypatch.setattr(update, "_to_purge", lambda manifest, remove: set())
+    monkeypatch.setattr(update, "_write_manifest", old_manifest)
+    build(site)
+    assert traces(site, "removed", call)
+    monkeypatch.undo()
+    report = build(site)
+    assert not report.search.rebuilt
+    assert traces(site, "removed", call) == []
+
+
+def test_a_reader_holding_the_manifest_from_before_a_take_down_reads_it_again(site: Path, purge_path: str) -> None:
+    grow(site)
+    folder = site / "output/search"
+    stale = site.parent / "stale-manifest.json"
+    shutil.copy(folder / "manifest.json", stale)
+    take_down(site, "removed")
+    build(site)
+    fresh = [[(h.call, h.score) for h in search(Source(folder), q, limit=100).hits] for q in QUERIES]
+    source = Source(folder)
+    source.cache["manifest.json"] = stale.read_bytes()  # read before the build
+    assert [[(h.call, h.score) for h in search(source, q, limit=100).hits] for q in QUERIES] == fresh
+    if NODE is not None:
+        got = _node([{"q": q, "limit": 100, "stale": str(stale)} for q in QUERIES], folder)
+        assert [[tuple(hit) for hit in case["hits"]] for case in got] == fresh  # type: ignore[index,union-attr]
+    # A segment missing from the manifest read afresh too: a clear error, not wrong answers.
+    manifest = json.loads((folder / "manifest.json").read_bytes())
+    shutil.rmtree(folder / "seg" / manifest["segments"][0]["id"])
+    with pytest.raises(SearchError, match="changed twice while it was read"):
+        search(Source(folder), "common")
+
+
+def test_a_build_killed_while_purging_is_finished_by_the_next_one(site: Path, tmp_path: Path, purge_path: str) -> None:
+    grow(site)
+    call, _path = call_of(site, SECRET)
+    take_down(site, "removed")
+    points: list[str] = []
+
+    def crash(point: str) -> None:
+        points.append(point)
+        if point == "search-purge" or (purge_path == "rewritten" and point == "search-manifest"):
+            raise KeyboardInterrupt(point)
+
+    with pytest.raises(KeyboardInterrupt):
+        update_index(load_config(site / "listlib.toml"), fault=crash)
+    # Meanwhile the old index answers whole (the message still in it: its purge is not done).
+    assert search(Source(site / "output/search"), "common", limit=100).total == 35 - (points[-1] != "search-purge")
+    build(site)
+    assert traces(site, "removed", call) == []
+    assert answers(site) == from_scratch(site, tmp_path)
+
+
+@pytest.mark.parametrize("point", ["search-manifest", "search-state"])
+def test_a_build_killed_after_writing_the_purged_index_is_repaired_by_the_next_one(
+    site: Path, tmp_path: Path, point: str
+) -> None:
+    grow(site)
+    call, _path = call_of(site, SECRET)
+    take_down(site, "removed")
+    killed = run_listlib("build", "--jobs", "1", cwd=site, env={"LISTLIB_CRASH_AT": f"{point}:1"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    assert search(Source(site / "output/search"), "common", limit=100).total == 34
+    run_listlib("build", "--jobs", "1", cwd=site, check=True)
+    assert traces(site, "removed", call) == []
+    assert answers(site) == from_scratch(site, tmp_path)
