@@ -397,7 +397,7 @@ def _invalidate_damaged(output: Path, state: BuildState, verify: bool) -> tuple[
     before anything else. Only the files of folders whose mtime changed are looked at,
     unless ``verify`` (an edit in place changes no folder's mtime)."""
     if verify:
-        folders = sorted({folder_of(path) for path in state.all_files()})
+        folders = sorted(state.folders())
         candidates = state.file_stats()
     else:
         folders = changed_folders(output, state.folder_marks())
@@ -415,7 +415,7 @@ def _mark_folders(output: Path, state: BuildState, report: BuildReport, looked: 
     of every folder holding a recorded file, forgetting the others), for the next
     build's stat pass."""
     if every:
-        changed = {folder_of(path) for path in state.all_files()}
+        changed = state.folders()
     else:
         changed = {folder_of(path) for path in (*report.written, *report.removed, *report.damaged)}
         changed.update(looked)

@@ -9,7 +9,6 @@ resolve against the folder of listlib.toml).
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -39,6 +38,8 @@ class Reader:
             if key not in known:
                 where = f"{path}.{key}" if path else key
                 what = "table" if isinstance(data[key], Mapping) else "key"
+                import difflib  # only for a misspelt key: about 1 ms on every command
+
                 near = difflib.get_close_matches(key, sorted(known), n=1)
                 hint = f"did you mean {near[0]}?" if near else f"known: {', '.join(sorted(known))}"
                 self.issues.append(ConfigIssue(where, f"unknown {what} ({hint})"))

@@ -122,6 +122,8 @@ class SiteJobs:
         self.static_files = tuple(static_files)
         self._sitemap_months: dict[str, dict[Month, list[ThreadSummary]]] = {}
         self._subjects: dict[str, str] = {}
+        self._names: dict[tuple[str, str], str] = {}
+        """(name, address) -> the name shown for it (``shown.participants``)."""
         self._mid_members: dict[str, list[tuple[str, str]]] | None = None
         self._mid_digests: dict[str, str] = {}
         """call -> its Message-ID's digest, kept by ``all_mid_members`` for ``mid``."""
@@ -268,7 +270,7 @@ class SiteJobs:
         thread_lines = []
         for thread_id, count in sorted(here.items(), key=lambda item: (entries[item[0]].first, item[0])):
             entry = entries[thread_id]
-            names, more = participants(entry, self.hide)
+            names, more = participants(entry, self.hide, self._names)
             thread_lines.append(
                 MonthThread(
                     source.page(thread_id, rows[thread_id]),

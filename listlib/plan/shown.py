@@ -40,11 +40,18 @@ def _author_name(hide: bool, from_name: str, from_addr: str) -> str:
     return clean_header_text(from_addr.split("@")[0]) or "(unknown)"
 
 
-def participants(entry: ThreadLine, hide: bool) -> tuple[tuple[str, ...], int]:
+def participants(
+    entry: ThreadLine, hide: bool, shown: dict[tuple[str, str], str] | None = None
+) -> tuple[tuple[str, ...], int]:
+    """The first ``PARTICIPANTS_SHOWN`` names of a thread's authors, and how many more;
+    ``shown``: the names worked out so far, by (name, address) (senders repeat)."""
     names: list[str] = []
     seen: set[str] = set()
-    for from_name, from_addr in entry.authors:  # withheld messages are not among them
-        name = _author_name(hide, from_name, from_addr)
+    known = {} if shown is None else shown
+    for pair in entry.authors:  # withheld messages are not among them
+        name = known.get(pair)
+        if name is None:
+            name = known[pair] = _author_name(hide, *pair)
         key = name.casefold()
         if name and key not in seen:
             seen.add(key)

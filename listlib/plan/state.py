@@ -138,6 +138,12 @@ class BuildState:
                 found.setdefault(job, {})[path] = digest
         return found
 
+    def folders(self) -> set[str]:
+        """Every folder holding a recorded file ("" for output/ itself), worked out by
+        SQLite (a full build has some 150,000 files and a few thousand folders)."""
+        cursor = self.db.execute("SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM files")
+        return {folder[:-1] for (folder,) in cursor}
+
     def all_files(self) -> set[str]:
         return {path for (path,) in self.db.execute("SELECT path FROM files")}
 
