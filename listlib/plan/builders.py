@@ -55,6 +55,7 @@ from .kinds import (
     MidGroup,
     MidPages,
     MonthCount,
+    MonthFrame,
     MonthPage,
     MonthThread,
     SitemapEntry,
@@ -285,16 +286,7 @@ class SiteJobs:
                     (entry.months[-1][0], entry.months[-1][1]) > month,
                 )
             )
-        prev, next_ = source.month_neighbours(month)
-        record = MonthPage(
-            self.site,
-            _list_info(source.config),
-            month,
-            prev,
-            next_,
-            month_mbox_path(slug, month),
-            tuple(thread_lines),
-        )
+        record = MonthPage(self.site, self._month_frame(source, month), tuple(thread_lines))
         return self.make("month", (slug, month), record, weight=1 + len(here) // 10)
 
     def date(self, slug: str, month: Month) -> Job | None:
@@ -308,17 +300,13 @@ class SiteJobs:
         messages = tuple(
             DatedMessage(links[r.call], self._subject(r), author(self.hide, r), r.date) for r in month_rows
         )
-        prev, next_ = source.month_neighbours(month)
-        record = DatePage(
-            self.site,
-            _list_info(source.config),
-            month,
-            prev,
-            next_,
-            month_mbox_path(slug, month),
-            messages,
-        )
+        record = DatePage(self.site, self._month_frame(source, month), messages)
         return self.make("date", (slug, month), record, weight=1 + len(month_rows) // 10)
+
+    @staticmethod
+    def _month_frame(source: ListSource, month: Month) -> MonthFrame:
+        prev, next_ = source.month_neighbours(month)
+        return MonthFrame(_list_info(source.config), month, prev, next_, month_mbox_path(source.slug, month))
 
     def mmbox(self, slug: str, month: Month) -> Job | None:
         month_rows = self._month_rows(self.sources[slug], month)

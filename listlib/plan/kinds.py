@@ -62,6 +62,7 @@ __all__ = [
     "MidGroup",
     "MidPages",
     "MonthCount",
+    "MonthFrame",
     "MonthPage",
     "MonthThread",
     "SitePages",
@@ -202,15 +203,22 @@ class MonthThread(NamedTuple):
     later: bool
 
 
-class MonthPage(NamedTuple):
-    """``month``: the threads active in a month."""
+class MonthFrame(NamedTuple):
+    """What both pages of a month show around their lists: the list, the month, its
+    neighbours and its download."""
 
-    site: SiteSettings
     list: ListInfo
     month: Month
     prev: Month | None
     next: Month | None
     mbox: str
+
+
+class MonthPage(NamedTuple):
+    """``month``: the threads active in a month."""
+
+    site: SiteSettings
+    frame: MonthFrame
     threads: tuple[MonthThread, ...]
 
 
@@ -227,11 +235,7 @@ class DatePage(NamedTuple):
     """``date``: a month's messages by date."""
 
     site: SiteSettings
-    list: ListInfo
-    month: Month
-    prev: Month | None
-    next: Month | None
-    mbox: str
+    frame: MonthFrame
     messages: tuple[DatedMessage, ...]
 
 

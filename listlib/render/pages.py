@@ -36,6 +36,7 @@ from ..plan.kinds import (
     ListPage,
     MessageCopies,
     MidPages,
+    MonthFrame,
     MonthPage,
     SitemapPage,
     SitePages,
@@ -276,7 +277,7 @@ class Renderer:
     def render_month(self, args: MonthPage, old: Mapping[str, str]) -> Files:
         files: Files = {}
         threads = [line._asdict() for line in args.threads]
-        context = self._month_context(args.list, args.month, args.prev, args.next, args.mbox)
+        context = self._month_context(args.frame)
         path = context["month"]["path"]
         self._put(files, old, path, self._page("month.html", path, args.site, threads=threads, **context))
         return files
@@ -284,16 +285,14 @@ class Renderer:
     def render_date(self, args: DatePage, old: Mapping[str, str]) -> Files:
         files: Files = {}
         messages = [line._asdict() for line in args.messages]
-        context = self._month_context(args.list, args.month, args.prev, args.next, args.mbox)
+        context = self._month_context(args.frame)
         path = context["month"]["date_path"]
         self._put(files, old, path, self._page("date.html", path, args.site, messages=messages, **context))
         return files
 
-    def _month_context(
-        self, info: ListInfo, month: Month, prev: Month | None, nxt: Month | None, mbox: str
-    ) -> dict[str, Any]:
+    def _month_context(self, frame: MonthFrame) -> dict[str, Any]:
         """What both month pages have: the list, the month, its neighbours, its download."""
-        slug = info.slug
+        slug = frame.list.slug
 
         def describe(value: Month) -> dict[str, Any]:
             return {
@@ -303,11 +302,11 @@ class Renderer:
             }
 
         return {
-            "list": self._list(info),
-            "month": describe(month),
-            "prev": describe(prev) if prev else None,
-            "next": describe(nxt) if nxt else None,
-            "mbox": mbox,
+            "list": self._list(frame.list),
+            "month": describe(frame.month),
+            "prev": describe(frame.prev) if frame.prev else None,
+            "next": describe(frame.next) if frame.next else None,
+            "mbox": frame.mbox,
         }
 
     def render_list(self, args: ListPage, old: Mapping[str, str]) -> Files:
