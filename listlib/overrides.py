@@ -90,6 +90,8 @@ def parse_overrides(text: str, where: str) -> tuple[ListOverrides, list[str]]:
         place = re.search(r" \(at line (\d+), column (\d+)\)$", text)
         if place:
             where, text = f"{where}, line {place[1]}, column {place[2]}", text[: place.start()]
+        elif text.endswith(" (at end of document)"):
+            text = text.removesuffix(" (at end of document)") + " at the end of the file"
         return {}, [f"{where}: TOML syntax error: {text}"]
     locate = _Locator(text, where)
     found: ListOverrides = {}
