@@ -293,43 +293,54 @@ Edit = tuple[str, str | None, bool]
 
 
 @st.composite
-def override_histories(draw: st.DrawFn) -> tuple[list[Row], list[list[str]], list[list[Edit]]]:
-    rows, batches, _ = draw(histories())
+def override_histories(
+    draw: st.DrawFn,
+) -> tuple[list[Row], list[list[str]], list[list[str]], list[list[Edit]]]:
+    rows, batches, removals = draw(histories())
     calls = [row.call for row in rows]
-    edits = [
-        draw(
-            st.lists(
-                st.tuples(st.sampled_from(calls), st.one_of(st.none(), st.sampled_from(calls)), st.booleans()),
-                max_size=3,
-            )
-        )
-        for _ in batches
-    ]
-    return rows, batches, edits
+    slug_of = {row.call: row.list for row in rows}
+    edits: list[list[Edit]] = []
+    for _ in batches:
+        step: list[Edit] = []
+        for call in draw(st.lists(st.sampled_from(calls), max_size=3)):
+            same_list = [c for c in calls if slug_of[c] == slug_of[call]]  # a parent in another list is refused
+            parent = draw(st.one_of(st.none(), st.sampled_from(same_list), st.sampled_from(same_list)))
+            step.append((call, parent, draw(st.integers(0, 3)) == 0))
+        edits.append(step)
+    return rows, batches, removals, edits
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(override_histories())
 def test_incremental_updates_with_override_edits_agree_with_a_rebuild_from_scratch(
-    tmp_path_factory: pytest.TempPathFactory, history: tuple[list[Row], list[list[str]], list[list[Edit]]]
+    tmp_path_factory: pytest.TempPathFactory,
+    history: tuple[list[Row], list[list[str]], list[list[str]], list[list[Edit]]],
 ) -> None:
-    """Attach, detach and undo between arrivals: the cache equals threading from scratch."""
-    rows, batches, edits = history
+    """Attach, detach and undo between arrivals and removals (a hidden message): the
+    cache equals threading from scratch."""
+    rows, batches, removals, edits = history
     by_call = {row.call: row for row in rows}
     folder = tmp_path_factory.mktemp("overrides")
     index = Index(folder / "index.sqlite")
     overrides: dict[str, dict[str, str | None]] = {}
+    present: set[str] = set()
     try:
         with ThreadSet(folder / "cache") as threadset:
-            for batch, changes in zip(batches, edits, strict=True):
+            for batch, gone, changes in zip(batches, removals, edits, strict=True):
                 add(index, *(by_call[c] for c in batch))
+                present.update(batch)
                 threadset.update(index, overrides)
                 for call, parent, undo in changes:
                     mine = overrides.setdefault(by_call[call].list, {})
                     if undo:
                         mine.pop(call, None)
-                    elif parent is None or by_call[parent].list == by_call[call].list:
+                    else:
                         mine[call] = parent
+                threadset.update(index, overrides)
+                assert snapshot(threadset) == rebuilt(index, folder / f"fresh{random.random()}", overrides)
+                doomed = [c for c in gone if c in present]
+                remove(index, *doomed)
+                present.difference_update(doomed)
                 threadset.update(index, overrides)
                 assert snapshot(threadset) == rebuilt(index, folder / f"fresh{random.random()}", overrides)
     finally:
