@@ -28,6 +28,7 @@ from .config import Config, ListConfig
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
 from .heap import trim_heap
+from .overrides import load_overrides
 from .plan.builders import SiteJobs
 from .plan.incremental import Memory, dirty_jobs, full_memory, load_memory
 from .plan.jobs import Plan, plan_build
@@ -205,7 +206,8 @@ def _plan(
     markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in lists}
     fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns)
     with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
-        threadset.update(store.index)
+        overrides = load_overrides(store.root, store.index, [lst.slug for lst in config.lists])
+        threadset.update(store.index, overrides)
         last = None if full else load_memory(state)
         changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
         if last is not None and last[2] == fingerprint and not changes.everything:

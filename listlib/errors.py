@@ -10,7 +10,8 @@ module must never import anything from listlib.
     ├── FetchError         a POP3 account cannot be reached, logged into or read (names the account)
     ├── DeliveryError      the outbound queue or the SMTP server cannot be used (names the post or server)
     ├── StoreError         the content/ store cannot be opened, locked or written
-    │   └── LockTimeoutError   another listlib process holds the store lock too long
+    │   ├── LockTimeoutError   another listlib process holds the store lock too long
+    │   └── OverridesError     content/threads.toml cannot be used (carries every problem)
     ├── BuildError         the site cannot be built (a theme or template problem, names the file)
     ├── DiskError          a file listlib keeps cannot be written: the disk is full or failing (names the file)
     ├── ServeError         the dev server cannot start (its port is taken, the host is unknown)
@@ -30,6 +31,7 @@ __all__ = [
     "FetchError",
     "ListlibError",
     "LockTimeoutError",
+    "OverridesError",
     "ServeError",
     "SearchError",
     "SourceError",
@@ -83,6 +85,18 @@ class StoreError(ListlibError):
 
 class LockTimeoutError(StoreError):
     """Another listlib process held the store lock for longer than we may wait."""
+
+
+class OverridesError(StoreError):
+    """The thread overrides file cannot be used; ``problems`` lists every problem found,
+    each a sentence naming the file and line."""
+
+    def __init__(self, path: str, problems: list[str]) -> None:
+        self.path = path
+        self.problems = list(problems)
+        count = len(self.problems)
+        lines = "\n".join(f"  {problem}" for problem in self.problems)
+        super().__init__(f"{path}: {count} problem{'s' if count != 1 else ''} with the thread overrides:\n{lines}")
 
 
 class BuildError(ListlibError):

@@ -14,6 +14,8 @@ Tables::
     thread_months per thread and month: how many of its messages are in that month
     gone          thread names that no longer exist, with the thread that now holds
                   their old root message (re-rooted) or none (removed)
+    overrides     per list: the thread overrides (``content/threads.toml``) the threads
+                  were made with: call -> the call it answers, or NULL (detached)
 
 The cache is thrown away and rebuilt when its version differs or it is damaged;
 a new file gets a new epoch, so readers that remember a generation know to start
@@ -36,7 +38,7 @@ from .sqlfile import connect, discard, snapshot, use_wal
 
 __all__ = ["CACHE_VERSION", "MessageEntry", "MonthEntry", "ThreadCache", "ThreadEntry", "ThreadLine"]
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -67,6 +69,10 @@ CREATE TABLE IF NOT EXISTS thread_months (
     PRIMARY KEY (list, year, month, thread)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS thread_months_by_thread ON thread_months (list, thread);
+CREATE TABLE IF NOT EXISTS overrides (
+    list TEXT NOT NULL, call TEXT NOT NULL, parent TEXT,
+    PRIMARY KEY (list, call)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS gone (
     list TEXT NOT NULL, id TEXT NOT NULL, successor TEXT, changed INTEGER NOT NULL,
     PRIMARY KEY (list, id)
@@ -361,6 +367,11 @@ class ThreadCache:
         cursor = self.db.execute("SELECT id, successor FROM gone WHERE list = ?", (slug,))
         return dict(cursor.fetchall())
 
+    def overrides(self, slug: str) -> dict[str, str | None]:
+        """The overrides a list's threads were made with: call -> parent call or None."""
+        cursor = self.db.execute("SELECT call, parent FROM overrides WHERE list = ?", (slug,))
+        return dict(cursor.fetchall())
+
     def changed_since(self, generation: int) -> tuple[set[tuple[str, str]], dict[tuple[str, str], str | None], set]:
         """Threads changed, thread names gone, and months changed after ``generation``."""
         threads = {(s, t) for s, t in self.db.execute("SELECT list, id FROM threads WHERE changed > ?", (generation,))}
@@ -427,6 +438,14 @@ class ThreadCache:
         self.db.executemany(
             "INSERT INTO thread_months (list, year, month, thread, count) VALUES (?, ?, ?, ?, ?)",
             ((slug, y, m, t.id, n) for t in items for y, m, n in t.months),
+        )
+
+    def set_overrides(self, slug: str, overrides: dict[str, str | None]) -> None:
+        """Record the overrides a list's threads are now made with."""
+        self.db.execute("DELETE FROM overrides WHERE list = ?", (slug,))
+        self.db.executemany(
+            "INSERT INTO overrides (list, call, parent) VALUES (?, ?, ?)",
+            ((slug, call, parent) for call, parent in sorted(overrides.items())),
         )
 
     def set_gone(self, slug: str, thread_id: str, successor: str | None, generation: int) -> None:

@@ -24,15 +24,26 @@ The rules, in the order they are applied:
    thread of the latest earlier message with the same normalized subject within
    ``SUBJECT_WINDOW`` seconds (under that thread's root). Two threads that both
    have real references are never merged by subject.
-4. **Pruning.** Placeholders without children disappear; a placeholder that
+4. **Overrides.** An operator's corrections (``overrides``: call number -> the
+   call number it answers, or None for "starts its own thread") are applied over
+   rules 1-3: every overridden message leaves the parent they gave it; a detached
+   one stays a root, an attached one goes under the message named. When the new
+   parent sits below the attached message (its headers made it a descendant),
+   the new parent leaves its own place first: the override wins over headers.
+   Overrides naming a message that is not being threaded are ignored; overrides
+   that only form a loop among themselves (a validated file never has one) lose
+   the attachment of the smallest call number of the loop. The result depends on
+   the set of overrides, never on their order.
+5. **Pruning.** Placeholders without children disappear; a placeholder that
    is not a root is replaced by its children; a placeholder root with a single
    child gives way to it. A placeholder root with several children stays: the
    thread is a set of answers to a message the archive does not have.
 
 A thread is named by the call number of its root message (for a placeholder
 root: of its first child). Threading can only link messages that share a
-*key* (a Message-ID they carry or reference, or a normalized subject), so
-``cluster_keys`` lets a cache rethread just the messages a change can reach.
+*key* (a Message-ID they carry or reference, or a normalized subject, or an
+override naming both: ``override_keys``), so ``cluster_keys`` lets a cache
+rethread just the messages a change can reach.
 
 This module never touches the disk, the clock or the store.
 """
@@ -48,12 +59,14 @@ from typing import NamedTuple
 
 __all__ = [
     "MAX_CHAIN",
+    "Overrides",
     "SUBJECT_WINDOW",
     "Placement",
     "Thread",
     "ThreadInput",
     "cluster_keys",
     "normalize_subject",
+    "override_keys",
     "reference_chain",
     "thread_messages",
 ]
@@ -65,6 +78,10 @@ MAX_CHAIN = 128
 """References kept per message: the first (the thread's origin) and the last ones.
 
 Real chains are rarely past 60; some broken clients repeat ids by the thousand."""
+
+
+Overrides = Mapping[str, str | None]
+"""Call number -> the call number it answers (attach), or None (detach: a root)."""
 
 
 class ThreadInput(NamedTuple):
@@ -165,6 +182,17 @@ def cluster_keys(message: ThreadInput, chain: list[str] | None = None) -> list[s
     return keys
 
 
+def override_keys(overrides: Overrides) -> dict[str, list[str]]:
+    """Call number -> the extra keys overrides give it: an attachment links the
+    attached message and its new parent through a key both carry (``o:<call>``)."""
+    keys: dict[str, list[str]] = {}
+    for call, parent in overrides.items():
+        if parent is not None:
+            keys.setdefault(call, []).append("o:" + call)
+            keys.setdefault(parent, []).append("o:" + call)
+    return keys
+
+
 class _Node:
     __slots__ = ("children", "id", "message", "own_parent", "parent")
 
@@ -198,10 +226,16 @@ def _link(child: _Node, parent: _Node) -> bool:
     return True
 
 
-def thread_messages(messages: Iterable[ThreadInput], chains: Mapping[str, list[str]] | None = None) -> list[Thread]:
-    """Group messages into threads; the result depends only on the set of messages.
+def thread_messages(
+    messages: Iterable[ThreadInput],
+    chains: Mapping[str, list[str]] | None = None,
+    overrides: Overrides | None = None,
+) -> list[Thread]:
+    """Group messages into threads; the result depends only on the set of messages
+    and the set of overrides.
 
-    ``chains`` maps call numbers to their ``reference_chain`` when already known."""
+    ``chains`` maps call numbers to their ``reference_chain`` when already known;
+    ``overrides`` are the operator's corrections (rule 4)."""
     chains_of = chains
     ordered = sorted(messages, key=lambda m: m.sort_key)
     by_id: dict[str, _Node] = {}
@@ -248,6 +282,9 @@ def thread_messages(messages: Iterable[ThreadInput], chains: Mapping[str, list[s
                 _link(child, container(earlier))
     # 3. Subject fallback for messages without references that ended up as roots.
     _thread_by_subject(nodes, chains)
+    # 4. The operator's overrides, over everything the headers said.
+    if overrides:
+        _apply_overrides(nodes, overrides)
     roots = [node for node in by_id.values() if node.parent is None]
     return _collect(roots)
 
@@ -275,6 +312,59 @@ def _thread_by_subject(nodes: Sequence[_Node], chains: Sequence[list[str]]) -> N
         target = earlier.root()
         if target is not node:
             _link(node, target)
+
+
+def _apply_overrides(nodes: Sequence[_Node], overrides: Overrides) -> None:
+    node_of = {node.message.call: node for node in nodes}  # type: ignore[union-attr]
+    wanted = {
+        call: parent
+        for call, parent in overrides.items()
+        if call in node_of and (parent is None or (parent in node_of and parent != call))
+    }
+    attach = {call: parent for call, parent in wanted.items() if parent is not None}
+    _drop_override_loops(attach)
+    for call in wanted:
+        _unlink(node_of[call])
+
+    def reaches(start: str, goal: str) -> bool:
+        """Whether the parents ``start`` has now, attachments included, lead to ``goal``."""
+        node: _Node | None = node_of[start]
+        seen: set[int] = set()
+        while node is not None and id(node) not in seen:
+            seen.add(id(node))
+            call = node.message.call if node.message is not None else None
+            if call == goal:
+                return True
+            node = node_of[attach[call]] if call in attach else node.parent
+        return False
+
+    # A new parent below the message it adopts leaves the place its headers gave it.
+    lifted = {parent for call, parent in attach.items() if parent not in attach and reaches(parent, call)}
+    for call in lifted:
+        _unlink(node_of[call])
+    for call in sorted(attach):
+        _link(node_of[call], node_of[attach[call]])
+
+
+def _drop_override_loops(attach: dict[str, str]) -> None:
+    """Remove, from each loop made by attachments alone, the one of the smallest call."""
+    done: set[str] = set()
+    for start in sorted(attach):
+        path: list[str] = []
+        call: str | None = start
+        while call is not None and call not in done and call not in path:
+            path.append(call)
+            call = attach.get(call)
+        if call is not None and call in path:
+            del attach[min(path[path.index(call) :])]
+        done.update(path)
+
+
+def _unlink(node: _Node) -> None:
+    parent = node.parent
+    if parent is not None:
+        parent.children.remove(node)
+        node.parent = None
 
 
 def _sort_key(node: _Node) -> tuple[int, str, str]:

@@ -8,6 +8,13 @@ Message-ID, reference or normalized subject (``threader.cluster_keys``). The
 threader's decisions never cross clusters, so the result is exactly what
 threading everything from scratch gives; tests check that.
 
+Thread overrides (an operator's "X answers Y" and "X starts its own thread",
+``overrides``) are given to ``update`` per list; the cache records the ones the
+threads were made with. An attachment links X and Y like a shared key
+(``threader.override_keys``). The messages named by an override that was added,
+removed or changed since are rethreaded with their clusters, so an edit of the
+overrides costs the same as the arrival of a message in those threads.
+
 Each update that changes something gets a new *generation*; threads and months
 remember the generation they last changed in, and re-rooted or removed thread
 names are remembered with their successor. A renderer asks
@@ -40,7 +47,15 @@ from .store.index import (
     Index,
 )
 from .threadcache import MessageEntry, MonthEntry, ThreadCache, ThreadEntry
-from .threader import Thread, ThreadInput, cluster_keys, reference_chain, thread_messages
+from .threader import (
+    Overrides,
+    Thread,
+    ThreadInput,
+    cluster_keys,
+    override_keys,
+    reference_chain,
+    thread_messages,
+)
 from .values import FAILED, Month
 
 __all__ = ["ThreadChanges", "ThreadSet", "thread_input"]
@@ -136,19 +151,21 @@ class ThreadSet:
 
     # -- updating ---------------------------------------------------------------------
 
-    def update(self, index: Index) -> ThreadChanges:
-        """Bring the cache up to date with the store's filed messages; report what changed."""
+    def update(self, index: Index, overrides: Mapping[str, Overrides] | None = None) -> ThreadChanges:
+        """Bring the cache up to date with the store's filed messages and the thread
+        overrides (list slug -> call -> parent call or None); report what changed."""
+        wanted = {slug: dict(items) for slug, items in (overrides or {}).items()}
         with self._locked(), _without_gc():
             try:
-                return self._update(index)
+                return self._update(index, wanted)
             except sqlite3.DatabaseError:
                 # A damaged cache is only a cache: start over (a new epoch tells readers).
                 self.close()
                 ThreadCache.discard(self.path)
                 self._cache = ThreadCache(self.path)
-                return self._update(index)
+                return self._update(index, wanted)
 
-    def _update(self, index: Index) -> ThreadChanges:
+    def _update(self, index: Index, overrides: dict[str, dict[str, str | None]]) -> ThreadChanges:
         cache = self.cache
         generation = cache.generation + 1
         report = _Report()
@@ -157,7 +174,7 @@ class ThreadSet:
             for slug in sorted(slugs | set(cache.slugs())):
                 fresh = index.month_fingerprints(slug) if slug in slugs else {}
                 with cache.transaction():
-                    _update_list(index, cache, slug, fresh, generation, report)
+                    _update_list(index, cache, slug, fresh, overrides.get(slug, {}), generation, report)
                     if report.touched:
                         cache.set_generation(generation)
         return ThreadChanges(
@@ -239,6 +256,7 @@ def _update_list(
     cache: ThreadCache,
     slug: str,
     fresh: dict[tuple[int, int], str],
+    overrides: dict[str, str | None],
     generation: int,
     report: _Report,
 ) -> None:
@@ -246,15 +264,23 @@ def _update_list(
     known = {month: fp for month, (fp, _) in recorded.items()}
     held = {month for month, (_, empty) in recorded.items() if not empty}
     changed = [month for month in fresh.keys() | known.keys() if fresh.get(month) != known.get(month)]
-    if not changed:
+    was = cache.overrides(slug)
+    named = _named_by_changes(was, overrides)
+    if not changed and not named:
         return
     full = not known or len(changed) > _FULL_FETCH
-    added, removed, filled = _changed_calls(index, cache, slug, changed, full=full)
-    if added or removed:
+    added, removed, filled = (
+        _changed_calls(index, cache, slug, changed, full=full) if changed else (set[str](), set[str](), set())
+    )
+    if added or removed or (named and held):
         report.touched = True
-        touched_months = _rethread(index, cache, slug, added, removed, generation, report, everything=not held)
+        touched_months = _rethread(
+            index, cache, slug, added, removed, named, overrides, generation, report, everything=not held
+        )
     else:
         touched_months = set()
+    if was != overrides:
+        cache.set_overrides(slug, overrides)
     emptied = {month for month in changed if month not in filled and month in held}
     for month in changed:
         # A month that lost its last message stays as an empty tombstone, so that
@@ -264,6 +290,17 @@ def _update_list(
     for month in touched_months - set(changed):
         cache.set_month(slug, *month, known[month], generation)
     report.months.update((slug, Month(*month)) for month in touched_months | emptied)
+
+
+def _named_by_changes(was: dict[str, str | None], now: dict[str, str | None]) -> set[str]:
+    """The messages named by overrides added, removed or changed between two sets."""
+    named: set[str] = set()
+    for call in was.keys() | now.keys():
+        before, after = was.get(call, ""), now.get(call, "")
+        if before != after:
+            named.add(call)
+            named.update(parent for parent in (before, after) if parent)
+    return named
 
 
 def _changed_calls(
@@ -296,17 +333,19 @@ def _rethread(
     slug: str,
     added: set[str],
     removed: set[str],
+    named: set[str],
+    overrides: dict[str, str | None],
     generation: int,
     report: _Report,
     *,
     everything: bool,
 ) -> set[tuple[int, int]]:
-    """Rethread the clusters that added and removed messages reach; returns the
-    months whose thread list changed."""
-    work = _Closure(index, cache, slug, added, removed, everything=everything)
+    """Rethread the clusters that added and removed messages, and those named by
+    changed overrides, reach; returns the months whose thread list changed."""
+    work = _Closure(index, cache, slug, added, removed, named, overrides, everything=everything)
 
     def thread_entries() -> list[ThreadEntry]:
-        threads = thread_messages(work.inputs, work.chains)
+        threads = thread_messages(work.inputs, work.chains, overrides)
         return [_entry(t, work.facts_of) for t in threads]
 
     # Big closures (a first build) are threaded in a child process on the other core
@@ -354,22 +393,33 @@ _FORK_AT = 4000
 
 class _Closure:
     """The messages an update must rethread: the added ones, plus every kept message
-    of the clusters that the added and removed ones reach."""
+    of the clusters that the added and removed ones, and those ``named`` by changed
+    overrides, reach."""
 
     def __init__(
-        self, index: Index, cache: ThreadCache, slug: str, added: set[str], removed: set[str], *, everything: bool
+        self,
+        index: Index,
+        cache: ThreadCache,
+        slug: str,
+        added: set[str],
+        removed: set[str],
+        named: set[str],
+        overrides: dict[str, str | None],
+        *,
+        everything: bool,
     ) -> None:
         facts = index.thread_facts(slug) if everything else index.thread_facts(slug, added)
         new_facts = [f for f in facts if f[FACT_CALL] in added]
         self.inputs = [thread_input(f) for f in new_facts]
         self.chains: dict[str, list[str]] = {}
         self.keys_of: dict[str, list[str]] = {}
+        self.extra_keys = override_keys(overrides)
         self._add_keys(self.inputs)
         self.old_entries: list[MessageEntry] = []
         kept_facts: list[tuple[object, ...]] = []
         if not everything:
             clusters = cache.clusters_of_keys(slug, {k for keys in self.keys_of.values() for k in keys})
-            clusters.update(entry.cluster for entry in cache.messages_of_calls(slug, removed))
+            clusters.update(entry.cluster for entry in cache.messages_of_calls(slug, removed | named))
             self.old_entries = cache.messages_of_clusters(slug, clusters)
             kept_facts = index.thread_facts(slug, [e.call for e in self.old_entries if e.call not in removed])
             kept_inputs = [thread_input(f) for f in kept_facts]
@@ -382,7 +432,7 @@ class _Closure:
     def _add_keys(self, inputs: list[ThreadInput]) -> None:
         for message in inputs:
             chain = self.chains[message.call] = reference_chain(message)
-            self.keys_of[message.call] = cluster_keys(message, chain)
+            self.keys_of[message.call] = cluster_keys(message, chain) + self.extra_keys.get(message.call, [])
 
 
 def _entry(thread: Thread, facts_of: dict[str, tuple[object, ...]]) -> ThreadEntry:

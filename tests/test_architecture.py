@@ -22,6 +22,7 @@ LAYERS = [
         "store.layout",
         "store.batch",
         "store.ledger",
+        "overrides",
         "filers",
         "filers.mbox",
         "filers.pop3",
@@ -55,7 +56,7 @@ LAYERS = [
     | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
-    | {"unrouted", "manifest", "stewardship"},
+    | {"unrouted", "manifest", "stewardship", "threadedit"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "__main__"},
 ]

@@ -25,11 +25,13 @@ from .common import (
 def check(obj: Context, repair: bool, as_json: bool) -> None:
     """Verify the store: every file indexed, every index row backed by a file,
     call numbers unique, no leftover temporary files, every file readable; the
-    index agrees with the ledger, and no hidden message is still in output/.
+    index agrees with the ledger, no hidden message is still in output/, and
+    the thread overrides (content/threads.toml) name known messages, without loops.
 
     Exits 1 when there are problems. With --repair, rebuilds the index from
     the files (the files are the truth) and removes leftovers, then checks again.
     """
+    from ..overrides import overrides_problems
     from ..stewardship import published_hidden
     from ..store.core import Store
     from ..verify import check_store, repair_store
@@ -38,6 +40,8 @@ def check(obj: Context, repair: bool, as_json: bool) -> None:
     with Store(config.site.content_dir).open(discard_damaged_index=repair) as store:
         actions = repair_store(store) if repair else []
         report = check_store(store)
+        _, bad_overrides = overrides_problems(store.root, store.index, [lst.slug for lst in config.lists])
+        report.problems.extend(bad_overrides)
     report.problems.extend(published_hidden(config))
     if as_json:
         echo_json(

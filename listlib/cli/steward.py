@@ -147,7 +147,8 @@ def unhide(obj: Context, reason: str, **options: Any) -> None:
 def ledger(obj: Context, as_json: bool) -> None:
     """List the ledger: what stewards did to the archive, when, why and how.
 
-    One entry per 'listlib hide' and 'listlib unhide', oldest first, from
+    One entry per 'listlib hide', 'listlib unhide' and thread override edit
+    ('listlib threads --attach/--detach/--undo'), oldest first, from
     content/ledger.jsonl (which must never be edited by hand).
     """
     from ..stewardship import describe_entries

@@ -1,5 +1,5 @@
 """The ledger: ``content/ledger.jsonl``, the store's own record of what its stewards did
-(hide, unhide, ...), one JSON object per line, appended and fsynced before the action
+(hide, unhide, thread overrides ...), one JSON object per line, appended and fsynced before the action
 takes effect, never rewritten.
 
 It lives in the store, not the cache, because nothing else can rebuild it: the index
@@ -10,6 +10,12 @@ command, and names the messages by call number and list::
 
     {"seq": 3, "at": "2026-11-25T16:20:05Z", "action": "hide", "reason": "spam",
      "by": "listlib hide --query casino", "messages": [{"call": "0Abc12Xy", "list": "dev"}]}
+
+Thread overrides are recorded here too, as an audit record: ``attach`` names the
+message and then the message it now answers, ``detach`` the message that now starts
+its own thread, ``undo-override`` the message whose override was removed. Their truth
+is ``content/threads.toml`` (``listlib.overrides``); applying them to the index does
+nothing.
 
 Entries are appended before the action is applied, so a process killed in between
 leaves an entry whose action the next holder of the store lock applies (the index
@@ -46,8 +52,8 @@ __all__ = [
 
 LEDGER_NAME = "ledger.jsonl"
 
-Action = Literal["hide", "unhide"]
-ACTIONS: tuple[Action, ...] = ("hide", "unhide")
+Action = Literal["hide", "unhide", "attach", "detach", "undo-override"]
+ACTIONS: tuple[Action, ...] = ("hide", "unhide", "attach", "detach", "undo-override")
 
 
 class LedgerMessage(NamedTuple):

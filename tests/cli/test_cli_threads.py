@@ -151,3 +151,129 @@ def test_the_iterative_json_writer_writes_what_json_dumps_writes() -> None:
         deep = [deep, 1]
     assert json.loads(dumps_json(deep)) == json.loads(json.dumps(deep))
     assert max(map(len, dumps_json(deep).splitlines())) == 2 * JSON_INDENT_LEVELS + len("[],")
+
+
+# Thread overrides: listlib threads --attach/--detach/--undo, and content/threads.toml.
+
+
+def calls_by_message_id(site: Path) -> dict[str, str]:
+    data = json.loads(run_listlib("threads", "--json", cwd=site, check=True).stdout)
+    found: dict[str, str] = {}
+    pending = [t["root"] for t in data["threads"]]
+    while pending:
+        node = pending.pop()
+        if node["call"]:
+            found[node["message_id"]] = node["call"]
+        pending.extend(node["children"])
+    return found
+
+
+def test_attach_then_build_shows_the_message_under_its_new_parent_and_the_old_root_redirects(site: Path) -> None:
+    import_conversation(site)
+    run_listlib("build", cwd=site, check=True)
+    calls = calls_by_message_id(site)
+    root, other = calls["root@x"], calls["other@x"]
+    old_page = site / "output" / "dev" / "2024" / "02" / f"{other}.html"
+    assert 'http-equiv="refresh"' not in old_page.read_text()
+    result = run_listlib("threads", "--attach", "<other@x>", "--to", root, "--reason", "lost headers", cwd=site)
+    assert result.returncode == 0, result.stderr
+    assert f"{other} answers {root} in list dev" in result.stdout
+    assert f'[dev.attach]\n{other} = "{root}"' in (site / "content" / "threads.toml").read_text()
+    text = run_listlib("threads", "--message", root, cwd=site, check=True).stdout
+    assert f"\n    {other}  " in text  # one level under the root
+    run_listlib("build", cwd=site, check=True)
+    page = (site / "output" / "dev" / "2024" / "01" / f"{root}.html").read_text()
+    section = page.split(f'id="{other}"', 1)
+    assert 'class="message indent-1"' in section[0].rsplit("<section", 1)[1]
+    assert f'<a href="#{root}">parent</a>' in section[1].split("</section>", 1)[0]
+    redirect = old_page.read_text()
+    assert 'http-equiv="refresh"' in redirect and f"../01/{root}.html#{other}" in redirect
+    ledger = json.loads(run_listlib("ledger", "--json", cwd=site, check=True).stdout)["entries"]
+    assert [(e["action"], [m["call"] for m in e["messages"]], e["reason"]) for e in ledger] == [
+        ("attach", [other, root], "lost headers")
+    ]
+
+
+def test_detach_dry_run_json_and_undo(site: Path) -> None:
+    import_conversation(site)
+    calls = calls_by_message_id(site)
+    reply = calls["reply@x"]
+    dry = run_listlib("threads", "--detach", "<reply@x>", "--dry-run", "--json", cwd=site, check=True)
+    assert json.loads(dry.stdout) | {"file": None} == {
+        "action": "detach",
+        "dry_run": True,
+        "changed": True,
+        "list": "dev",
+        "message": reply,
+        "parent": None,
+        "before": None,
+        "file": None,
+        "ledger_entry": None,
+    }
+    assert not (site / "content" / "threads.toml").exists()
+    run_listlib("threads", "--detach", reply, cwd=site, check=True)
+    assert f"dev/{reply}: 1 message" in run_listlib("threads", cwd=site, check=True).stdout
+    undone = run_listlib("threads", "--undo", reply, cwd=site, check=True).stdout
+    assert f"{reply} is no longer detached" in undone
+    assert f"dev/{reply}:" not in run_listlib("threads", cwd=site, check=True).stdout
+    again = run_listlib("threads", "--undo", reply, cwd=site)
+    assert again.returncode == 1
+    assert f"message {reply} of list dev has no thread override; nothing was changed" in again.stderr
+    actions = [e["action"] for e in json.loads(run_listlib("ledger", "--json", cwd=site).stdout)["entries"]]
+    assert actions == ["detach", "undo-override"]
+
+
+def test_an_unknown_id_changes_nothing_and_says_so_in_one_line(site: Path) -> None:
+    import_conversation(site)
+    for args in (("--attach", "<nobody@x>", "--to", "<root@x>"), ("--attach", "<root@x>", "--to", "zzzzzzzz")):
+        result = run_listlib("threads", *args, cwd=site)
+        assert result.returncode == 1
+        (line,) = result.stderr.splitlines()
+        assert "has the call number or Message-ID" in line and "nothing was changed" in line
+    loop = run_listlib("threads", "--attach", "<root@x>", "--to", "<root@x>", cwd=site)
+    assert loop.returncode == 1 and "cannot answer itself" in loop.stderr
+    assert not (site / "content" / "threads.toml").exists()
+    assert not (site / "content" / "ledger.jsonl").exists()
+    usage = run_listlib("threads", "--attach", "<root@x>", cwd=site)
+    assert usage.returncode == 2 and "--attach needs --to PARENT" in usage.stderr
+
+
+def test_a_loop_of_attachments_is_refused(site: Path) -> None:
+    import_conversation(site)
+    run_listlib("threads", "--attach", "<root@x>", "--to", "<other@x>", cwd=site, check=True)
+    result = run_listlib("threads", "--attach", "<other@x>", "--to", "<root@x>", cwd=site)
+    assert result.returncode == 1
+    assert "would make the overrides of list dev loop" in result.stderr
+
+
+def test_a_bad_hand_edited_file_is_a_clear_error(site: Path) -> None:
+    import_conversation(site)
+    run_listlib("build", cwd=site, check=True)
+    calls = calls_by_message_id(site)
+    path = site / "content" / "threads.toml"
+    path.write_text(
+        "[dev]\n"
+        f'detach = ["{calls["reply@x"]}", "zzzzzzzz"]\n'
+        "\n"
+        "[dev.attach]\n"
+        f'{calls["root@x"]} = "{calls["other@x"]}"\n'
+        f'{calls["other@x"]} = "{calls["root@x"]}"\n'
+        "\n"
+        "[nolist]\n"
+        f'detach = ["{calls["reply@x"]}"]\n'
+    )
+    for command in ("build", "threads"):
+        result = run_listlib(command, cwd=site)
+        assert result.returncode == 1
+        assert "Traceback" not in result.stderr
+        assert f"{path}, line 2: [dev] detach zzzzzzzz: no message zzzzzzzz in the store" in result.stderr
+        assert f"{path}, line 5: [dev.attach] attachments make a loop" in result.stderr
+        assert f"{path}, line 8: [nolist]: no list 'nolist' in listlib.toml" in result.stderr
+    check = run_listlib("check", cwd=site)
+    assert check.returncode == 1 and "3 problems" in check.stdout
+    path.write_text("[dev\n")
+    for args in (("build",), ("check",), ("threads", "--detach", calls["reply@x"])):
+        result = run_listlib(*args, cwd=site)
+        assert result.returncode == 1
+        assert f"{path}, line 1, column 5: TOML syntax error" in result.stderr
+    assert path.read_text() == "[dev\n"  # never rewritten over what the operator wrote

@@ -19,6 +19,7 @@ from listlib.threader import (
     ThreadInput,
     cluster_keys,
     normalize_subject,
+    override_keys,
     reference_chain,
     thread_messages,
 )
@@ -28,15 +29,24 @@ from ..support.helpers import CORPORA
 SCENARIOS = Path(__file__).parent.parent / "data" / "threading"
 
 
-def load_scenario(path: Path) -> tuple[list[ThreadInput], list[str]]:
-    """Messages (one per line: name, date, key=value ...) and the expected tree
-    (names indented two spaces per level; ``<id>`` for a placeholder root)."""
+def load_scenario(path: Path) -> tuple[list[ThreadInput], list[str], dict[str, str | None]]:
+    """Messages (one per line: name, date, key=value ...), overrides (``attach X to Y``,
+    ``detach X``) and the expected tree (names indented two spaces per level; ``<id>``
+    for a placeholder root)."""
     head, _, tail = path.read_text(encoding="utf-8").partition("\n---\n")
     messages = []
+    overrides: dict[str, str | None] = {}
     for line in head.splitlines():
         if not line.strip() or line.startswith("#"):
             continue
-        name, when, *pairs = shlex.split(line)
+        words = shlex.split(line)
+        if words[0] == "attach" and len(words) == 4 and words[2] == "to":
+            overrides[words[1]] = words[3]
+            continue
+        if words[0] == "detach" and len(words) == 2:
+            overrides[words[1]] = None
+            continue
+        name, when, *pairs = words
         fields = dict(pair.split("=", 1) for pair in pairs)
         date = calendar.timegm(time.strptime(when, "%Y-%m-%dT%H:%M"))
         messages.append(
@@ -50,7 +60,7 @@ def load_scenario(path: Path) -> tuple[list[ThreadInput], list[str]]:
                 raw_hash=name,
             )
         )
-    return messages, [line for line in tail.splitlines() if line.strip()]
+    return messages, [line for line in tail.splitlines() if line.strip()], overrides
 
 
 def render(threads: list[Thread]) -> list[str]:
@@ -70,22 +80,25 @@ def ordered(threads: list[Thread], messages: list[ThreadInput]) -> list[Thread]:
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.txt")), ids=lambda p: p.stem)
 def test_scenario_gives_the_expected_threads(path: Path) -> None:
-    messages, expected = load_scenario(path)
-    assert render(ordered(thread_messages(messages), messages)) == expected
+    messages, expected, overrides = load_scenario(path)
+    assert render(ordered(thread_messages(messages, overrides=overrides), messages)) == expected
 
 
 @pytest.mark.parametrize("path", sorted(SCENARIOS.glob("*.txt")), ids=lambda p: p.stem)
 def test_scenario_does_not_depend_on_input_order(path: Path) -> None:
-    messages, _ = load_scenario(path)
-    expected = thread_messages(messages)
+    messages, _, overrides = load_scenario(path)
+    expected = thread_messages(messages, overrides=overrides)
     for seed in range(5):
         shuffled = messages[:]
-        random.Random(seed).shuffle(shuffled)
-        assert thread_messages(shuffled) == expected
+        rnd = random.Random(seed)
+        rnd.shuffle(shuffled)
+        items = list(overrides.items())
+        rnd.shuffle(items)
+        assert thread_messages(shuffled, overrides=dict(items)) == expected
 
 
 def test_thread_is_named_after_its_root_and_placeholder_root_after_its_first_answer() -> None:
-    messages, _ = load_scenario(SCENARIOS / "missing_parent_groups_answers.txt")
+    messages, _, _ = load_scenario(SCENARIOS / "missing_parent_groups_answers.txt")
     [thread] = thread_messages(messages)
     assert thread.id == "b"
     assert thread.missing_root == "x"
@@ -293,6 +306,11 @@ def test_trees_are_well_formed_and_answers_sit_under_their_in_reply_to(messages:
 @given(message_sets())
 def test_threading_decomposes_over_clusters_of_shared_keys(messages: list[ThreadInput]) -> None:
     """What the cache relies on: threading each cluster alone gives the same threads."""
+    assert_decomposes(messages, {})
+
+
+def assert_decomposes(messages: list[ThreadInput], overrides: dict[str, str | None]) -> None:
+    extra = override_keys(overrides)
     parent: dict[str, str] = {}
 
     def find(key: str) -> str:
@@ -301,13 +319,13 @@ def test_threading_decomposes_over_clusters_of_shared_keys(messages: list[Thread
         return key
 
     for message in messages:
-        for key in cluster_keys(message):
+        for key in cluster_keys(message) + extra.get(message.call, []):
             parent[find("call:" + message.call)] = find(key)
     clusters: dict[str, list[ThreadInput]] = {}
     for message in messages:
         clusters.setdefault(find("call:" + message.call), []).append(message)
-    separately = [t for group in clusters.values() for t in thread_messages(group)]
-    assert sorted(separately, key=lambda t: t.id) == thread_messages(messages)
+    separately = [t for group in clusters.values() for t in thread_messages(group, overrides=overrides)]
+    assert sorted(separately, key=lambda t: t.id) == thread_messages(messages, overrides=overrides)
 
 
 @pytest.mark.corpus
@@ -323,3 +341,74 @@ def test_every_notmuch_broken_and_threading_file_lands_in_exactly_one_thread() -
     messages = inputs_from_files(paths)
     placed = [p.call for t in thread_messages(messages) for p in t.messages]
     assert sorted(placed) == sorted(p.name for p in paths)
+
+
+# Overrides: the operator's attach ("X answers Y") and detach ("X starts a thread").
+
+
+@st.composite
+def overridden_sets(draw: st.DrawFn, *, loops: bool) -> tuple[list[ThreadInput], dict[str, str | None]]:
+    """Messages and overrides; without ``loops``, an attachment only names an earlier
+    call (so overrides alone never loop, as in a validated file), else any call; names
+    of messages that are not there come up too (a hidden message)."""
+    messages = draw(message_sets())
+    calls = [m.call for m in messages] + ["c99"]
+    overrides: dict[str, str | None] = {}
+    for index, call in enumerate(calls):
+        choice = draw(st.sampled_from(["none", "none", "detach", "attach"]))
+        if choice == "detach":
+            overrides[call] = None
+        elif choice == "attach":
+            targets = calls if loops else calls[:index]
+            if targets:
+                overrides[call] = draw(st.sampled_from(targets))
+    return messages, overrides
+
+
+@settings(max_examples=300, deadline=None)
+@given(overridden_sets(loops=True), st.randoms(use_true_random=False))
+def test_overrides_in_any_order_and_messages_in_any_order_give_the_same_threads(
+    case: tuple[list[ThreadInput], dict[str, str | None]], rnd: random.Random
+) -> None:
+    messages, overrides = case
+    threads = thread_messages(messages, overrides=overrides)
+    assert sorted(p.call for t in threads for p in t.messages) == sorted(m.call for m in messages)
+    for _ in range(3):
+        shuffled = messages[:]
+        rnd.shuffle(shuffled)
+        items = list(overrides.items())
+        rnd.shuffle(items)
+        assert thread_messages(shuffled, overrides=dict(items)) == threads
+
+
+@settings(max_examples=300, deadline=None)
+@given(overridden_sets(loops=False))
+def test_every_override_is_obeyed_and_trees_stay_well_formed(
+    case: tuple[list[ThreadInput], dict[str, str | None]],
+) -> None:
+    messages, overrides = case
+    threads = thread_messages(messages, overrides=overrides)
+    present = {m.call for m in messages}
+    thread_of = {p.call: t for t in threads for p in t.messages}
+    parent_of = parents(threads)
+    for call, target in overrides.items():
+        if call not in present or (target is not None and target not in present) or target == call:
+            continue
+        assert parent_of[call] == target
+        if target is None:
+            assert thread_of[call].id == call and not thread_of[call].missing_root
+    for thread in threads:
+        seen: dict[str, int] = {}
+        assert thread.id == thread.messages[0].call
+        for placement in thread.messages:
+            if placement.parent is not None:
+                assert seen[placement.parent] == placement.depth - 1
+            seen[placement.call] = placement.depth
+
+
+@settings(max_examples=300, deadline=None)
+@given(overridden_sets(loops=True))
+def test_threading_with_overrides_decomposes_over_clusters(
+    case: tuple[list[ThreadInput], dict[str, str | None]],
+) -> None:
+    assert_decomposes(*case)

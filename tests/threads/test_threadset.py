@@ -104,9 +104,9 @@ def snapshot(threadset: ThreadSet) -> dict[str, object]:
     return found
 
 
-def rebuilt(index: Index, folder: Path) -> dict[str, object]:
+def rebuilt(index: Index, folder: Path, overrides: dict[str, dict[str, str | None]] | None = None) -> dict[str, object]:
     with ThreadSet(folder) as fresh:
-        fresh.update(index)
+        fresh.update(index, overrides)
         return snapshot(fresh)
 
 
@@ -286,6 +286,101 @@ def test_incremental_updates_agree_with_a_rebuild_from_scratch(
                 assert snapshot(threadset) == rebuilt(index, folder / f"fresh{random.random()}")
     finally:
         index.close()
+
+
+Edit = tuple[str, str | None, bool]
+"""(call, parent or None, undo) of one override edit."""
+
+
+@st.composite
+def override_histories(
+    draw: st.DrawFn,
+) -> tuple[list[Row], list[list[str]], list[list[str]], list[list[Edit]]]:
+    rows, batches, removals = draw(histories())
+    calls = [row.call for row in rows]
+    slug_of = {row.call: row.list for row in rows}
+    edits: list[list[Edit]] = []
+    for _ in batches:
+        step: list[Edit] = []
+        for call in draw(st.lists(st.sampled_from(calls), max_size=3)):
+            same_list = [c for c in calls if slug_of[c] == slug_of[call]]  # a parent in another list is refused
+            parent = draw(st.one_of(st.none(), st.sampled_from(same_list), st.sampled_from(same_list)))
+            step.append((call, parent, draw(st.integers(0, 3)) == 0))
+        edits.append(step)
+    return rows, batches, removals, edits
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(override_histories())
+def test_incremental_updates_with_override_edits_agree_with_a_rebuild_from_scratch(
+    tmp_path_factory: pytest.TempPathFactory,
+    history: tuple[list[Row], list[list[str]], list[list[str]], list[list[Edit]]],
+) -> None:
+    """Attach, detach and undo between arrivals and removals (a hidden message): the
+    cache equals threading from scratch."""
+    rows, batches, removals, edits = history
+    by_call = {row.call: row for row in rows}
+    folder = tmp_path_factory.mktemp("overrides")
+    index = Index(folder / "index.sqlite")
+    overrides: dict[str, dict[str, str | None]] = {}
+    present: set[str] = set()
+    try:
+        with ThreadSet(folder / "cache") as threadset:
+            for batch, gone, changes in zip(batches, removals, edits, strict=True):
+                add(index, *(by_call[c] for c in batch))
+                present.update(batch)
+                threadset.update(index, overrides)
+                for call, parent, undo in changes:
+                    mine = overrides.setdefault(by_call[call].list, {})
+                    if undo:
+                        mine.pop(call, None)
+                    else:
+                        mine[call] = parent
+                threadset.update(index, overrides)
+                assert snapshot(threadset) == rebuilt(index, folder / f"fresh{random.random()}", overrides)
+                doomed = [c for c in gone if c in present]
+                remove(index, *doomed)
+                present.difference_update(doomed)
+                threadset.update(index, overrides)
+                assert snapshot(threadset) == rebuilt(index, folder / f"fresh{random.random()}", overrides)
+    finally:
+        index.close()
+
+
+def test_an_override_rethreads_only_the_threads_it_names(index: Index, threadset: ThreadSet) -> None:
+    add(
+        index,
+        make_row("c0000001", mid="a", subject="Plans", date=day(1)),
+        make_row("c0000002", mid="b", irt="a", subject="Re: Plans", date=day(2)),
+        make_row("c0000003", mid="c", subject="Plans again", date=day(40)),
+        make_row("c0000004", mid="d", irt="c", subject="Re: Plans again", date=day(41)),
+        make_row("c0000005", mid="e", subject="Unrelated", date=day(42)),
+    )
+    threadset.update(index)
+    attach = {"dev": {"c0000003": "c0000001"}}
+    changes = threadset.update(index, attach)
+    assert changes.rethreaded == 4  # both threads, not the unrelated one
+    assert changes.threads == {("dev", "c0000001")}
+    assert changes.gone == {("dev", "c0000003"): "c0000001"}
+    assert changes.months == {("dev", Month(2024, 1)), ("dev", Month(2024, 2))}
+    assert threadset.thread("dev", "c0000001").messages == (  # type: ignore[union-attr]
+        ("c0000001", None, 0),
+        ("c0000002", "c0000001", 1),
+        ("c0000003", "c0000001", 1),
+        ("c0000004", "c0000003", 2),
+    )
+    assert threadset.update(index, attach).rethreaded == 0
+    # A detach of the reply in January changes only January's thread list.
+    detach = {"dev": {"c0000003": "c0000001", "c0000002": None}}
+    changes = threadset.update(index, detach)
+    assert changes.threads == {("dev", "c0000001"), ("dev", "c0000002")}
+    assert changes.months == {("dev", Month(2024, 1)), ("dev", Month(2024, 2))}
+    # Undoing everything gives back the threads the headers make.
+    changes = threadset.update(index, {})
+    assert changes.threads == {("dev", "c0000001"), ("dev", "c0000003")}
+    assert changes.gone == {("dev", "c0000002"): "c0000001"}
+    assert threadset.thread_ids("dev") == ["c0000001", "c0000003", "c0000005"]
+    assert snapshot(threadset) == rebuilt(index, threadset.folder.parent / "fresh")
 
 
 def test_big_closures_thread_in_a_child_process_with_the_same_result() -> None:
