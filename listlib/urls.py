@@ -19,6 +19,7 @@ template). Nothing else in listlib spells an output path. Pure: no I/O.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import posixpath
 import re
@@ -75,7 +76,9 @@ ROOT_NAMES = frozenset(
 """Top-level names of the output the site itself uses; no list may be called this."""
 
 
+@functools.lru_cache(maxsize=8192)
 def _month_dir(slug: str, month: Month) -> str:
+    """A list's folder of one month (remembered: a full plan asks 235,000 times)."""
     return f"{slug}/{month.year:04d}/{month.month:02d}"
 
 

@@ -9,6 +9,7 @@ it looks at need. Never touches the disk itself.
 
 from __future__ import annotations
 
+import functools
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -198,4 +199,8 @@ class LoadedList(ListSource):
 
 
 def month_of(row: Row) -> Month:
-    return Month(row.year, row.month)
+    """The month a row is filed under (one ``Month`` per month: a plan asks 250,000 times)."""
+    return _month(row.year, row.month)
+
+
+_month = functools.lru_cache(maxsize=4096)(Month)
