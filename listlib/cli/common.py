@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import sys
 import time
 import traceback
@@ -43,6 +44,11 @@ class Context:
         for warning in config.warnings:
             echo(f"warning: {config.path}: {warning}", err=True)
         return config
+
+
+def command_line() -> str:
+    """This command as typed (the ledger records who did what with it)."""
+    return shlex.join(["listlib", *sys.argv[1:]])
 
 
 def echo(message: str = "", err: bool = False) -> None:

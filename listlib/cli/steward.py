@@ -3,8 +3,6 @@ website and back, and show the ledger of what stewards did."""
 
 from __future__ import annotations
 
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +13,7 @@ from .build import run_build
 from .common import (
     Context,
     build_option,
+    command_line,
     common_options,
     echo,
     echo_json,
@@ -75,7 +74,7 @@ def _act(
     all_ids = ids + tuple(read_id_file(from_file) if from_file is not None else ())
     config = obj.load()
     selector = Selector(all_ids, query, list_slug, wanted_month, sender)
-    by = shlex.join(["listlib", *sys.argv[1:]])
+    by = command_line()
     report = steward(
         config,
         action,  # type: ignore[arg-type]

@@ -3,14 +3,12 @@
 
 from __future__ import annotations
 
-import shlex
-import sys
-
 import click
 
 from ..errors import ListlibError
 from .common import (
     Context,
+    command_line,
     common_options,
     echo,
     echo_json,
@@ -129,7 +127,7 @@ def _edit(
         parent=parent,
         slug=list_slug,
         reason=reason,
-        by=shlex.join(["listlib", *sys.argv[1:]]),
+        by=command_line(),
         dry_run=dry_run,
         clock=clock_from_env(),
     )

@@ -38,7 +38,6 @@ from ..values import Month
 from .jobs import Job, job_id, job_key
 from .kinds import (
     KINDS,
-    DatedMessage,
     DatePage,
     Download,
     FeedEntry,
@@ -50,21 +49,17 @@ from .kinds import (
     ListSummary,
     MboxItem,
     MessageCopies,
-    MessageCopy,
     MidEntry,
     MidGroup,
     MidPages,
     MonthCount,
     MonthFrame,
     MonthPage,
-    MonthThread,
-    SitemapEntry,
     SitemapPage,
     SitePages,
     SiteSettings,
     StaticFile,
     StaticFiles,
-    ThreadMessage,
     ThreadPage,
 )
 from .shown import author, participants, subject
@@ -98,10 +93,9 @@ def _list_info(config: ListConfig) -> ListInfo:
 
 
 class SiteJobs:
-    """The builders of every kind of job. (The records made once per message are made
-    with ``_make``: NamedTuple's own constructor is a Python function, 0.3 s a full
-    plan at 50,000 messages.) Each returns the job, or None when it does
-    not exist (any more): a thread that is gone, a month left empty, an empty bucket."""
+    """The builders of every kind of job. Each returns the job, or None when it does
+    not exist (any more): a thread that is gone, a month left empty, an empty bucket.
+    (Per-message items are plain tuples in the layouts of ``plan.kinds``.)"""
 
     def __init__(
         self,
@@ -198,18 +192,16 @@ class SiteJobs:
         for call, parent, depth in entry.messages:
             row = rows[call]
             messages.append(
-                ThreadMessage._make(
-                    (
-                        call,
-                        parent,
-                        depth,
-                        month_of(row),
-                        row.path,
-                        row.raw_hash,
-                        row.no_archive,
-                        row.message_id,
-                        row.refs,
-                    )
+                (
+                    call,
+                    parent,
+                    depth,
+                    month_of(row),
+                    row.path,
+                    row.raw_hash,
+                    row.no_archive,
+                    row.message_id,
+                    row.refs,
                 )
             )
         record = ThreadPage(
@@ -252,16 +244,14 @@ class SiteJobs:
             return None
         links, thread_of = source.links(r.call for r in month_rows)
         copies = tuple(
-            MessageCopy._make(
-                (
-                    r.call,
-                    r.path,
-                    r.raw_hash,
-                    None if r.no_archive else raw_path(slug, month, r.call),
-                    message_path(slug, month, r.call),
-                    None if thread_of[r.call] == r.call else links[r.call],
-                    self._subject(r),
-                )
+            (
+                r.call,
+                r.path,
+                r.raw_hash,
+                None if r.no_archive else raw_path(slug, month, r.call),
+                message_path(slug, month, r.call),
+                None if thread_of[r.call] == r.call else links[r.call],
+                self._subject(r),
             )
             for r in month_rows
         )
@@ -279,7 +269,7 @@ class SiteJobs:
             entry = entries[thread_id]
             names, more = participants(entry, self.hide, self._names)
             thread_lines.append(
-                MonthThread(
+                (
                     source.page(thread_id, rows[thread_id]),
                     self._subject(rows[thread_id]),
                     names,
@@ -303,9 +293,7 @@ class SiteJobs:
         if not month_rows:
             return None
         links, _thread_of = source.links(r.call for r in month_rows)
-        messages = tuple(
-            DatedMessage._make((links[r.call], self._subject(r), author(self.hide, r), r.date)) for r in month_rows
-        )
+        messages = tuple((links[r.call], self._subject(r), author(self.hide, r), r.date) for r in month_rows)
         record = DatePage(self.site, self._month_frame(source, month), messages)
         return self.make("date", (slug, month), record, weight=1 + len(month_rows) // 10)
 
@@ -387,7 +375,7 @@ class SiteJobs:
         jobs = []
         for month, summaries in sorted(months.items()):
             for number, part in enumerate(_sitemap_parts(summaries), start=1):
-                pages = tuple(SitemapEntry(message_path(slug, month, t.id), t.last) for t in part)
+                pages = tuple((message_path(slug, month, t.id), t.last) for t in part)
                 record = SitemapPage(self.site, sitemap_path(slug, month, number), pages)
                 jobs.append(self.make("sitemap", (slug, month, number), record))
         return jobs
@@ -400,7 +388,7 @@ class SiteJobs:
             config, slug = source.config, source.slug
             recent = source.recent(1)
             sitemaps = tuple(
-                SitemapEntry(sitemap_path(slug, month, number), max(t.last for t in part))
+                (sitemap_path(slug, month, number), max(t.last for t in part))
                 for month, summaries in sorted(self.sitemap_months(slug).items())
                 for number, part in enumerate(_sitemap_parts(summaries), start=1)
             )
@@ -433,15 +421,13 @@ class SiteJobs:
                 if row.message_id:
                     digest = self._mid_digests.get(row.call) or message_id_hash(row.message_id)
                     entries[digest].append(
-                        MidEntry._make(
-                            (
-                                clean_header_text(row.message_id),
-                                slug,
-                                source.config.name,
-                                links[row.call],
-                                self._subject(row),
-                                str(row.date),
-                            )
+                        (
+                            clean_header_text(row.message_id),
+                            slug,
+                            source.config.name,
+                            links[row.call],
+                            self._subject(row),
+                            str(row.date),
                         )
                     )
         if not entries:
@@ -463,4 +449,4 @@ def _sitemap_parts(summaries: Sequence[ThreadSummary]) -> list[Sequence[ThreadSu
 
 
 def _mbox_item(row: Row) -> MboxItem:
-    return MboxItem._make((row.path, row.raw_hash, row.from_addr, row.date))
+    return (row.path, row.raw_hash, row.from_addr, row.date)

@@ -28,7 +28,10 @@ from ..display import Attachment, DisplayOptions, MessageDisplay, display_messag
 from ..display.sanitize import sanitize_html
 from ..fsutil import read_file
 from ..plan.kinds import (
+    DATED_MESSAGE_FIELDS,
     KINDS,
+    MONTH_THREAD_FIELDS,
+    SITEMAP_ENTRY_FIELDS,
     DatePage,
     Download,
     FeedPage,
@@ -196,17 +199,16 @@ class Renderer:
         site = args.site
         shown: list[_Message] = []
         subjects: dict[str, str] = {}
-        for message in args.messages:
-            call, parent, month = message.call, message.parent, message.month
+        for call, parent, depth, month, stored, raw_hash, no_archive, message_id, refs in args.messages:
             folder = attachment_dir(slug, month, call)
             options = DisplayOptions(
                 obfuscate_addresses=site.obfuscate_addresses,
                 load_remote_images=site.load_remote_images,
                 attachment_base=relative_url(page, folder + "/x")[:-1],
             )
-            display = _display(self._raw(message.stored), options, call, message.no_archive)
-            if self.on_display is not None and not message.no_archive:
-                self.on_display(call, message.raw_hash, display)
+            display = _display(self._raw(stored), options, call, no_archive)
+            if self.on_display is not None and not no_archive:
+                self.on_display(call, raw_hash, display)
             # Compared on their first characters: displayed subjects are cut (SUBJECT_CHARS), and
             # "Re: " + a long subject is cut four characters earlier than the subject it answers.
             subject_key = normalize_subject(display.subject)[0][:_SUBJECT_KEY_CHARS]
@@ -221,19 +223,15 @@ class Renderer:
                 _Message(
                     call=call,
                     parent=parent,
-                    depth=message.depth,
-                    indent=min(message.depth, MAX_INDENT),
+                    depth=depth,
+                    indent=min(depth, MAX_INDENT),
                     display=display,
                     subject_changed=changed and not display.no_archive,
                     permalink=relative_url(page, message_path(slug, month, call)),
                     raw=relative_url(page, raw_path(slug, month, call)),
-                    reply=(
-                        _reply_link(address, display, message.message_id, message.refs)
-                        if address and not message.no_archive
-                        else ""
-                    ),
+                    reply=(_reply_link(address, display, message_id, refs) if address and not no_archive else ""),
                     attachments=tuple(attachments),
-                    message_id=message.message_id,
+                    message_id=message_id,
                 )
             )
         prev, nxt = args.prev, args.next
@@ -258,25 +256,22 @@ class Renderer:
 
     def render_mbox(self, args: Download, old: Mapping[str, str]) -> Files:
         files: Files = {}
-        messages = ((item.sender, item.date, self._raw(item.stored)) for item in args.messages)
+        messages = ((sender, date, self._raw(stored)) for stored, _hash, sender, date in args.messages)
         self._put(files, old, args.path, gzip_bytes(encode_mboxrd(messages)))
         return files
 
     def render_messages(self, args: MessageCopies, old: Mapping[str, str]) -> Files:
         files: Files = {}
-        for copy in args.messages:
-            if copy.raw is not None:
-                files[copy.raw] = self.writer.copy(
-                    copy.raw, f"{self.content_dir}/{copy.stored}", copy.raw_hash, old.get(copy.raw)
-                )
-            if copy.target is not None:
-                html = self._page("redirect.html", copy.page, args.site, target=copy.target, title=copy.subject)
-                self._put(files, old, copy.page, html)
+        for _call, stored, raw_hash, raw, page, target, subject in args.messages:
+            if raw is not None:
+                files[raw] = self.writer.copy(raw, f"{self.content_dir}/{stored}", raw_hash, old.get(raw))
+            if target is not None:
+                self._put(files, old, page, self._page("redirect.html", page, args.site, target=target, title=subject))
         return files
 
     def render_month(self, args: MonthPage, old: Mapping[str, str]) -> Files:
         files: Files = {}
-        threads = [line._asdict() for line in args.threads]
+        threads = [dict(zip(MONTH_THREAD_FIELDS, line, strict=True)) for line in args.threads]
         context = self._month_context(args.frame)
         path = context["month"]["path"]
         self._put(files, old, path, self._page("month.html", path, args.site, threads=threads, **context))
@@ -284,7 +279,7 @@ class Renderer:
 
     def render_date(self, args: DatePage, old: Mapping[str, str]) -> Files:
         files: Files = {}
-        messages = [line._asdict() for line in args.messages]
+        messages = [dict(zip(DATED_MESSAGE_FIELDS, line, strict=True)) for line in args.messages]
         context = self._month_context(args.frame)
         path = context["month"]["date_path"]
         self._put(files, old, path, self._page("date.html", path, args.site, messages=messages, **context))
@@ -367,7 +362,7 @@ class Renderer:
 
     def render_sitemap(self, args: SitemapPage, old: Mapping[str, str]) -> Files:
         files: Files = {}
-        pages = [entry._asdict() for entry in args.pages]
+        pages = [dict(zip(SITEMAP_ENTRY_FIELDS, entry, strict=True)) for entry in args.pages]
         self._put(files, old, args.path, self._page("sitemap.xml", args.path, args.site, pages=pages))
         return files
 
@@ -390,15 +385,8 @@ class Renderer:
         for group in args.entries:
             path = mid_page_path(group.digest)
             found = [
-                {
-                    "message_id": entry.message_id,
-                    "slug": entry.slug,
-                    "list": entry.list,
-                    "path": entry.link,
-                    "subject": entry.subject,
-                    "date": int(entry.date),
-                }
-                for entry in group.entries
+                {"message_id": mid, "slug": slug, "list": name, "path": link, "subject": subject, "date": int(date)}
+                for mid, slug, name, link, subject, date in group.entries
             ]
             if len(found) == 1:
                 html = self._page("redirect.html", path, args.site, target=found[0]["path"], title=found[0]["subject"])

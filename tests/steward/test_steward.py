@@ -4,7 +4,6 @@ and comes back byte for byte."""
 
 from __future__ import annotations
 
-import gzip
 import json
 import shutil
 import subprocess
@@ -23,6 +22,7 @@ from listlib.store.ledger import LEDGER_NAME, read_ledger
 from ..build.test_build import T0, add, build, call_of, post, tree
 from ..support.dovecot import Mailbox
 from ..support.helpers import add_pop3_account, make_message, mboxrd, run_listlib, subprocess_env
+from ..support.traces import files_holding
 
 SECRET_BODY = "The zebra password is quartz-lantern-42."
 SECRET_SENDER = "mallory.spam@casino.example"
@@ -47,21 +47,6 @@ def _site_with_spam(site: Path) -> tuple[str, bytes]:
     return call, mboxrd(messages)
 
 
-def _files_holding(output: Path, needles: list[bytes]) -> list[str]:
-    """Every file under ``output`` (gzip files decompressed) holding one of ``needles``."""
-    found = []
-    for path in sorted(output.rglob("*")):
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        if path.suffix == ".gz":
-            data = gzip.decompress(data)
-        lowered = data.lower()
-        if any(needle.lower() in lowered for needle in needles):
-            found.append(path.relative_to(output).as_posix())
-    return found
-
-
 def _hide(site: Path, *ids: str, **options: object) -> object:
     config = load_config(site / "listlib.toml")
     return steward(config, "hide", Selector(ids=ids, **options), reason="spam", by="test")  # type: ignore[arg-type]
@@ -71,14 +56,14 @@ def test_hidden_message_leaves_every_page_and_unhide_restores_the_site(site: Pat
     call, _mbox = _site_with_spam(site)
     before = tree(site / "output")
     needles = [SECRET_BODY.encode(), SECRET_SENDER.encode(), b"m3@example.org", b"casino chips"]
-    assert _files_holding(site / "output", needles)  # the test can see the message
+    assert files_holding(site / "output", needles)  # the test can see the message
     result = run_listlib("hide", call, "--reason", "spam", cwd=site, check=True)
     assert "1 message hidden; ledger entry 1" in result.stdout
     build(site)
     # The thread page's reply and every index: no page holds its body, sender or Message-ID
     # (the search index's files included), nor even its call number.
-    assert _files_holding(site / "output", needles) == []
-    assert _files_holding(site / "output", [call.encode()]) == []
+    assert files_holding(site / "output", needles) == []
+    assert files_holding(site / "output", [call.encode()]) == []
     run_listlib("unhide", call, cwd=site, check=True)
     build(site)
     assert tree(site / "output") == before
@@ -180,7 +165,7 @@ def test_a_kill_after_the_ledger_entry_still_hides_the_message(site: Path, point
     build(site)  # the next holder of the store lock applies the entry
     with Store(site / "content").open() as store:
         assert [row.state for row in store.index.rows_by_call([call])] == [HIDDEN]
-    assert _files_holding(site / "output", [SECRET_BODY.encode()]) == []
+    assert files_holding(site / "output", [SECRET_BODY.encode()]) == []
 
 
 def test_a_torn_ledger_line_is_an_action_that_never_happened(site: Path) -> None:

@@ -5,8 +5,6 @@ output equals a clean build's."""
 
 from __future__ import annotations
 
-import gzip
-import re
 import shutil
 import tempfile
 from collections import Counter
@@ -27,6 +25,7 @@ from listlib.store.index import FILED, HIDDEN, Row
 from ..build.test_build import tree
 from ..support.helpers import CORPORA
 from ..support.linkcheck import check_links
+from ..support.traces import files_holding
 
 pytestmark = [pytest.mark.corpus, pytest.mark.slow]
 
@@ -92,22 +91,9 @@ def _traces(content: Path, hidden: list[Row], visible: list[Row]) -> dict[str, l
 
 
 def _holding(output: Path, needles: dict[str, list[bytes]]) -> list[str]:
-    hits = []
-    lowered = {call: [n.lower() for n in items] for call, items in needles.items()}
-    for path in sorted(output.rglob("*")):
-        if not path.is_file():
-            continue
-        data = path.read_bytes()
-        if path.suffix == ".gz":
-            data = gzip.decompress(data)
-        data = data.lower()
-        # Pages escape text: compare with the escaped forms too.
-        escaped = re.sub(rb"&(amp|lt|gt|quot|#39|#x27);", b"", data)
-        for call, items in lowered.items():
-            for needle in items:
-                if needle in data or needle in escaped:
-                    hits.append(f"{path.relative_to(output)} holds {needle[:60]!r} of {call}")
-    return hits
+    """'path: needle of call' for every trace of a hidden message in output/ (one pass)."""
+    owner = {needle: call for call, items in needles.items() for needle in items}
+    return [f"{hit} of {owner[needle]}" for hit, needle in files_holding(output, owner, with_needles=True)]
 
 
 def test_hiding_fifty_messages_by_a_query_leaves_no_trace_of_them(site: Path, tmp_path: Path) -> None:
