@@ -13,7 +13,6 @@ these functions and prints what they return; nothing here prints.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,7 +24,7 @@ from .store.index import FILED, HIDDEN, Row
 from .store.ledger import Action, Entry
 from .values import Month, is_call_number, plural
 
-__all__ = ["Selector", "StewardReport", "describe_entries", "published_hidden", "read_id_file", "steward"]
+__all__ = ["Selector", "StewardReport", "published_hidden", "read_id_file", "steward"]
 
 
 @dataclass(frozen=True)
@@ -202,18 +201,3 @@ def published_hidden(config: Config) -> list[str]:
             if path in paths or path.startswith(folder)
         )
     return found
-
-
-def describe_entries(entries: Iterable[Entry]) -> list[dict[str, Any]]:
-    """Ledger entries as plain data (``listlib ledger --json``)."""
-    return [
-        {
-            "seq": entry.seq,
-            "at": entry.at,
-            "action": entry.action,
-            "reason": entry.reason,
-            "by": entry.by,
-            "messages": [{"call": m.call, "list": m.list} for m in entry.messages],
-        }
-        for entry in entries
-    ]

@@ -150,14 +150,13 @@ def ledger(obj: Context, as_json: bool) -> None:
     ('listlib threads --attach/--detach/--undo'), oldest first, from
     content/ledger.jsonl (which must never be edited by hand).
     """
-    from ..stewardship import describe_entries
     from ..store.core import Store
 
     config = obj.load()
     with Store(config.site.content_dir).open() as store:
         entries = store.ledger()
     if as_json:
-        echo_json({"entries": describe_entries(entries)}, indent=2, ensure_ascii=False)
+        echo_json({"entries": [entry.to_dict() for entry in entries]}, indent=2, ensure_ascii=False)
         return
     for entry in entries:
         calls = " ".join(m.call for m in entry.messages[:8]) + (" ..." if len(entry.messages) > 8 else "")

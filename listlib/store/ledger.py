@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal, NamedTuple
 
@@ -45,7 +45,6 @@ __all__ = [
     "append_entry",
     "cut_torn_line",
     "hidden_of",
-    "iter_calls",
     "ledger_size",
     "read_ledger",
 ]
@@ -76,8 +75,9 @@ class Entry(NamedTuple):
     """The command that did it."""
     messages: tuple[LedgerMessage, ...]
 
-    def to_json(self) -> str:
-        data = {
+    def to_dict(self) -> dict[str, object]:
+        """The entry as its line holds it (and ``listlib ledger --json`` shows it)."""
+        return {
             "seq": self.seq,
             "at": self.at,
             "action": self.action,
@@ -85,10 +85,12 @@ class Entry(NamedTuple):
             "by": self.by,
             "messages": [{"call": m.call, "list": m.list} for m in self.messages],
         }
-        return json.dumps(data, ensure_ascii=False, sort_keys=False)
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), ensure_ascii=False)
 
 
-def _entry(data: object, line: int, path: Path) -> Entry:
+def _entry(data: object, line: Callable[[], int], path: Path) -> Entry:
     try:
         assert isinstance(data, dict)
         action = data["action"]
@@ -97,7 +99,7 @@ def _entry(data: object, line: int, path: Path) -> Entry:
         messages = tuple(LedgerMessage(str(m["call"]), str(m["list"])) for m in data["messages"])
         return Entry(int(data["seq"]), str(data["at"]), action, str(data["reason"]), str(data["by"]), messages)
     except (AssertionError, KeyError, TypeError, ValueError) as exc:
-        raise StoreError(f"{path}, line {line}: not a ledger entry ({exc}); the ledger must not be edited") from None
+        raise StoreError(f"{path}, line {line()}: not a ledger entry ({exc}); the ledger must not be edited") from None
 
 
 def read_ledger(root: Path, start: int = 0) -> tuple[list[Entry], int]:
@@ -114,21 +116,24 @@ def read_ledger(root: Path, start: int = 0) -> tuple[list[Entry], int]:
         raise StoreError(f"{path}: cannot read the ledger: {exc.strerror}") from exc
     complete = data.rfind(b"\n") + 1
     entries = []
-    first_line = 1 + (_count_lines(path, start) if start else 0)
-    for number, text in enumerate(data[:complete].splitlines(), start=first_line):
+    for number, text in enumerate(data[:complete].splitlines()):
         if not text.strip():
             continue
         try:
             decoded = json.loads(text)
         except ValueError as exc:
-            raise StoreError(f"{path}, line {number}: not JSON ({exc}); the ledger must not be edited") from None
-        entries.append(_entry(decoded, number, path))
+            line = _line_number(path, start, number)
+            raise StoreError(f"{path}, line {line}: not JSON ({exc}); the ledger must not be edited") from None
+        entries.append(_entry(decoded, lambda n=number: _line_number(path, start, n), path))
     return entries, start + complete
 
 
-def _count_lines(path: Path, end: int) -> int:
+def _line_number(path: Path, start: int, number: int) -> int:
+    """The line number, for an error, of the ``number``-th line read from byte ``start``."""
+    if not start:
+        return number + 1
     with open(path, "rb") as file:
-        return file.read(end).count(b"\n")
+        return file.read(start).count(b"\n") + number + 1
 
 
 def cut_torn_line(root: Path) -> bool:
@@ -198,10 +203,3 @@ def hidden_of(entries: Iterable[Entry]) -> dict[str, LedgerMessage]:
             elif entry.action == "unhide":
                 hidden.pop(message.call, None)
     return hidden
-
-
-def iter_calls(entries: Iterable[Entry], action: Action) -> Iterator[str]:
-    """The call numbers named by entries of one action, in ledger order."""
-    for entry in entries:
-        if entry.action == action:
-            yield from (message.call for message in entry.messages)

@@ -91,3 +91,30 @@ def test_templates_link_site_wide_pages_through_paths() -> None:
         text = template.read_text()
         for spelled in ("'index.html'", "'search/index.html'", "'static/", "~ '/index.html'", "'sitemap.xml'"):
             assert spelled not in text, f"{template.name} spells {spelled}; use paths"
+
+
+def test_per_message_items_have_the_layouts_kinds_names(site: Path) -> None:
+    from listlib.plan import kinds
+
+    add(site, post(1, "Hello"), post(2, "Re: Hello", reply_to=1), post(3, "Other"))
+    _incremental, full = compare_plans(load_config(site / "listlib.toml"))
+    layouts = {
+        "thread": [("messages", kinds.THREAD_MESSAGE_FIELDS)],
+        "tmbox": [("messages", kinds.MBOX_ITEM_FIELDS)],
+        "mmbox": [("messages", kinds.MBOX_ITEM_FIELDS)],
+        "messages": [("messages", kinds.MESSAGE_COPY_FIELDS)],
+        "month": [("threads", kinds.MONTH_THREAD_FIELDS)],
+        "date": [("messages", kinds.DATED_MESSAGE_FIELDS)],
+        "sitemap": [("pages", kinds.SITEMAP_ENTRY_FIELDS)],
+    }
+    seen = set()
+    for job in full.run:
+        for field, names in layouts.get(job.kind, []):
+            items = getattr(job.args, field)
+            assert items and all(type(item) is tuple and len(item) == len(names) for item in items), job.id
+            seen.add(job.kind)
+        if job.kind == "mid":
+            for group in job.args.entries:
+                assert all(len(entry) == len(kinds.MID_ENTRY_FIELDS) for entry in group.entries)
+                seen.add("mid")
+    assert seen == set(layouts) | {"mid"}

@@ -222,3 +222,14 @@ def test_a_hidden_message_fetched_again_over_pop3_is_refused(site: Path, mailbox
     assert mailbox.count() == 0  # settled: nothing left to fetch again and again
     with Store(site / "content").open() as store:
         assert [row.state for row in store.index.find_rows((FILED, HIDDEN), slug="dev")] == [FILED, HIDDEN]
+
+
+def test_a_damaged_ledger_line_is_named_by_its_number(site: Path) -> None:
+    call, _mbox = _site_with_spam(site)
+    _hide(site, call)
+    with open(site / "content" / LEDGER_NAME, "ab") as file:
+        file.write(b'{"seq": 2, "not": "an entry"}\n')
+    result = run_listlib("build", cwd=site)
+    assert result.returncode == 1
+    assert "ledger.jsonl, line 2: not a ledger entry" in result.stderr
+    assert "Traceback" not in result.stderr
