@@ -28,7 +28,7 @@ from .config import Config, ListConfig
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
 from .heap import trim_heap
-from .overrides import load_overrides
+from .overrides import threading_overrides
 from .plan.builders import SiteJobs
 from .plan.incremental import Memory, dirty_jobs, full_memory, load_memory
 from .plan.jobs import Plan, plan_build
@@ -200,14 +200,14 @@ def _plan(
         base_url=config.site.base_url,
         obfuscate_addresses=config.site.obfuscate_addresses,
         load_remote_images=config.site.load_remote_images,
+        show_removal_reasons=config.site.show_removal_reasons,
     )
     content = config.site.content_dir
     lists = config.published_lists  # with _no_list when [site] publish_unrouted is on
     markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in lists}
     fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns)
     with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
-        overrides = load_overrides(store.root, store.index, [lst.slug for lst in config.lists])
-        threadset.update(store.index, overrides)
+        threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
         last = None if full else load_memory(state)
         changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
         if last is not None and last[2] == fingerprint and not changes.everything:
@@ -236,8 +236,9 @@ def _plan(
 def _load_list(config: ListConfig, markdown: str | None, store: Store, threadset: ThreadSet) -> LoadedList:
     """Every row and thread of a list, for a full enumeration."""
     rows = {row.call: row for row in store.index.filed_rows(config.slug)}
-    entries = threadset.threads(config.slug, threadset.thread_ids(config.slug)) if rows else {}
-    return LoadedList(config, rows, entries.values(), markdown)
+    removed = store.index.removed_rows(config.slug)
+    entries = threadset.threads(config.slug, threadset.thread_ids(config.slug)) if rows or removed else {}
+    return LoadedList(config, rows, entries.values(), markdown, removed)
 
 
 def compare_plans(config: Config) -> tuple[Plan | None, Plan]:

@@ -112,7 +112,7 @@ class FetchReport:
         parts = [
             f"{head}: {self.retrieved} retrieved in {self.seconds:.1f} s: {f.filed} filed "
             f"({plural(f.collisions, 'Message-ID collision')}, {f.no_list} to _no_list), "
-            f"{plural(f.duplicates, 'duplicate')}{f', {f.refused} refused (hidden)' if f.refused else ''}, "
+            f"{plural(f.duplicates, 'duplicate')}{f.refusals()}, "
             f"{f.failed} failed"
         ]
         if self.deleted:

@@ -54,7 +54,7 @@ _IN_FLIGHT = 4
 
 @dataclass
 class FilingReport:
-    """What an import did; ``messages == filed + duplicates + refused + failed`` always holds."""
+    """What an import did; ``messages == filed + duplicates + refused + removed + failed`` always holds."""
 
     sources: list[str] = field(default_factory=list)
     messages: int = 0
@@ -62,6 +62,8 @@ class FilingReport:
     duplicates: int = 0
     refused: int = 0
     """Copies of hidden messages (``listlib hide``): never filed again."""
+    removed: int = 0
+    """Copies of removed messages (``listlib remove``): never filed again."""
     collisions: int = 0
     no_list: int = 0
     failed: int = 0
@@ -81,6 +83,9 @@ class FilingReport:
             return
         if outcome.status == "refused":
             self.refused += 1
+            return
+        if outcome.status == "removed":
+            self.removed += 1
             return
         if outcome.status == "failed":
             self.failed += 1
@@ -106,12 +111,16 @@ class FilingReport:
         verb = "would be filed" if self.dry_run else "filed"
         rate = f" in {self.seconds:.1f} s" if self.seconds else ""
         unreadable = f"; {plural(len(self.unreadable), 'unreadable file')}" if self.unreadable else ""
-        refused = f", {self.refused} refused (hidden)" if self.refused else ""
         return (
             f"{plural(self.messages, 'message')}{rate}: {self.filed} {verb} "
             f"({plural(self.collisions, 'Message-ID collision')}, {self.no_list} to {NO_LIST}), "
-            f"{plural(self.duplicates, 'duplicate')}{refused}, {self.failed} failed{unreadable}"
+            f"{plural(self.duplicates, 'duplicate')}{self.refusals()}, {self.failed} failed{unreadable}"
         )
+
+    def refusals(self) -> str:
+        """``, N refused (hidden), M refused (removed)``, each part only when not 0."""
+        parts = [(self.refused, "hidden"), (self.removed, "removed")]
+        return "".join(f", {count} refused ({why})" for count, why in parts if count)
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

@@ -45,7 +45,7 @@ from pathlib import Path
 
 from .errors import OverridesError
 from .fsutil import fsync_dir, naming, write_all
-from .store.index import FILED, HIDDEN, Index
+from .store.index import FILED, HIDDEN, REMOVED, Index
 from .values import is_call_number
 
 __all__ = [
@@ -184,10 +184,11 @@ def check_against_store(
 
 
 def index_lookup(index: Index) -> Lookup:
-    """A ``Lookup`` over the index: filed and hidden messages count."""
+    """A ``Lookup`` over the index: filed, hidden and removed messages count (a removed
+    one keeps its place)."""
 
     def lookup(calls: Iterable[str]) -> dict[str, str]:
-        return {row.call: row.list for row in index.rows_by_call(calls) if row.state in (FILED, HIDDEN)}
+        return {row.call: row.list for row in index.rows_by_call(calls) if row.state in (FILED, HIDDEN, REMOVED)}
 
     return lookup
 
@@ -226,6 +227,18 @@ def load_overrides(root: Path, index: Index, lists: Iterable[str]) -> ListOverri
     if problems:
         raise OverridesError(str(root / OVERRIDES_NAME), problems)
     return {slug: mine for slug, mine in overrides.items() if mine}
+
+
+def threading_overrides(root: Path, index: Index, lists: Iterable[str]) -> ListOverrides:
+    """What the threader applies: the operator's overrides (``load_overrides``), plus
+    what removed messages pin (``Index.removal_pins``: a removed message stays under
+    the message it answered, its answers under it) where the operator says nothing."""
+    merged = {slug: dict(mine) for slug, mine in load_overrides(root, index, lists).items()}
+    for slug in index.slugs_with_removals():
+        mine = merged.setdefault(slug, {})
+        for call, parent in index.removal_pins(slug).items():
+            mine.setdefault(call, parent)
+    return merged
 
 
 def format_overrides(overrides: ListOverrides) -> str:

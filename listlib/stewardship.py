@@ -1,12 +1,18 @@
 """Stewarding an archive: choosing messages (by call number, Message-ID, list, month,
-sender, search query or a file of IDs) and hiding them from the website or showing them
-again, each action recorded in the store's ledger (``store.ledger``) before it takes
-effect.
+sender, search query or a file of IDs) and hiding them from the website, showing them
+again or taking them down for good, each action recorded in the store's ledger
+(``store.ledger``) before it takes effect.
 
 A hidden message stays in the store, byte for byte, under its call number; the index
 marks it hidden, so threads, pages, feeds, downloads and the search index leave it out
 at the next build, a re-import or POP3 fetch of it is refused, and queued delivery of
-it stops. ``unhide`` puts it back exactly as it was. Click-free: the CLI parses, calls
+it stops. ``unhide`` puts it back exactly as it was.
+
+A removed message (``remove``, a take-down) leaves the store: its bytes are deleted, and
+the ledger keeps only digests that refuse a copy of it, where it was filed and its place
+in its thread (the message it answered and its answers, which the threader keeps
+together around a placeholder). Its permanent URL and Message-ID page become tombstones.
+Click-free: the CLI parses, calls
 these functions and prints what they return; nothing here prints.
 """
 
@@ -20,11 +26,14 @@ from typing import Any
 from .config import Config
 from .errors import ListlibError
 from .store.core import Store
-from .store.index import FILED, HIDDEN, Row
-from .store.ledger import Action, Entry
-from .values import Month, is_call_number, plural
+from .store.index import FILED, HIDDEN, REMOVED, Row
+from .store.ledger import Action, Entry, Removal
+from .values import Month, is_call_number, message_id_hash, plural
 
-__all__ = ["Selector", "StewardReport", "published_hidden", "read_id_file", "steward"]
+__all__ = ["Quote", "Selector", "StewardReport", "find_quotes", "published_hidden", "read_id_file", "steward"]
+
+_DONE = {"hide": "hidden", "unhide": "shown again", "remove": "removed"}
+_ALREADY = {"hide": "already hidden", "unhide": "not hidden", "remove": "already removed"}
 
 
 @dataclass(frozen=True)
@@ -57,9 +66,9 @@ class StewardReport:
     seconds: float = 0.0
 
     def summary(self) -> str:
-        done = {"hide": "hidden", "unhide": "shown again"}[self.action]
+        done = _DONE[self.action]
         verb = f"would be {done}" if self.dry_run else done
-        already = {"hide": "already hidden", "unhide": "not hidden"}[self.action]
+        already = _ALREADY[self.action]
         skipped = f" ({len(self.skipped)} {already})" if self.skipped else ""
         entry = f"; ledger entry {self.entry.seq}" if self.entry is not None else ""
         return f"{plural(len(self.messages), 'message')} {verb}{skipped}{entry} in {self.seconds:.2f} s"
@@ -120,9 +129,11 @@ def _select(store: Store, config: Config, selector: Selector) -> list[Row]:
         found = []
         if is_call_number(item):
             found = index.rows_by_call([item])
-            found = [row for row in found if row.state in everything]
+            found = [row for row in found if row.state in (*everything, REMOVED)]
         if not found:
             found = index.find_rows(everything, message_id=item.strip().strip("<>"))
+        if not found:
+            found = index.find_rows((REMOVED,), mid_hash=message_id_hash(item))
         if not found:
             unknown.append(item)
         chosen.update((row.call, row) for row in found)
@@ -153,50 +164,192 @@ def steward(
     clock: Any = time.time,
     fault: Any = None,
 ) -> StewardReport:
-    """Hide or unhide the messages ``selector`` chooses; ``reason``: why (kept in the
-    ledger); ``by``: the command line. Raises ``ListlibError`` when the selector names an
-    unknown message or chooses nothing to change."""
+    """Hide, unhide or remove the messages ``selector`` chooses; ``reason``: why (kept
+    in the ledger; for a removal, the public reason); ``by``: the command line. Raises
+    ``ListlibError`` when the selector names an unknown message or chooses nothing."""
     started = time.monotonic()
     if selector.is_empty():
         raise ListlibError("say which messages: IDs, --from-file, --query, --list, --month or --sender")
-    if action == "hide" and not reason.strip():
-        raise ListlibError("--reason must say why the messages are hidden (it is kept in the ledger)")
-    wanted = FILED if action == "hide" else HIDDEN
+    if action in ("hide", "remove") and not reason.strip():
+        raise ListlibError(f"--reason must say why the messages are {_DONE[action]} (it is kept in the ledger)")
+    wanted = {"hide": (FILED,), "unhide": (HIDDEN,), "remove": (FILED, HIDDEN)}[action]
     report = StewardReport(action, dry_run)
     with Store(config.site.content_dir, fault=fault).open() as store, store.locked():
         rows = _select(store, config, selector)
-        report.messages = [row for row in rows if row.state == wanted]
-        report.skipped = [row for row in rows if row.state != wanted]
+        report.messages = [row for row in rows if row.state in wanted]
+        report.skipped = [row for row in rows if row.state not in wanted]
         if not rows:
             raise ListlibError("the selection matches no message; nothing was changed")
         if report.messages and not dry_run:
             at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock()))
-            report.entry = store.record(action, report.messages, reason.strip(), by, at)
+            removals = _removals(config, store, report.messages) if action == "remove" else None
+            report.entry = store.record(action, report.messages, reason.strip(), by, at, removals)
     report.seconds = time.monotonic() - started
     return report
 
 
+def _removals(config: Config, store: Store, rows: list[Row]) -> dict[str, Removal]:
+    """What the ledger keeps of each message to remove: digests, where it was filed, and
+    its place in its thread as threading places it now (``Row.pins``)."""
+    places = _places(config, store, rows)
+    return {
+        row.call: Removal(
+            row.path,
+            row.date,
+            row.raw_hash,
+            row.vitals,
+            message_id_hash(row.message_id) if row.message_id else None,
+            places.get(row.call),
+        )
+        for row in rows
+    }
+
+
+def _places(config: Config, store: Store, rows: list[Row]) -> dict[str, str]:
+    """Call -> its pins (the call it answers or ``-``, then its answers' calls) for the
+    messages of ``rows`` that are in a thread with others (threads brought up to date)."""
+    from .overrides import threading_overrides
+    from .threadset import ThreadSet
+
+    threaded = [row for row in rows if row.state == FILED]
+    if not threaded:
+        return {}
+    with ThreadSet(config.site.cache_dir).open() as threadset:
+        threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
+        places: dict[str, str] = {}
+        for row in threaded:
+            thread_id = threadset.thread_of(row.list, row.call)
+            entry = threadset.thread(row.list, thread_id) if thread_id else None
+            if entry is None:
+                continue
+            parent = next((p for c, p, _d in entry.messages if c == row.call), None)
+            children = [c for c, p, _d in entry.messages if p == row.call]
+            if parent or children:
+                places[row.call] = " ".join([parent or "-", *children])
+    return places
+
+
+@dataclass(frozen=True)
+class Quote:
+    """A message that quotes one about to be removed."""
+
+    call: str
+    list: str
+    quotes: str
+    """The call number of the message it quotes."""
+    lines: int
+    """How many of its quoted lines come from that message."""
+    subject: str
+
+
+_MIN_QUOTED = 12
+"""Characters a line needs to count when looking for quotes (shorter ones are common)."""
+
+
+def find_quotes(config: Config, selector: Selector) -> list[Quote]:
+    """The messages that quote the ones ``selector`` chooses (before they are removed):
+    replies in the same thread, or naming them in their references, with quoted lines
+    (``> ...``) that are lines of the chosen message's text."""
+    from .display import display_message
+    from .display.model import DisplayOptions
+    from .threadset import ThreadSet
+
+    found: list[Quote] = []
+    with Store(config.site.content_dir).open() as store:
+        rows = [row for row in _select(store, config, selector) if row.state in (FILED, HIDDEN)]
+        if not rows:
+            raise ListlibError("the selection matches no message; nothing was changed")
+        with ThreadSet(config.site.cache_dir).open() as threadset:
+            for row in rows:
+                lines = _text_lines(store.root / row.path, display_message, DisplayOptions)
+                if not lines:
+                    continue
+                near: set[str] = set()
+                thread_id = threadset.thread_of(row.list, row.call)
+                entry = threadset.thread(row.list, thread_id) if thread_id else None
+                if entry is not None:
+                    near.update(c for c, _p, _d in entry.messages)
+                near.discard(row.call)
+                candidates = store.index.rows_by_call(near)
+                if row.message_id:
+                    candidates += [
+                        other
+                        for other in store.index.rows_referring(row.list, row.message_id)
+                        if other.call not in near and other.call != row.call
+                    ]
+                for other in candidates:
+                    if other.state not in (FILED, HIDDEN):
+                        continue
+                    quoted = _quoted_lines(store.root / other.path)
+                    count = sum(1 for line in quoted if line in lines)
+                    if count:
+                        found.append(Quote(other.call, other.list, row.call, count, other.subject))
+    return sorted(found, key=lambda q: (q.quotes, q.call))
+
+
+def _normal(line: str) -> str:
+    return " ".join(line.split())
+
+
+def _text_lines(path: Path, display_message: Any, options: Any) -> set[str]:
+    """The message's own (unquoted) text lines long enough to be telling."""
+    from .fsutil import read_file
+
+    try:
+        raw = read_file(path)
+    except OSError:
+        return set()
+    text = display_message(raw, options()).text
+    return {
+        _normal(line)
+        for line in text.splitlines()
+        if len(_normal(line)) >= _MIN_QUOTED and not line.lstrip().startswith(">")
+    }
+
+
+def _quoted_lines(path: Path) -> list[str]:
+    """The text of the quoted lines (``> ...``, any depth) of a stored message."""
+    from .fsutil import read_file
+
+    try:
+        raw = read_file(path)
+    except OSError:
+        return []
+    quoted = []
+    for line in raw.decode("utf-8", "replace").splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith(">"):
+            text = _normal(stripped.lstrip("> \t"))
+            if len(text) >= _MIN_QUOTED:
+                quoted.append(text)
+    return quoted
+
+
 def published_hidden(config: Config) -> list[str]:
-    """Files of hidden messages the last build left in output/ (the next build removes
-    them): their pages, raw copies and attachments, as the build's manifest lists them."""
+    """Files of hidden and removed messages the last build left in output/ (the next
+    build removes them): a hidden one's page, and the raw copies and attachments of
+    both (a removed one's page is its tombstone), as the build's manifest lists them."""
     from .manifest import load_manifest
     from .urls import attachment_dir, message_path, raw_path
 
     with Store(config.site.content_dir).open() as store:
-        hidden = store.index.find_rows((HIDDEN,))
-    if not hidden:
+        gone = store.index.find_rows((HIDDEN, REMOVED))
+    if not gone:
         return []
     try:
         published = load_manifest(config)
     except ListlibError:
         return []  # nothing built yet, or a build to finish first: nothing to compare with
     found = []
-    for row in hidden:
+    for row in gone:
         month = Month(row.year, row.month)
-        paths = {message_path(row.list, month, row.call), raw_path(row.list, month, row.call)}
+        paths = {raw_path(row.list, month, row.call)}
+        if row.state == HIDDEN:
+            paths.add(message_path(row.list, month, row.call))
         folder = attachment_dir(row.list, month, row.call) + "/"
+        what = "hidden" if row.state == HIDDEN else "removed"
         found.extend(
-            f"{path}: hidden message {row.call} is still published; run 'listlib build'"
+            f"{path}: {what} message {row.call} is still published; run 'listlib build'"
             for path in sorted(published)
             if path in paths or path.startswith(folder)
         )

@@ -44,6 +44,7 @@ from .store.index import (
     FACT_MONTH,
     FACT_NO_ARCHIVE,
     FACT_YEAR,
+    REMOVED_MARK,
     Index,
 )
 from .threadcache import MessageEntry, MonthEntry, ThreadCache, ThreadEntry
@@ -440,6 +441,8 @@ def _entry(thread: Thread, facts_of: dict[str, tuple[object, ...]]) -> ThreadEnt
     facts = [facts_of[p.call] for p in thread.messages]
     counts: dict[tuple[int, int], int] = {}
     for f in facts:
+        if f[FACT_NO_ARCHIVE] == REMOVED_MARK:
+            continue  # a placeholder: in the thread, not counted among a month's messages
         month = (f[FACT_YEAR], f[FACT_MONTH])
         counts[month] = counts.get(month, 0) + 1  # type: ignore[index]
     dates = [f[FACT_DATE] for f in facts]

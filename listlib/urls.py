@@ -20,12 +20,11 @@ template). Nothing else in listlib spells an output path. Pure: no I/O.
 from __future__ import annotations
 
 import functools
-import hashlib
 import posixpath
 import re
 from urllib.parse import quote
 
-from .values import Month
+from .values import Month, message_id_hash
 
 __all__ = [
     "MID_DIR",
@@ -138,10 +137,6 @@ def attachment_path(slug: str, month: Month, call: str, filename: str) -> str:
 def static_path(rel: str) -> str:
     """A file of the theme's static/ folder (``rel``: its path there)."""
     return f"{STATIC_DIR}/{rel}"
-
-
-def message_id_hash(message_id: str) -> str:
-    return hashlib.sha256(message_id.strip().strip("<>").encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def message_id_path(message_id: str) -> str:

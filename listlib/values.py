@@ -34,6 +34,7 @@ This module is pure: no I/O, no clock, no imports from the rest of listlib.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from typing import NamedTuple
 
@@ -50,6 +51,7 @@ __all__ = [
     "call_number_to_int",
     "is_call_number",
     "is_slug",
+    "message_id_hash",
     "plural",
     "tick_of_ms",
 ]
@@ -127,3 +129,9 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
 def is_slug(text: str) -> bool:
     """True when ``text`` is a valid list slug (lower-case letters, digits, dashes)."""
     return bool(_SLUG_RE.match(text))
+
+
+def message_id_hash(message_id: str) -> str:
+    """The lower-case hex SHA-256 of a Message-ID without its angle brackets: its lookup
+    page's name (``urls.message_id_path``), and what the ledger keeps of a removed one."""
+    return hashlib.sha256(message_id.strip().strip("<>").encode("utf-8", "surrogatepass")).hexdigest()

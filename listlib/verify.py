@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from .errors import StoreError
 from .store.core import Store
-from .store.index import FILED, HIDDEN, Row
+from .store.index import FILED, HIDDEN, REMOVED, Row
 from .store.layout import iter_message_files, row_from_file
-from .store.ledger import hidden_of, read_ledger
+from .store.ledger import hidden_of, read_ledger, removed_of
 from .values import is_call_number
 
 __all__ = ["CheckReport", "check_store", "repair_store"]
@@ -53,6 +53,10 @@ def check_store(store: Store) -> CheckReport:
             row = rows.get(result.call)
             if row is None:
                 report.problems.append(f"{rel}: not in the index")
+            elif row.state == REMOVED:
+                report.problems.append(
+                    f"{rel}: removed by the ledger, but its file is in the store: 'listlib check --repair' deletes it"
+                )
             elif row.path != rel:
                 report.problems.append(f"{rel}: the index has it at {row.path}")
             elif row.raw_hash != result.raw_hash:
@@ -61,7 +65,7 @@ def check_store(store: Store) -> CheckReport:
                 pending += 1
         never_stored = 0
         for call, row in rows.items():
-            if call not in seen:
+            if call not in seen and row.state != REMOVED:
                 if row.state not in (FILED, HIDDEN):
                     never_stored += 1
                 else:
@@ -104,6 +108,14 @@ def _ledger_problems(store: Store, rows: dict[str, Row]) -> list[str]:
     for call, row in sorted(rows.items()):
         if row.state == HIDDEN and call not in hidden:
             problems.append(f"ledger: {row.path} is hidden in the index but not by the ledger")
+    removed = removed_of(entries)
+    for call, (message, _entry) in sorted(removed.items()):
+        row = rows.get(call)
+        if row is None or row.state != REMOVED:
+            problems.append(f"ledger: {message.list}/{call} is removed by the ledger but not in the index")
+    for call, row in sorted(rows.items()):
+        if row.state == REMOVED and call not in removed:
+            problems.append(f"ledger: {row.path} is removed in the index but not by the ledger")
     return problems
 
 

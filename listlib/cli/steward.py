@@ -1,5 +1,6 @@
-"""``listlib hide``, ``listlib unhide`` and ``listlib ledger``: take messages off the
-website and back, and show the ledger of what stewards did."""
+"""``listlib hide``, ``listlib unhide``, ``listlib remove`` and ``listlib ledger``: take
+messages off the website and back, take them down for good, and show the ledger of what
+stewards did."""
 
 from __future__ import annotations
 
@@ -139,6 +140,72 @@ def unhide(obj: Context, reason: str, **options: Any) -> None:
 
 
 @click.command()
+@_selection_options
+@click.option("--reason", default="", metavar="TEXT", help="Why: the public reason (kept in the ledger; required).")
+@click.option(
+    "--show-quotes",
+    is_flag=True,
+    help="List the messages that quote the chosen ones (to redact them first); remove nothing.",
+)
+@common_options()
+@click.pass_obj
+@handle_errors
+def remove(obj: Context, reason: str, show_quotes: bool, **options: Any) -> None:
+    """Take messages down for good (privacy requests, leaked secrets).
+
+    The message files are deleted from the store; the ledger keeps only
+    digests (of the bytes, of sender+subject+text, of the Message-ID) that
+    refuse a copy of them at every later import or fetch, where they were
+    filed, and their place in their threads. After the next build no page,
+    feed, download or search file holds them: their permanent URL and their
+    Message-ID page say "removed on DATE" (and --reason, when [site]
+    show_removal_reasons is on), and their replies stay where they were.
+    Chooses messages as 'listlib hide' does. This cannot be undone; copies
+    already mirrored, crawled or delivered are out of reach. Run with
+    --show-quotes first to find the replies that quote them.
+    """
+    if show_quotes:
+        _show_quotes(obj, **options)
+        return
+    if not reason.strip():
+        raise click.UsageError("--reason is required: say why the messages are removed (it is kept in the ledger)")
+    _act(obj, "remove", reason=reason, **options)
+
+
+def _show_quotes(
+    obj: Context,
+    ids: tuple[str, ...],
+    from_file: Path | None,
+    query: str | None,
+    list_slug: str | None,
+    month: str | None,
+    sender: str | None,
+    dry_run: bool,
+    as_json: bool,
+    then_build: bool,
+) -> None:
+    from ..stewardship import Selector, find_quotes, read_id_file
+    from ..threadview import parse_month
+
+    if then_build:
+        raise click.UsageError("--build cannot be used with --show-quotes")
+    try:
+        wanted_month = parse_month(month) if month else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--month") from None
+    all_ids = ids + tuple(read_id_file(from_file) if from_file is not None else ())
+    config = obj.load()
+    quotes = find_quotes(config, Selector(all_ids, query, list_slug, wanted_month, sender))
+    if as_json:
+        echo_json({"quotes": [quote.__dict__ for quote in quotes]}, indent=2, ensure_ascii=False)
+        return
+    for quote in quotes:
+        subject = terminal_text(quote.subject)[:70] or "(no subject)"
+        echo(f"{quote.call}  {quote.list}  quotes {quote.quotes} ({quote.lines} lines)  {subject}")
+    echo(f"{len(quotes)} {'message quotes' if len(quotes) == 1 else 'messages quote'} the chosen messages")
+
+
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
 @common_options()
 @click.pass_obj
@@ -146,7 +213,8 @@ def unhide(obj: Context, reason: str, **options: Any) -> None:
 def ledger(obj: Context, as_json: bool) -> None:
     """List the ledger: what stewards did to the archive, when, why and how.
 
-    One entry per 'listlib hide', 'listlib unhide' and thread override edit
+    One entry per 'listlib hide', 'listlib unhide', 'listlib remove' and
+    thread override edit
     ('listlib threads --attach/--detach/--undo'), oldest first, from
     content/ledger.jsonl (which must never be edited by hand).
     """

@@ -63,7 +63,7 @@ def threads(
     if edits or parent is not None or dry_run or reason:
         _edit(obj, edits, parent, list_slug, month, message, as_json, reason, dry_run)
         return
-    from ..overrides import load_overrides
+    from ..overrides import threading_overrides
     from ..store.core import Store
     from ..threadset import ThreadSet
     from ..threadview import dumps_json, format_thread, parse_month, select_threads, thread_view
@@ -74,7 +74,7 @@ def threads(
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--month") from None
     with Store(config.site.content_dir).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
-        threadset.update(store.index, load_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
+        threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
         slugs = threadset.slugs()
         if list_slug is not None:
             if list_slug not in slugs:

@@ -27,6 +27,7 @@ _SITE_KEYS = {
     "obfuscate_addresses",
     "load_remote_images",
     "publish_unrouted",
+    "show_removal_reasons",
 }
 _THEME_KEYS = {"name", "dir"}
 
@@ -48,6 +49,7 @@ def read_site(reader: Reader, site_table: Mapping[str, Any]) -> SiteConfig:
         load_remote_images=reader.boolean(site_table, "load_remote_images", "site", False),
         queue_dir=reader.path(site_table, "queue_dir", "site", "queue") or root / "queue",
         publish_unrouted=reader.boolean(site_table, "publish_unrouted", "site", False),
+        show_removal_reasons=reader.boolean(site_table, "show_removal_reasons", "site", False),
     )
 
 

@@ -99,7 +99,7 @@ class Intake:
             if found:
                 bounces += [(bounce, outcome.call, now) for bounce in found]
                 continue
-            if outcome.slug in self.deliveries and outcome.status != "failed":
+            if outcome.slug in self.deliveries and outcome.status not in ("failed", "refused", "removed"):
                 candidates.setdefault(outcome.call, outcome)
         if bounces:
             self.report.bounces += self.bounce_log.record(bounces)

@@ -19,7 +19,7 @@ from functools import partial
 from ..config import Config
 from ..errors import DeliveryError, LockTimeoutError
 from ..store.core import Store
-from ..store.index import HIDDEN
+from ..store.index import HIDDEN, REMOVED
 from ..values import plural
 from .queue import STAGES, Outbound, QueuedPost, Stage
 from .runner import DeliverReport, ProgressCallback, Runner
@@ -79,11 +79,12 @@ def deliver_queue(
 
 
 def _withdrawn(config: Config, ids: list[str]) -> set[str]:
-    """The posts (by call number) whose message stewards hid (``listlib hide``). A post
+    """The posts (by call number) whose message stewards hid or removed (``listlib hide``,
+    ``listlib remove``). A post
     whose message the store does not know is sent: no post is ever lost for a store
     that is missing or being rebuilt."""
     with Store(config.site.content_dir).open() as store:
-        return {row.call for row in store.index.rows_by_call(ids) if row.state == HIDDEN}
+        return {row.call for row in store.index.rows_by_call(ids) if row.state in (HIDDEN, REMOVED)}
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,7 @@ from .kinds import (
     MonthCount,
     MonthFrame,
     MonthPage,
+    Removed,
     SitemapPage,
     SitePages,
     SiteSettings,
@@ -65,7 +66,7 @@ from .kinds import (
 from .shown import author, participants, subject
 from .sources import ListSource, LoadedList, ThreadSummary, month_of
 
-__all__ = ["FEED_SIZE", "LATEST_THREADS", "SiteJobs", "mid_prefix"]
+__all__ = ["FEED_SIZE", "LATEST_THREADS", "SiteJobs", "mid_bucket", "mid_digest"]
 
 FEED_SIZE = 30
 """Messages in a list's Atom feed."""
@@ -76,15 +77,11 @@ SITEMAP_SIZE = 40_000
 has several."""
 
 
-def mid_prefix(message_id: str) -> str:
-    """The Message-ID lookup bucket (``mid`` job id) a Message-ID belongs to: 4,096 of
-    them, so that a new message re-renders a dozen lookup pages at 50,000 messages, not
-    two hundred. (Only the job is finer than the ``mid/<h[0:2]>/`` folders of the URLs.)"""
-    return _bucket(message_id_hash(message_id))
-
-
-def _bucket(digest: str) -> str:
-    """``mid_prefix`` of the Message-ID whose ``message_id_hash`` is ``digest``."""
+def mid_bucket(digest: str) -> str:
+    """The Message-ID lookup bucket (``mid`` job id) of the Message-ID whose
+    ``message_id_hash`` is ``digest``: 4,096 of them, so that a new message re-renders a
+    dozen lookup pages at 50,000 messages, not two hundred. (Only the job is finer than
+    the ``mid/<h[0:2]>/`` folders of the URLs.)"""
     return digest[:3]
 
 
@@ -160,9 +157,10 @@ class SiteJobs:
             if not isinstance(source, LoadedList):
                 raise TypeError("enumerating every Message-ID needs the lists loaded in memory")
             for row in source.all_rows():
-                if row.message_id:
-                    digest = digests[row.call] = message_id_hash(row.message_id)
-                    members[_bucket(digest)].append((source.slug, row.call))
+                digest = mid_digest(row)
+                if digest is not None:
+                    digests[row.call] = digest
+                    members[mid_bucket(digest)].append((source.slug, row.call))
         self._mid_members = members
         return members
 
@@ -202,6 +200,7 @@ class SiteJobs:
                     row.no_archive,
                     row.message_id,
                     row.refs,
+                    self._tombstone(row) if row.removed else None,
                 )
             )
         record = ThreadPage(
@@ -234,15 +233,25 @@ class SiteJobs:
 
     # -- months -------------------------------------------------------------------------
 
+    def _tombstone(self, row: Row) -> Removed:
+        """What the tombstone of a removed message says: when, and why if the site shows it."""
+        return (row.removed_at or "", (row.reason or "") if self.site.show_removal_reasons else "")
+
     def _month_rows(self, source: ListSource, month: Month) -> list[Row]:
         return sorted(source.month_rows(month), key=lambda r: (r.date, r.call))
 
     def messages(self, slug: str, month: Month) -> Job | None:
         source = self.sources[slug]
         month_rows = self._month_rows(source, month)
-        if not month_rows:
+        removed = sorted(source.removed_rows(month))
+        if not month_rows and not removed:
             return None
-        links, thread_of = source.links(r.call for r in month_rows)
+        links, thread_of = source.links([*(r.call for r in month_rows), *(r.call for r in removed)])
+        tombstones = tuple(
+            (r.call, message_path(slug, month, r.call), links.get(r.call), *self._tombstone(r))
+            for r in removed
+            if thread_of.get(r.call) != r.call  # the root of a thread: the thread page is there
+        )
         copies = tuple(
             (
                 r.call,
@@ -255,7 +264,8 @@ class SiteJobs:
             )
             for r in month_rows
         )
-        return self.make("messages", (slug, month), MessageCopies(self.site, copies), weight=1 + len(month_rows) // 20)
+        record = MessageCopies(self.site, copies, tombstones)
+        return self.make("messages", (slug, month), record, weight=1 + len(month_rows) // 20)
 
     def month(self, slug: str, month: Month) -> Job | None:
         source = self.sources[slug]
@@ -413,12 +423,15 @@ class SiteJobs:
         for slug, call in members:
             calls_of[slug].append(call)
         entries: dict[str, list[MidEntry]] = defaultdict(list)
+        removed: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         for slug, calls in calls_of.items():
             source = self.sources[slug]
             rows = source.rows(calls)
             links, _thread_of = source.links(rows)
             for row in rows.values():
-                if row.message_id:
+                if row.removed and row.mid_hash:
+                    removed[row.mid_hash].append((source.config.name, *self._tombstone(row)))
+                elif row.message_id:
                     digest = self._mid_digests.get(row.call) or message_id_hash(row.message_id)
                     entries[digest].append(
                         (
@@ -430,9 +443,12 @@ class SiteJobs:
                             str(row.date),
                         )
                     )
-        if not entries:
+        if not entries and not removed:
             return None
-        groups = tuple(MidGroup(digest, tuple(sorted(entries[digest]))) for digest in sorted(entries))
+        groups = tuple(
+            MidGroup(digest, tuple(sorted(entries.get(digest, ()))), tuple(sorted(removed.get(digest, ()))))
+            for digest in sorted(entries.keys() | removed.keys())
+        )
         return self.make("mid", (prefix,), MidPages(self.site, groups), weight=max(1, len(groups) // 20))
 
     def static(self) -> Job:
@@ -446,6 +462,13 @@ def _present(*jobs: Job | None) -> Iterator[Job]:
 
 def _sitemap_parts(summaries: Sequence[ThreadSummary]) -> list[Sequence[ThreadSummary]]:
     return [summaries[start : start + SITEMAP_SIZE] for start in range(0, len(summaries), SITEMAP_SIZE)]
+
+
+def mid_digest(row: Row) -> str | None:
+    """The ``message_id_hash`` of a message's Message-ID (kept by a removed one)."""
+    if row.removed:
+        return row.mid_hash
+    return message_id_hash(row.message_id) if row.message_id else None
 
 
 def _mbox_item(row: Row) -> MboxItem:

@@ -15,7 +15,10 @@ the jobs a change can reach are:
 - list and feed of every list with a change, and the site index;
 - the sitemaps of changed months and of the root months of changed threads;
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
-  thread (a message's lookup entry depends on nothing else that can change).
+  thread (a message's lookup entry depends on nothing else that can change);
+- for each message removed since (``listlib remove``: the same call number, now a
+  tombstone, maybe with the same thread around it), its thread, its month and its
+  bucket.
 
 Each is built with the same builders as a full build (``plan.builders.SiteJobs``); a job
 whose builder says it no longer exists is dropped. Nothing outside this scope is
@@ -31,9 +34,9 @@ from typing import TypeVar
 
 from ..threadset import ThreadChanges
 from ..values import Month
-from .builders import SiteJobs, mid_prefix
+from .builders import SiteJobs, mid_bucket, mid_digest
 from .jobs import Job, job_id
-from .sources import ListSource
+from .sources import ListSource, month_of
 from .state import BuildState
 
 __all__ = ["Memory", "dirty_jobs", "full_memory", "load_memory"]
@@ -55,6 +58,8 @@ class Memory:
     months: dict[str, list[Month]] = field(default_factory=dict)
     marks: dict[str, dict[Month, str]] = field(default_factory=dict)
     """List slug -> the mark of each month, as its month jobs were planned."""
+    removed: dict[str, list[str]] = field(default_factory=dict)
+    """List slug -> its removed messages (call numbers)."""
     forget_mids: set[str] = field(default_factory=set)
     add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
     replace_mids: bool = False
@@ -70,6 +75,8 @@ class Memory:
             state.set(f"months:{slug}", json.dumps([list(m) for m in months]))
         for slug, marks in self.marks.items():
             state.set(f"marks:{slug}", json.dumps({str(month): mark for month, mark in marks.items()}))
+        for slug, removed in self.removed.items():
+            state.set(f"removed:{slug}", json.dumps(sorted(removed)))
         state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
 
 
@@ -97,9 +104,10 @@ def full_memory(
         memory.orders[slug] = [t.id for t in source.order()]
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
+        memory.removed[slug] = source.removed_calls()
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
-            memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call])[call], prefix))
+            memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call]).get(call, ""), prefix))
     return memory
 
 
@@ -132,6 +140,14 @@ def dirty_jobs(
         built.extend(job for job in found if job is not None)
 
     slugs = {s for s, _ in changes.threads} | {s for s, _ in changes.gone} | {s for s, _ in changes.months}
+    newly_removed: dict[str, list[str]] = {}
+    for slug, source in jobs.sources.items():
+        now_removed = source.removed_calls()
+        recorded = set(json.loads(state.get(f"removed:{slug}") or "[]"))
+        if set(now_removed) != recorded:
+            memory.removed[slug] = now_removed
+            newly_removed[slug] = [call for call in now_removed if call not in recorded]
+            slugs.add(slug)
     slugs &= jobs.sources.keys()
     forget: set[str] = set()
     """Calls whose bucket entry may have changed."""
@@ -143,7 +159,12 @@ def dirty_jobs(
         changed = {t for s, t in changes.threads if s == slug}
         altered = changed | {t for s, t in changes.gone if s == slug}
         before_order: list[str] = json.loads(state.get(f"order:{slug}") or "[]")
-        threads = altered | _moved(before_order, order)
+        removed_rows = source.rows(newly_removed.get(slug, ())).values()
+        removed_threads = source.thread_of(row.call for row in removed_rows)
+        threads = altered | _moved(before_order, order) | set(removed_threads.values())
+        for call in newly_removed.get(slug, ()):
+            if removed_threads.get(call) == call:  # a root: its subject, in its neighbours' links, changed
+                threads.update(n for n in source.neighbours(call) if n is not None)
         for thread_id in sorted(threads):
             consider(job_id("thread", slug, thread_id), jobs.thread(slug, thread_id))
             consider(job_id("tmbox", slug, thread_id), jobs.tmbox(slug, thread_id))
@@ -151,6 +172,7 @@ def dirty_jobs(
         before = [Month(*m) for m in json.loads(state.get(f"months:{slug}") or "[]")]
         moved_months = _moved(before, months)
         dirty_months = {m for s, m in changes.months if s == slug} | moved_months
+        dirty_months |= {month_of(row) for row in removed_rows}
         # A month's thread lines change with any of its threads; its messages and their
         # links (to their threads' pages) only when its mark does.
         marks = _recorded_marks(state, slug)
@@ -183,6 +205,11 @@ def dirty_jobs(
         memory.months[slug] = months
         memory.marks[slug] = marks
         _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)
+        for row in removed_rows:  # its entry: now a tombstone
+            if row.mid_hash and row.call not in forget:
+                forget.add(row.call)
+                prefixes.add(mid_bucket(row.mid_hash))
+                fresh.append((row.call, slug, removed_threads.get(row.call, ""), mid_bucket(row.mid_hash)))
     if slugs:
         consider(job_id("site", "site"), jobs.site_index())
     for prefix in sorted(prefixes):
@@ -215,8 +242,14 @@ def _bucket_changes(
     for entry in entries.values():
         for call, _p, _d in entry.messages:
             row = rows.get(call)
-            if row is not None and row.message_id:
-                now[call] = (entry.id, mid_prefix(row.message_id))
+            digest = None if row is None else mid_digest(row)
+            if digest is not None:
+                now[call] = (entry.id, mid_bucket(digest))
+    # A removed message that left every thread keeps its lookup entry (a tombstone).
+    gone = [call for call in before if call not in now]
+    for row in source.rows(gone).values():
+        if row.removed and row.mid_hash:
+            now[row.call] = ("", mid_bucket(row.mid_hash))
     for call in before.keys() | now.keys():
         was, is_now = before.get(call), now.get(call)
         if was == is_now:

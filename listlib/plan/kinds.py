@@ -50,6 +50,7 @@ __all__ = [
     "MONTH_THREAD_FIELDS",
     "SITEMAP_ENTRY_FIELDS",
     "THREAD_MESSAGE_FIELDS",
+    "TOMBSTONE_FIELDS",
     "TEMPLATES",
     "DatedMessage",
     "DatePage",
@@ -59,6 +60,7 @@ __all__ = [
     "Kind",
     "LatestThread",
     "Link",
+    "Removed",
     "ListInfo",
     "ListPage",
     "ListSummary",
@@ -80,6 +82,7 @@ __all__ = [
     "StaticFiles",
     "ThreadMessage",
     "ThreadPage",
+    "Tombstone",
 ]
 
 
@@ -93,6 +96,7 @@ class SiteSettings(NamedTuple):
     base_url: str
     obfuscate_addresses: bool
     load_remote_images: bool
+    show_removal_reasons: bool = False
 
 
 class ListInfo(NamedTuple):
@@ -127,10 +131,26 @@ SITEMAP_ENTRY_FIELDS = ("path", "last")
 # -- one record per kind ------------------------------------------------------------------
 
 
-ThreadMessage = tuple[str, str | None, int, Month, str, str, bool, str | None, str]
+Removed = tuple[str, str]
+"""What a tombstone says of a removed message: (when it was removed, the public reason
+or "" when the site does not show reasons)."""
+
+ThreadMessage = tuple[str, str | None, int, Month, str, str, bool, str | None, str, Removed | None]
 """A message of a thread page, in thread order (a plain tuple, see ``MboxItem``)."""
-THREAD_MESSAGE_FIELDS = ("call", "parent", "depth", "month", "stored", "raw_hash", "no_archive", "message_id", "refs")
-"""``month``: the month it was filed in (where its permalink and attachments live)."""
+THREAD_MESSAGE_FIELDS = (
+    "call",
+    "parent",
+    "depth",
+    "month",
+    "stored",
+    "raw_hash",
+    "no_archive",
+    "message_id",
+    "refs",
+    "removed",
+)
+"""``month``: the month it was filed in (where its permalink and attachments live);
+``removed``: for a removed message (a placeholder), its tombstone."""
 
 
 class ThreadPage(NamedTuple):
@@ -165,11 +185,20 @@ MESSAGE_COPY_FIELDS = ("call", "stored", "raw_hash", "raw", "page", "target", "s
 place in its thread page, for the redirect, None for a root."""
 
 
+Tombstone = tuple[str, str, str | None, str, str]
+"""The page at a removed message's permanent URL: (its call number, the page, its
+placeholder in its thread or None, when it was removed, the public reason or "")."""
+TOMBSTONE_FIELDS = ("call", "page", "thread", "at", "reason")
+
+
 class MessageCopies(NamedTuple):
-    """``messages``: every message of a month, copied and redirected."""
+    """``messages``: every message of a month, copied and redirected, and the tombstones
+    of its removed messages (but those whose place is a thread's root: the thread page
+    is there)."""
 
     site: SiteSettings
     messages: tuple[MessageCopy, ...]
+    tombstones: tuple[Tombstone, ...] = ()
 
 
 MonthThread = tuple[str, str, tuple[str, ...], int, int, int, int, int, bool, bool]
@@ -302,10 +331,12 @@ MID_ENTRY_FIELDS = ("message_id", "slug", "list", "link", "subject", "date")
 
 
 class MidGroup(NamedTuple):
-    """The messages of one Message-ID (by its digest)."""
+    """The messages of one Message-ID (by its digest), and those of it removed: (the
+    list's name, when, the public reason or "")."""
 
     digest: str
     entries: tuple[MidEntry, ...]
+    removed: tuple[tuple[str, str, str], ...] = ()
 
 
 class MidPages(NamedTuple):
@@ -382,7 +413,7 @@ KINDS: dict[str, Kind] = {
     for kind in (
         Kind("thread", ThreadPage, ("thread.html",), "thread", "render_thread"),
         Kind("tmbox", Download, (), "tmbox", "render_mbox"),
-        Kind("messages", MessageCopies, ("redirect.html",), "messages", "render_messages"),
+        Kind("messages", MessageCopies, ("redirect.html", "tombstone.html"), "messages", "render_messages"),
         Kind("month", MonthPage, ("month.html",), "month", "render_month"),
         Kind("date", DatePage, ("date.html",), "date", "render_date"),
         Kind("mmbox", Download, (), "mmbox", "render_mbox"),
@@ -390,7 +421,7 @@ KINDS: dict[str, Kind] = {
         Kind("feed", FeedPage, ("feed.atom",), "feed", "render_feed"),
         Kind("sitemap", SitemapPage, ("sitemap.xml",), "sitemaps", "render_sitemap"),
         Kind("site", SitePages, _SITE_TEMPLATES, "site_index", "render_site"),
-        Kind("mid", MidPages, ("redirect.html", "mid.html"), "mid", "render_mid"),
+        Kind("mid", MidPages, ("redirect.html", "mid.html", "tombstone.html"), "mid", "render_mid"),
         Kind("static", StaticFiles, (), "static", "render_static"),
     )
 }

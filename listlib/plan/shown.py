@@ -15,13 +15,14 @@ PARTICIPANTS_SHOWN = 4
 """Participants named on a month page's thread line (the others are counted)."""
 
 NOT_ARCHIVED = "(not archived)"
+REMOVED = "(removed)"
 
 
 def subject(hide: bool, row: Row) -> str:
     """A subject for index pages, cleaned and cut as display does (``controls``); ``hide``:
     obfuscate the addresses in it, as display does."""
     if row.no_archive:
-        return NOT_ARCHIVED
+        return REMOVED if row.removed else NOT_ARCHIVED
     text = clean_header_text(" ".join(row.subject.split()), SUBJECT_CHARS) or "(no subject)"
     return obfuscate_addresses(text) if hide else text
 

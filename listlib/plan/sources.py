@@ -10,6 +10,7 @@ it looks at need. Never touches the disk itself.
 from __future__ import annotations
 
 import functools
+import itertools
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
@@ -51,7 +52,15 @@ class ListSource(ABC):
 
     @abstractmethod
     def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
-        """Filed rows of these call numbers (unknown ones are left out)."""
+        """Filed and removed rows of these call numbers (unknown ones are left out)."""
+
+    @abstractmethod
+    def removed_rows(self, month: Month) -> list[Row]:
+        """The removed messages filed under a month (their tombstones)."""
+
+    @abstractmethod
+    def removed_calls(self) -> list[str]:
+        """The call numbers of the list's removed messages, in order."""
 
     @abstractmethod
     def month_rows(self, month: Month) -> list[Row]:
@@ -127,12 +136,13 @@ class ListSource(ABC):
         return message_path(self.slug, month_of(root), thread_id)
 
     def links(self, calls: Iterable[str]) -> tuple[dict[str, str], Mapping[str, str]]:
-        """(call -> the message's anchor on its thread page, call -> its thread id)."""
+        """(call -> the message's anchor on its thread page, call -> its thread id), for
+        those of the calls that are in a thread (a removed message may be in none)."""
         wanted = list(calls)
         thread_of = self.thread_of(wanted)
         roots = self.rows(set(thread_of.values()))
         pages = {tid: self.page(tid, root) for tid, root in roots.items()}
-        return {call: f"{pages[thread_of[call]]}#{call}" for call in wanted}, thread_of
+        return {call: f"{pages[thread_of[call]]}#{call}" for call in wanted if call in thread_of}, thread_of
 
 
 class LoadedList(ListSource):
@@ -144,9 +154,15 @@ class LoadedList(ListSource):
         rows: Mapping[str, Row],
         threads: Iterable[ThreadEntry],
         description_markdown: str | None = None,
+        removed: Iterable[Row] = (),
     ) -> None:
+        """``rows``: the filed messages; ``removed``: the removed ones."""
         super().__init__(config, description_markdown)
         self._rows = rows
+        self._removed = {row.call: row for row in removed}
+        self._removed_by_month: dict[Month, list[Row]] = defaultdict(list)
+        for row in self._removed.values():
+            self._removed_by_month[month_of(row)].append(row)
         self._threads = {entry.id: entry for entry in threads}
         self._thread_of = {call: entry.id for entry in self._threads.values() for call, _p, _d in entry.messages}
         self._by_month: dict[Month, list[Row]] = defaultdict(list)
@@ -158,10 +174,22 @@ class LoadedList(ListSource):
                 self._month_threads[Month(year, month)][entry.id] = count
 
     def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
-        return {call: self._rows[call] for call in calls if call in self._rows}
+        found = {}
+        for call in calls:
+            row = self._rows.get(call) or self._removed.get(call)
+            if row is not None:
+                found[call] = row
+        return found
 
     def all_rows(self) -> Iterable[Row]:
-        return self._rows.values()
+        """The filed messages, then the removed ones."""
+        return itertools.chain(self._rows.values(), self._removed.values())
+
+    def removed_rows(self, month: Month) -> list[Row]:
+        return list(self._removed_by_month.get(month, ()))
+
+    def removed_calls(self) -> list[str]:
+        return sorted(self._removed)
 
     def month_rows(self, month: Month) -> list[Row]:
         return list(self._by_month.get(month, ()))
@@ -190,7 +218,7 @@ class LoadedList(ListSource):
     def summaries(self) -> list[ThreadSummary]:
         found = []
         for entry in self._threads.values():
-            root = month_of(self._rows[entry.id])
+            root = month_of(self._rows.get(entry.id) or self._removed[entry.id])
             found.append(ThreadSummary(entry.first, entry.id, entry.last, entry.count, root.year, root.month))
         return found
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..config import ListConfig
-from ..store.index import Index, Row
+from ..store.index import FILED, REMOVED, Index, Row
 from ..threadcache import ThreadEntry, ThreadLine
 from ..threadset import ThreadSet
 from ..values import Month
@@ -43,7 +43,8 @@ class StoredList(ListSource):
             found = {row.call: row for row in self._index.rows_by_call(missing)}
             for call in missing:
                 row = found.get(call)
-                self._rows[call] = row if row is not None and row.list == self.slug and row.state == 1 else None
+                wanted_row = row is not None and row.list == self.slug and row.state in (FILED, REMOVED)
+                self._rows[call] = row if wanted_row else None
         return {call: row for call in wanted if (row := self._rows[call]) is not None}
 
     def month_rows(self, month: Month) -> list[Row]:
@@ -52,6 +53,14 @@ class StoredList(ListSource):
             rows = self._month_rows[month] = self._index.month_rows(self.slug, month.year, month.month)
             self._rows.update((row.call, row) for row in rows)
         return list(rows)
+
+    def removed_rows(self, month: Month) -> list[Row]:
+        rows = self._index.removed_month_rows(self.slug, month.year, month.month)
+        self._rows.update((row.call, row) for row in rows)
+        return rows
+
+    def removed_calls(self) -> list[str]:
+        return sorted(row.call for row in self._index.removed_rows(self.slug))
 
     def _totals(self) -> dict[Month, tuple[int, int]]:
         # From the threads (a few rows per thread), not by counting the index's rows.

@@ -41,6 +41,7 @@ from ..plan.kinds import (
     MidPages,
     MonthFrame,
     MonthPage,
+    Removed,
     SitemapPage,
     SitePages,
     SiteSettings,
@@ -134,6 +135,8 @@ class _Message:
     reply: str
     attachments: tuple[tuple[Attachment, str], ...]
     message_id: str | None
+    removed: dict[str, str] | None = None
+    """For a removed message (a placeholder): ``at`` (its date) and ``reason`` ("" when not shown)."""
 
 
 OnDisplay = Callable[[str, str, MessageDisplay], None]
@@ -199,7 +202,12 @@ class Renderer:
         site = args.site
         shown: list[_Message] = []
         subjects: dict[str, str] = {}
-        for call, parent, depth, month, stored, raw_hash, no_archive, message_id, refs in args.messages:
+        for call, parent, depth, month, stored, raw_hash, no_archive, message_id, refs, removed in args.messages:
+            if removed is not None:
+                permalink = relative_url(page, message_path(slug, month, call))
+                shown.append(_placeholder(call, parent, depth, removed, permalink))
+                subjects[call] = subjects.get(parent or "", "") if parent else ""
+                continue
             folder = attachment_dir(slug, month, call)
             options = DisplayOptions(
                 obfuscate_addresses=site.obfuscate_addresses,
@@ -267,6 +275,11 @@ class Renderer:
                 files[raw] = self.writer.copy(raw, f"{self.content_dir}/{stored}", raw_hash, old.get(raw))
             if target is not None:
                 self._put(files, old, page, self._page("redirect.html", page, args.site, target=target, title=subject))
+        for _call, page, thread, at, reason in args.tombstones:
+            html = self._page(
+                "tombstone.html", page, args.site, removed=[{"list": "", "at": at, "reason": reason}], thread=thread
+            )
+            self._put(files, old, page, html)
         return files
 
     def render_month(self, args: MonthPage, old: Mapping[str, str]) -> Files:
@@ -388,10 +401,15 @@ class Renderer:
                 {"message_id": mid, "slug": slug, "list": name, "path": link, "subject": subject, "date": int(date)}
                 for mid, slug, name, link, subject, date in group.entries
             ]
-            if len(found) == 1:
+            removed = [{"list": name, "at": at, "reason": reason} for name, at, reason in group.removed]
+            if not found:
+                html = self._page("tombstone.html", path, args.site, removed=removed, thread=None)
+            elif len(found) == 1 and not removed:
                 html = self._page("redirect.html", path, args.site, target=found[0]["path"], title=found[0]["subject"])
             else:
-                html = self._page("mid.html", path, args.site, messages=found, message_id=found[0]["message_id"])
+                html = self._page(
+                    "mid.html", path, args.site, messages=found, message_id=found[0]["message_id"], removed=removed
+                )
             self._put(files, old, path, html)
         return files
 
@@ -406,6 +424,37 @@ class Renderer:
 def _absolute(base_url: str, path: str) -> str:
     """The absolute URL of an output path (feeds, sitemaps and canonical links)."""
     return base_url + urllib.parse.quote(path, safe="/#")
+
+
+def _placeholder(call: str, parent: str | None, depth: int, removed: Removed, permalink: str) -> _Message:
+    """A removed message's place in its thread: no author, no text, no links but its own."""
+    at, reason = removed
+    display = MessageDisplay(
+        subject="",
+        author_name="",
+        author_address="",
+        author_shown="",
+        date=None,
+        message_id=None,
+        body_html="",
+        attachments=(),
+        no_archive=True,
+        text="",
+    )
+    return _Message(
+        call=call,
+        parent=parent,
+        depth=depth,
+        indent=min(depth, MAX_INDENT),
+        display=display,
+        subject_changed=False,
+        permalink=permalink,
+        raw="",
+        reply="",
+        attachments=(),
+        message_id=None,
+        removed={"at": at, "reason": reason},
+    )
 
 
 def _display(raw: bytes, options: DisplayOptions, call: str, no_archive: bool) -> MessageDisplay:

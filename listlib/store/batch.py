@@ -12,14 +12,15 @@ from typing import Literal, NamedTuple
 
 from ..dedup import is_same_post
 from ..message import MessageFacts, parse_message
-from ..values import FAILED
-from .index import HIDDEN, PENDING, Index, Row
+from ..values import FAILED, message_id_hash
+from .index import HIDDEN, PENDING, REMOVED, Index, Row
 from .layout import make_row
 
 __all__ = ["Batch", "Outcome", "Prepared", "Status", "find_duplicate", "pending_row"]
 
-Status = Literal["filed", "duplicate", "refused", "collision", "failed"]
-"""``refused``: a copy of a message stewards hid (``listlib hide``): never filed again."""
+Status = Literal["filed", "duplicate", "refused", "removed", "collision", "failed"]
+"""``refused``: a copy of a message stewards hid (``listlib hide``); ``removed``: a copy
+of a message they took down (``listlib remove``): neither is ever filed again."""
 
 
 class Prepared(NamedTuple):
@@ -61,6 +62,8 @@ class Batch:
         """The rows this batch adds, in filing order."""
         self.raw: dict[str, bytes] = {}
         self._by_key: dict[tuple[str, str], list[Row]] = {}
+        self._with_removed: set[str] = set()
+        """Lists among whose related rows a removed one is (kept by its Message-ID's hash)."""
         by_slug: dict[str, list[Prepared]] = {}
         for item in items:
             by_slug.setdefault(item.slug, []).append(item)
@@ -70,12 +73,16 @@ class Batch:
                 {i.facts.raw_hash for i in group},
                 {i.facts.message_id for i in group if i.facts.message_id and slug != FAILED},
                 {i.facts.vitals for i in group if not i.facts.message_id and slug != FAILED},
+                {message_id_hash(i.facts.message_id) for i in group if i.facts.message_id and slug != FAILED},
             )
             for row in related:
                 self._remember(row)
 
     def _remember(self, row: Row) -> None:
         self._by_key.setdefault((row.list, row.raw_hash), []).append(row)
+        if row.mid_hash:
+            self._by_key.setdefault((row.list, "#" + row.mid_hash), []).append(row)
+            self._with_removed.add(row.list)
         if row.message_id:
             self._by_key.setdefault((row.list, "<" + row.message_id), []).append(row)
         else:
@@ -87,10 +94,13 @@ class Batch:
         self._remember(row)
 
     def candidates(self, slug: str, raw_hash: str, message_id: str | None) -> list[Row]:
-        """Rows with these exact bytes or this Message-ID, oldest first."""
+        """Rows with these exact bytes or this Message-ID (removed ones: its hash), oldest first."""
         found = list(self._by_key.get((slug, raw_hash), ()))
         if message_id:
             found += [r for r in self._by_key.get((slug, "<" + message_id), ()) if r not in found]
+            if slug in self._with_removed:
+                removed = self._by_key.get((slug, "#" + message_id_hash(message_id)), ())
+                found += [r for r in removed if r not in found]
         return sorted(found)
 
     def without_id(self, slug: str, vitals: str) -> Row | None:
@@ -108,6 +118,9 @@ def find_duplicate(item: Prepared, batch: Batch, read_filed: Callable[[Row], byt
     if slug == FAILED:
         mid = None
     candidates = batch.candidates(slug, facts.raw_hash, mid)
+    for row in candidates:
+        if row.state == REMOVED:  # any copy of a taken-down message, whatever its bytes
+            return Outcome("removed", row.call, item.origin, facts.message_id, slug)
     for row in candidates:
         if row.raw_hash == facts.raw_hash:
             return Outcome(_seen(row), row.call, item.origin, facts.message_id, slug)
@@ -129,7 +142,7 @@ def find_duplicate(item: Prepared, batch: Batch, read_filed: Callable[[Row], byt
 
 def _seen(row: Row) -> Status:
     """The outcome of filing a copy of ``row``'s message again."""
-    return "refused" if row.state == HIDDEN else "duplicate"
+    return "refused" if row.state == HIDDEN else "removed" if row.state == REMOVED else "duplicate"
 
 
 def pending_row(item: Prepared, call: str, path: str, collision: bool) -> Row:

@@ -35,8 +35,17 @@ from ..values import (
 )
 from .batch import Batch, Outcome, Prepared, Status, find_duplicate, pending_row
 from .index import FILED, HIDDEN, SCHEMA_VERSION, Index, Row
-from .layout import encode_sidecar, iter_message_files, row_from_file, stored_file_path
-from .ledger import Action, Entry, LedgerMessage, append_entry, cut_torn_line, ledger_size, read_ledger
+from .layout import encode_sidecar, iter_message_files, removed_row, row_from_file, stored_file_path
+from .ledger import (
+    Action,
+    Entry,
+    LedgerMessage,
+    Removal,
+    append_entry,
+    cut_torn_line,
+    ledger_size,
+    read_ledger,
+)
 from .pipeline import Commit, Pipeline
 from .refile import finish_refiling, refile_interrupted, refile_messages
 
@@ -210,6 +219,8 @@ class Store:
                     self.index.set_state(calls, HIDDEN, was=FILED)
                 elif entry.action == "unhide":
                     self.index.set_state(calls, FILED, was=HIDDEN)
+                elif entry.action == "remove":
+                    self._take_down(entry)
             self.index.set_meta("ledger_applied", str(end))
             if not in_transaction:
                 self.index.commit()
@@ -218,23 +229,55 @@ class Store:
                 self.index.rollback()
             raise
 
+    def _take_down(self, entry: Entry) -> None:
+        """Apply a ``remove`` entry (inside the caller's transaction): the rows become
+        removed ones, then the files go, their folders synced -- before the commit that
+        says the entry is applied, so a kill in between applies it again."""
+        rows = [removed_row(m.call, m.list, m.removal, entry.at, entry.reason) for m in entry.messages if m.removal]
+        self.index.delete(row.call for row in rows)
+        self.index.insert_many(rows)
+        folders = set()
+        for row in rows:
+            eml = self.root / row.path
+            for path in (eml, eml.with_suffix(".json")):
+                try:
+                    path.unlink()
+                except FileNotFoundError:
+                    continue
+                except OSError as exc:
+                    raise StoreError(f"{path}: cannot remove: {exc.strerror}") from exc
+                folders.add(path.parent)
+        for folder in sorted(folders):
+            fsync_dir(folder)
+        self.fault("files-removed")
+
     def ledger(self) -> list[Entry]:
         """Every entry of the ledger, oldest first."""
         return read_ledger(self.root)[0]
 
-    def record(self, action: Action, rows: list[Row], reason: str, by: str, at: str) -> Entry:
+    def record(
+        self,
+        action: Action,
+        rows: list[Row],
+        reason: str,
+        by: str,
+        at: str,
+        removals: dict[str, Removal] | None = None,
+    ) -> Entry:
         """Record a steward's action on these messages in the ledger, durably, then apply
         it to the index (the next lock holder applies it if this process is killed in
-        between). ``at``: the UTC time, ISO 8601."""
+        between). ``at``: the UTC time, ISO 8601; ``removals``: for ``remove``, what is
+        kept of each message (by call number)."""
         with self.locked():
             entries = self.ledger()
+            kept = removals or {}
             entry = Entry(
                 seq=(entries[-1].seq + 1) if entries else 1,
                 at=at,
                 action=action,
                 reason=reason,
                 by=by,
-                messages=tuple(LedgerMessage(row.call, row.list) for row in rows),
+                messages=tuple(LedgerMessage(row.call, row.list, kept.get(row.call)) for row in rows),
             )
             append_entry(self.root, entry)
             self.fault("ledger-appended")

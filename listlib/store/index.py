@@ -31,17 +31,24 @@ __all__ = [
     "FILED",
     "HIDDEN",
     "PENDING",
+    "REMOVED",
+    "REMOVED_MARK",
     "SCHEMA_VERSION",
     "THREAD_FACTS",
     "Index",
     "Row",
 ]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 PENDING = 0
 FILED = 1
 HIDDEN = 2
 """Filed, and hidden by ``listlib hide`` (the ledger says so): in the store, published nowhere."""
+REMOVED = 3
+"""Taken down by ``listlib remove`` (the ledger says so): its file is gone. The row keeps
+only what refuses a copy (``raw_hash``, ``vitals``, ``mid_hash``) and what keeps its
+place (call, list, path, date; ``pins``); its Message-ID, subject, sender and references
+are blank. Its permanent URL and Message-ID page become tombstones."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -66,11 +73,15 @@ CREATE TABLE IF NOT EXISTS messages (
     collision INTEGER NOT NULL,
     reason TEXT,
     origin TEXT NOT NULL,
-    no_archive INTEGER NOT NULL DEFAULT 0
+    no_archive INTEGER NOT NULL DEFAULT 0,
+    mid_hash TEXT,
+    removed_at TEXT,
+    pins TEXT
 );
 CREATE INDEX IF NOT EXISTS messages_by_id ON messages (list, message_id);
 CREATE INDEX IF NOT EXISTS messages_by_vitals ON messages (list, vitals);
 CREATE INDEX IF NOT EXISTS messages_by_raw ON messages (list, raw_hash);
+CREATE INDEX IF NOT EXISTS messages_by_mid_hash ON messages (list, mid_hash) WHERE mid_hash IS NOT NULL;
 DROP INDEX IF EXISTS messages_by_month;
 CREATE INDEX IF NOT EXISTS messages_by_state_month ON messages (list, state, year, month, call);
 -- The newest messages of a list (feeds) without scanning them all.
@@ -126,9 +137,30 @@ class Row(NamedTuple):
     """The source it was imported from (not kept when the index is rebuilt)."""
     no_archive: int = 0
     """1 when the author asked not to be archived: pages show a placeholder."""
+    mid_hash: str | None = None
+    """For a removed message: ``urls.message_id_hash`` of its Message-ID (None without one)."""
+    removed_at: str | None = None
+    """For a removed message: when (UTC, ISO 8601); its ``reason`` is the public reason."""
+    pins: str | None = None
+    """For a removed message that keeps its place in a thread: the call number of the
+    message it answered (``-`` for none), then those of its answers, space-separated;
+    the threader holds them there (``Index.removal_pins``). None: it had no thread
+    around it, and is threaded nowhere."""
 
+    @property
+    def removed(self) -> bool:
+        return self.state == REMOVED
+
+
+REMOVED_MARK = 2
+"""``no_archive`` of a removed message's row: shown as a placeholder, counted nowhere."""
 
 _IN_CHUNK = 500
+
+_THREADED = f"(state = {FILED} OR (state = {REMOVED} AND pins IS NOT NULL))"
+"""The rows the threader sees: filed messages, and removed ones that keep their place."""
+_THREADED_BY_CALL = f"(+state = {FILED} OR (+state = {REMOVED} AND pins IS NOT NULL))"
+"""``_THREADED`` where rows are looked up by call number ("+": not by the list's index)."""
 
 THREAD_FACTS = (
     "call",
@@ -277,16 +309,23 @@ class Index:
         return [Row._make(values) for values in cursor]
 
     def find_related(
-        self, slug: str, raw_hashes: Iterable[str], message_ids: Iterable[str], vitals_without_id: Iterable[str]
+        self,
+        slug: str,
+        raw_hashes: Iterable[str],
+        message_ids: Iterable[str],
+        vitals_without_id: Iterable[str],
+        mid_hashes: Iterable[str] = (),
     ) -> list[Row]:
         """Rows of one list with any of these exact-bytes hashes or Message-IDs, or, among
-        rows without a Message-ID, any of these vitals: what dedup of a batch needs, in a
-        few queries instead of one per message. Oldest first, each row once."""
+        rows without a Message-ID, any of these vitals, or removed rows with any of these
+        Message-ID hashes: what dedup of a batch needs, in a few queries instead of one
+        per message. Oldest first, each row once."""
         found: dict[str, Row] = {}
         for column, values, extra in (
             ("raw_hash", list(raw_hashes), ""),
             ("message_id", list(message_ids), ""),
             ("vitals", list(vitals_without_id), " AND message_id IS NULL"),
+            ("mid_hash", list(mid_hashes), ""),
         ):
             for start in range(0, len(values), _IN_CHUNK):
                 chunk = values[start : start + _IN_CHUNK]
@@ -332,17 +371,56 @@ class Index:
         self.set_meta("epoch", secrets.token_hex(8))
 
     def calls_by_month(self, slug: str) -> list[tuple[str, int, int]]:
-        """(call, year, month) of every filed message of a list."""
+        """(call, year, month) of every message of a list the threader sees (filed, and
+        removed ones that keep their place)."""
         return self.db.execute(
-            f"SELECT call, year, month FROM messages WHERE list = ? AND state = {FILED}", (slug,)
+            f"SELECT call, year, month FROM messages WHERE list = ? AND {_THREADED}", (slug,)
         ).fetchall()
 
     def month_calls(self, slug: str, year: int, month: int) -> list[str]:
+        """``calls_by_month`` of one month."""
         cursor = self.db.execute(
-            f"SELECT call FROM messages WHERE list = ? AND state = {FILED} AND year = ? AND month = ?",
+            f"SELECT call FROM messages WHERE list = ? AND {_THREADED} AND year = ? AND month = ?",
             (slug, year, month),
         )
         return [call for (call,) in cursor]
+
+    def removed_rows(self, slug: str) -> list[Row]:
+        """Every removed message of a list (their tombstones)."""
+        return self._rows(f"list = ? AND state = {REMOVED}", (slug,))
+
+    def removed_month_rows(self, slug: str, year: int, month: int) -> list[Row]:
+        return self._rows(f"list = ? AND state = {REMOVED} AND year = ? AND month = ?", (slug, year, month))
+
+    def slugs_with_removals(self) -> list[str]:
+        """Lists that have removed messages keeping their place in a thread."""
+        cursor = self.db.execute(f"SELECT DISTINCT list FROM messages WHERE state = {REMOVED} AND pins IS NOT NULL")
+        return [slug for (slug,) in cursor]
+
+    def rows_referring(self, slug: str, message_id: str) -> list[Row]:
+        """Filed and hidden messages of a list that name ``message_id`` in In-Reply-To or
+        References (a scan of the list: for an operator's command, not for builds)."""
+        pattern = "%" + message_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        return self._rows(
+            f"list = ? AND state IN ({FILED}, {HIDDEN}) AND (in_reply_to = ? OR refs LIKE ? ESCAPE '\\')",
+            (slug, message_id, pattern),
+        )
+
+    def removal_pins(self, slug: str) -> dict[str, str]:
+        """What the removed messages of a list pin (call -> the call it answers): each
+        one to the message it answered, and its answers to it. The threader applies
+        them like an operator's attachments, so a removal leaves the thread's shape."""
+        pins: dict[str, str] = {}
+        cursor = self.db.execute(
+            f"SELECT call, pins FROM messages WHERE list = ? AND state = {REMOVED} AND pins IS NOT NULL", (slug,)
+        )
+        for call, text in cursor:
+            parent, *children = text.split()
+            if parent != "-":
+                pins[call] = parent
+            for child in children:
+                pins.setdefault(child, call)
+        return pins
 
     def rows_by_call(self, calls: Iterable[str]) -> list[Row]:
         """Rows for these call numbers (unknown ones are left out), in call order."""
@@ -374,6 +452,7 @@ class Index:
         month: tuple[int, int] | None = None,
         sender: str | None = None,
         message_id: str | None = None,
+        mid_hash: str | None = None,
     ) -> list[Row]:
         """Rows in any of these states, of this list, month, sender address (exact, any
         case; or a whole domain: ``@example.org``) and Message-ID, when given; in call order."""
@@ -396,24 +475,31 @@ class Index:
         if message_id is not None:
             where.append("message_id = ?")
             params.append(message_id)
+        if mid_hash is not None:
+            where.append("mid_hash = ?")
+            params.append(mid_hash)
         return self._rows(" AND ".join(where) + " ORDER BY call", tuple(params))
 
     def rows_by_message_id(self, slug: str, message_id: str) -> list[Row]:
         return self._rows(f"list = ? AND message_id = ? AND state = {FILED}", (slug, message_id))
 
     def thread_facts(self, slug: str, calls: Iterable[str] | None = None) -> list[tuple[object, ...]]:
-        """What threading needs of a list's filed messages (all, or these call numbers):
+        """What threading needs of a list's filed messages and placed removed ones (all,
+        or these call numbers); a removed one has no Message-ID, references, subject or
+        sender, and ``no_archive`` 2:
         tuples of the ``THREAD_FACTS`` columns (the last three for the thread's authors)."""
         select = f"SELECT {', '.join(THREAD_FACTS)} FROM messages WHERE "
         if calls is None:
-            return self.db.execute(f"{select} list = ? AND state = {FILED}", (slug,)).fetchall()
+            return self.db.execute(f"{select} list = ? AND {_THREADED}", (slug,)).fetchall()
         values = list(calls)
         found: list[tuple[object, ...]] = []
         for start in range(0, len(values), _IN_CHUNK):
             chunk = values[start : start + _IN_CHUNK]
             marks = ", ".join("?" for _ in chunk)
             # "+": look each call up by its key; SQLite would otherwise scan the list's index.
-            where = f"call IN ({marks}) AND +list = ? AND +state = {FILED}"
+            where = (
+                f"call IN ({marks}) AND +list = ? AND (+state = {FILED} OR (+state = {REMOVED} AND pins IS NOT NULL))"
+            )
             found.extend(self.db.execute(select + where, (*chunk, slug)))
         return found
 

@@ -20,9 +20,10 @@ from ..dating import month_of
 from ..fsutil import read_file
 from ..message import MessageFacts, parse_message
 from ..values import FAILED, is_call_number
-from .index import FILED, Row
+from .index import FILED, REMOVED, REMOVED_MARK, Row
+from .ledger import Removal
 
-__all__ = ["encode_sidecar", "iter_message_files", "make_row", "row_from_file", "stored_file_path"]
+__all__ = ["encode_sidecar", "iter_message_files", "make_row", "removed_row", "row_from_file", "stored_file_path"]
 
 
 def stored_file_path(slug: str, date: int, call: str) -> str:
@@ -107,6 +108,42 @@ def make_row(
         reason=reason,
         origin=origin,
         no_archive=int(facts.no_archive),
+    )
+
+
+def removed_row(call: str, slug: str, removal: Removal, at: str, reason: str) -> Row:
+    """The index row of a removed message, from what the ledger keeps of it."""
+    parts = removal.path.split("/")
+    if parts[0] == FAILED:
+        stamp = month_of(removal.date)
+        year, month = stamp.year, stamp.month
+    else:
+        year, month = int(parts[1]), int(parts[2])
+    return Row(
+        call=call,
+        list=slug,
+        path=removal.path,
+        state=REMOVED,
+        message_id=None,
+        vitals=removal.vitals,
+        raw_hash=removal.raw_hash,
+        size=0,
+        date=removal.date,
+        date_source="removed",
+        year=year,
+        month=month,
+        subject="",
+        from_name="",
+        from_addr="",
+        in_reply_to=None,
+        refs="",
+        collision=0,
+        reason=reason,
+        origin="",
+        no_archive=REMOVED_MARK,
+        mid_hash=removal.mid_hash,
+        removed_at=at,
+        pins=removal.pins,
     )
 
 

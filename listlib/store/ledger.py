@@ -11,6 +11,16 @@ command, and names the messages by call number and list::
     {"seq": 3, "at": "2026-11-25T16:20:05Z", "action": "hide", "reason": "spam",
      "by": "listlib hide --query casino", "messages": [{"call": "0Abc12Xy", "list": "dev"}]}
 
+A take-down (``remove``) keeps, per message, only what refuses a copy of it later and
+what keeps its place: the digests of its bytes (``raw_hash``), of its sender, subject
+and normalized body (``vitals``) and of its Message-ID (``mid_hash``), where it was
+filed (``path``, ``date``) and its place in its thread (``pins``) -- never its content::
+
+    {"seq": 4, "at": "...", "action": "remove", "reason": "privacy request", "by": "...",
+     "messages": [{"call": "0Abc12Xy", "list": "dev", "path": "dev/2024/05/0Abc12Xy.eml",
+                   "date": 1715941800, "raw_hash": "...", "vitals": "...",
+                   "mid_hash": "...", "pins": "0Abc12Xw 0Abc12Y3"}]}
+
 Thread overrides are recorded here too, as an audit record: ``attach`` names the
 message and then the message it now answers, ``detach`` the message that now starts
 its own thread, ``undo-override`` the message whose override was removed. Their truth
@@ -42,17 +52,30 @@ __all__ = [
     "Action",
     "Entry",
     "LedgerMessage",
+    "Removal",
     "append_entry",
     "cut_torn_line",
     "hidden_of",
     "ledger_size",
     "read_ledger",
+    "removed_of",
 ]
 
 LEDGER_NAME = "ledger.jsonl"
 
-Action = Literal["hide", "unhide", "attach", "detach", "undo-override"]
-ACTIONS: tuple[Action, ...] = ("hide", "unhide", "attach", "detach", "undo-override")
+Action = Literal["hide", "unhide", "remove", "attach", "detach", "undo-override"]
+ACTIONS: tuple[Action, ...] = ("hide", "unhide", "remove", "attach", "detach", "undo-override")
+
+
+class Removal(NamedTuple):
+    """What the ledger keeps of a removed message (see the module docstring)."""
+
+    path: str
+    date: int
+    raw_hash: str
+    vitals: str
+    mid_hash: str | None
+    pins: str | None
 
 
 class LedgerMessage(NamedTuple):
@@ -60,6 +83,14 @@ class LedgerMessage(NamedTuple):
 
     call: str
     list: str
+    removal: Removal | None = None
+    """For ``remove``: what is kept of it."""
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {"call": self.call, "list": self.list}
+        if self.removal is not None:
+            data.update(self.removal._asdict())
+        return data
 
 
 class Entry(NamedTuple):
@@ -83,7 +114,7 @@ class Entry(NamedTuple):
             "action": self.action,
             "reason": self.reason,
             "by": self.by,
-            "messages": [{"call": m.call, "list": m.list} for m in self.messages],
+            "messages": [m.to_dict() for m in self.messages],
         }
 
     def to_json(self) -> str:
@@ -96,10 +127,25 @@ def _entry(data: object, line: Callable[[], int], path: Path) -> Entry:
         action = data["action"]
         if action not in ACTIONS:
             raise ValueError(f"unknown action {action!r}")
-        messages = tuple(LedgerMessage(str(m["call"]), str(m["list"])) for m in data["messages"])
+        messages = tuple(_message(m, action) for m in data["messages"])
         return Entry(int(data["seq"]), str(data["at"]), action, str(data["reason"]), str(data["by"]), messages)
     except (AssertionError, KeyError, TypeError, ValueError) as exc:
         raise StoreError(f"{path}, line {line()}: not a ledger entry ({exc}); the ledger must not be edited") from None
+
+
+def _message(data: dict[str, object], action: str) -> LedgerMessage:
+    removal = None
+    if action == "remove":
+        mid_hash, pins = data.get("mid_hash"), data.get("pins")
+        removal = Removal(
+            str(data["path"]),
+            int(data["date"]),  # type: ignore[call-overload]
+            str(data["raw_hash"]),
+            str(data["vitals"]),
+            None if mid_hash is None else str(mid_hash),
+            None if pins is None else str(pins),
+        )
+    return LedgerMessage(str(data["call"]), str(data["list"]), removal)
 
 
 def read_ledger(root: Path, start: int = 0) -> tuple[list[Entry], int]:
@@ -200,6 +246,11 @@ def hidden_of(entries: Iterable[Entry]) -> dict[str, LedgerMessage]:
         for message in entry.messages:
             if entry.action == "hide":
                 hidden[message.call] = message
-            elif entry.action == "unhide":
+            elif entry.action in ("unhide", "remove"):
                 hidden.pop(message.call, None)
     return hidden
+
+
+def removed_of(entries: Iterable[Entry]) -> dict[str, tuple[LedgerMessage, Entry]]:
+    """Call number -> (message, entry) of the messages removed."""
+    return {m.call: (m, entry) for entry in entries if entry.action == "remove" for m in entry.messages}

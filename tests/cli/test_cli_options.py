@@ -23,6 +23,7 @@ COMMANDS = [
     "unrouted",
     "hide",
     "unhide",
+    "remove",
     "ledger",
 ]
 

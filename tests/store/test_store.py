@@ -9,6 +9,7 @@ import pytest
 from listlib.config import load_config
 from listlib.filing import FilingReport, file_sources
 from listlib.store.core import Store
+from listlib.store.index import SCHEMA_VERSION
 from listlib.verify import check_store, repair_store
 
 from ..support.helpers import make_message, mboxrd, stored_files
@@ -257,12 +258,13 @@ def test_an_index_from_an_older_schema_is_rebuilt_with_the_new_columns(site: Pat
     index_file = site / "content" / ".index" / "index.sqlite"
     db = sqlite3.connect(index_file)
     db.executescript(
-        "ALTER TABLE messages DROP COLUMN no_archive; UPDATE meta SET value = '3' WHERE key = 'schema_version';"
+        "DROP INDEX messages_by_mid_hash; ALTER TABLE messages DROP COLUMN no_archive; "
+        "ALTER TABLE messages DROP COLUMN pins; UPDATE meta SET value = '3' WHERE key = 'schema_version';"
     )
     db.close()
     with Store(site / "content").open() as store:
         rows = {row.message_id: row for row in store.index.iter_rows()}
-        assert store.index.schema_version() == 4
+        assert store.index.schema_version() == SCHEMA_VERSION
     assert rows["s@x"].no_archive == 1 and rows["a@x"].no_archive == 0
 
 
