@@ -238,7 +238,7 @@ def _load_list(config: ListConfig, markdown: str | None, store: Store, threadset
     rows = {row.call: row for row in store.index.filed_rows(config.slug)}
     removed = store.index.removed_rows(config.slug)
     entries = threadset.threads(config.slug, threadset.thread_ids(config.slug)) if rows or removed else {}
-    return LoadedList(config, rows, entries.values(), markdown, removed)
+    return LoadedList(config, rows, entries.values(), markdown, removed, store.index.revisions(config.slug))
 
 
 def compare_plans(config: Config) -> tuple[Plan | None, Plan]:

@@ -28,9 +28,20 @@ from .errors import ListlibError
 from .store.core import Store
 from .store.index import FILED, HIDDEN, REMOVED, Row
 from .store.ledger import Action, Entry, Removal
-from .values import Month, is_call_number, message_id_hash, plural
+from .values import FAILED, Month, is_call_number, message_id_hash, plural
 
-__all__ = ["Quote", "Selector", "StewardReport", "find_quotes", "published_hidden", "read_id_file", "steward"]
+__all__ = [
+    "Quote",
+    "RedactReport",
+    "Selector",
+    "StewardReport",
+    "find_quotes",
+    "published_hidden",
+    "read_id_file",
+    "redact",
+    "stored_bytes",
+    "steward",
+]
 
 _DONE = {"hide": "hidden", "unhide": "shown again", "remove": "removed"}
 _ALREADY = {"hide": "already hidden", "unhide": "not hidden", "remove": "already removed"}
@@ -186,6 +197,115 @@ def steward(
             report.entry = store.record(action, report.messages, reason.strip(), by, at, removals)
     report.seconds = time.monotonic() - started
     return report
+
+
+@dataclass
+class RedactReport:
+    """What a redaction did (or, with ``dry_run``, would do)."""
+
+    row: Row
+    dry_run: bool
+    removed_lines: int
+    added_lines: int
+    entry: Entry | None = None
+    seconds: float = 0.0
+
+    def summary(self) -> str:
+        verb = "would be replaced" if self.dry_run else "replaced"
+        entry = f"; ledger entry {self.entry.seq}" if self.entry is not None else ""
+        return (
+            f"message {self.row.call} {verb} by its edited copy ({plural(self.removed_lines, 'line')} out, "
+            f"{plural(self.added_lines, 'line')} in){entry} in {self.seconds:.2f} s"
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "action": "redact",
+            "dry_run": self.dry_run,
+            "message": _describe(self.row),
+            "lines_removed": self.removed_lines,
+            "lines_added": self.added_lines,
+            "ledger_entry": self.entry.seq if self.entry is not None else None,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+def _one(store: Store, config: Config, ident: str) -> Row:
+    """The one filed or hidden message of a list that ``ident`` names."""
+    rows = [row for row in _select(store, config, Selector(ids=(ident,))) if row.state in (FILED, HIDDEN)]
+    if not rows:
+        raise ListlibError(f"message {ident} is removed; there is nothing to redact")
+    if len(rows) > 1:
+        calls = ", ".join(row.call for row in rows)
+        raise ListlibError(f"{ident} names {len(rows)} messages ({calls}); give one call number")
+    if rows[0].list == FAILED:
+        raise ListlibError(f"message {rows[0].call} is in {FAILED}, which is published nowhere; remove it instead")
+    return rows[0]
+
+
+def stored_bytes(config: Config, ident: str) -> tuple[Row, bytes]:
+    """The message ``ident`` names and its stored bytes (what ``redact --edit`` edits)."""
+    from .fsutil import read_file
+
+    with Store(config.site.content_dir).open() as store, store.locked():
+        row = _one(store, config, ident)
+        return row, read_file(store.root / row.path)
+
+
+def redact(
+    config: Config,
+    ident: str,
+    raw: bytes,
+    *,
+    reason: str,
+    by: str,
+    dry_run: bool = False,
+    clock: Any = time.time,
+    fault: Any = None,
+) -> RedactReport:
+    """Replace the message ``ident`` names by the edited copy ``raw``: same call number
+    and URL; the original's bytes leave the store; a copy of the original is later a
+    duplicate of it. The copy must keep the Message-ID and Date (the message's place
+    and URL hang on them) and differ from the original."""
+    from .fsutil import read_file
+    from .message import parse_message
+
+    started = time.monotonic()
+    if not reason.strip():
+        raise ListlibError("--reason must say why the message is edited (it is kept in the ledger)")
+    with Store(config.site.content_dir, fault=fault).open() as store, store.locked():
+        row = _one(store, config, ident)
+        original = read_file(store.root / row.path)
+        if raw == original:
+            raise ListlibError(f"the edited copy of {row.call} is the same as the message; nothing was changed")
+        before, after = parse_message(original), parse_message(raw)
+        if not after.has_headers:
+            raise ListlibError("the edited copy has no header fields; nothing was changed")
+        if after.message_id != before.message_id:
+            raise ListlibError(
+                f"the edited copy must keep the Message-ID <{before.message_id or ''}>; nothing was changed"
+            )
+        if after.date != before.date:
+            raise ListlibError("the edited copy must keep the Date header field; nothing was changed")
+        old_lines, new_lines = original.splitlines(), raw.splitlines()
+        report = RedactReport(row, dry_run, *_changed_lines(old_lines, new_lines))
+        if not dry_run:
+            at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock()))
+            report.entry = store.redact(row, raw, reason.strip(), by, at)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _changed_lines(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
+    """Lines only in ``old``, lines only in ``new`` (by a diff)."""
+    import difflib
+
+    out = added = 0
+    for tag, a1, a2, b1, b2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag != "equal":
+            out += a2 - a1
+            added += b2 - b1
+    return out, added
 
 
 def _removals(config: Config, store: Store, rows: list[Row]) -> dict[str, Removal]:

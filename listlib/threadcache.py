@@ -73,6 +73,10 @@ CREATE TABLE IF NOT EXISTS overrides (
     list TEXT NOT NULL, call TEXT NOT NULL, parent TEXT,
     PRIMARY KEY (list, call)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS revisions (
+    list TEXT NOT NULL, call TEXT NOT NULL, token TEXT NOT NULL,
+    PRIMARY KEY (list, call)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS gone (
     list TEXT NOT NULL, id TEXT NOT NULL, successor TEXT, changed INTEGER NOT NULL,
     PRIMARY KEY (list, id)
@@ -438,6 +442,17 @@ class ThreadCache:
         self.db.executemany(
             "INSERT INTO thread_months (list, year, month, thread, count) VALUES (?, ?, ?, ?, ?)",
             ((slug, y, m, t.id, n) for t in items for y, m, n in t.months),
+        )
+
+    def revisions(self, slug: str) -> dict[str, str]:
+        """The revisions (``Index.revisions``) a list's threads were made with."""
+        return dict(self.db.execute("SELECT call, token FROM revisions WHERE list = ?", (slug,)).fetchall())
+
+    def set_revisions(self, slug: str, revisions: dict[str, str]) -> None:
+        self.db.execute("DELETE FROM revisions WHERE list = ?", (slug,))
+        self.db.executemany(
+            "INSERT INTO revisions (list, call, token) VALUES (?, ?, ?)",
+            ((slug, call, token) for call, token in sorted(revisions.items())),
         )
 
     def set_overrides(self, slug: str, overrides: dict[str, str | None]) -> None:

@@ -8,6 +8,9 @@ Message-ID, reference or normalized subject (``threader.cluster_keys``). The
 threader's decisions never cross clusters, so the result is exactly what
 threading everything from scratch gives; tests check that.
 
+A message that stewards changed under its call number (``Index.revisions``: removed,
+or replaced by an edited copy) is rethreaded with its cluster, as its facts changed.
+
 Thread overrides (an operator's "X answers Y" and "X starts its own thread",
 ``overrides``) are given to ``update`` per list; the cache records the ones the
 threads were made with. An attachment links X and Y like a shared key
@@ -267,12 +270,17 @@ def _update_list(
     changed = [month for month in fresh.keys() | known.keys() if fresh.get(month) != known.get(month)]
     was = cache.overrides(slug)
     named = _named_by_changes(was, overrides)
-    if not changed and not named:
+    # Messages stewards changed under their call numbers (removed, redacted) since.
+    revisions, revised = index.revisions(slug), cache.revisions(slug)
+    changed_facts = {call for call in revisions.keys() | revised.keys() if revisions.get(call) != revised.get(call)}
+    if not changed and not named and not changed_facts:
         return
     full = not known or len(changed) > _FULL_FETCH
     added, removed, filled = (
         _changed_calls(index, cache, slug, changed, full=full) if changed else (set[str](), set[str](), set())
     )
+    # A message whose facts changed leaves its cluster and joins those of its new keys.
+    added, removed = added | changed_facts, removed | changed_facts
     if added or removed or (named and held):
         report.touched = True
         touched_months = _rethread(
@@ -282,6 +290,8 @@ def _update_list(
         touched_months = set()
     if was != overrides:
         cache.set_overrides(slug, overrides)
+    if revisions != revised:
+        cache.set_revisions(slug, revisions)
     emptied = {month for month in changed if month not in filled and month in held}
     for month in changed:
         # A month that lost its last message stays as an empty tombstone, so that

@@ -116,6 +116,11 @@ def _ledger_problems(store: Store, rows: dict[str, Row]) -> list[str]:
     for call, row in sorted(rows.items()):
         if row.state == REMOVED and call not in removed:
             problems.append(f"ledger: {row.path} is removed in the index but not by the ledger")
+    edited = {m.call: m.redaction for entry in entries if entry.action == "redact" for m in entry.messages}
+    for call, kept in sorted(edited.items()):
+        row = rows.get(call)
+        if kept is not None and row is not None and row.state in (FILED, HIDDEN) and row.raw_hash != kept.new_hash:
+            problems.append(f"ledger: {row.path} is not the edited copy its redaction made")
     return problems
 
 

@@ -6,7 +6,7 @@ Exit codes: 0 success; 1 an error the user can fix (the message says what);
 
 One module per command (``init``, ``import_``, ``build``, ``serve``, ``search``,
 ``fetch``, ``check``, ``unrouted``, ``threads``, ``deliver``, ``bounces``; ``steward``
-holds ``hide``, ``unhide``, ``remove`` and ``ledger``), each
+holds ``hide``, ``unhide``, ``remove``, ``redact`` and ``ledger``), each
 registered on the ``main`` group here; ``common`` holds what they share and
 ``hooks`` the test-only fault and clock hooks. Each command imports the layers it
 needs when it runs: 'listlib import' in a cron job should not pay for loading the
@@ -56,6 +56,7 @@ main.add_command(steward.hide)
 main.add_command(import_.import_)
 main.add_command(init.init)
 main.add_command(steward.ledger)
+main.add_command(steward.redact)
 main.add_command(steward.remove)
 main.add_command(search.search)
 main.add_command(serve.serve)

@@ -1,6 +1,6 @@
-"""``listlib hide``, ``listlib unhide``, ``listlib remove`` and ``listlib ledger``: take
-messages off the website and back, take them down for good, and show the ledger of what
-stewards did."""
+"""``listlib hide``, ``listlib unhide``, ``listlib remove``, ``listlib redact`` and
+``listlib ledger``: take messages off the website and back, take them down for good,
+replace one by an edited copy, and show the ledger of what stewards did."""
 
 from __future__ import annotations
 
@@ -206,6 +206,101 @@ def _show_quotes(
 
 
 @click.command()
+@click.argument("ident", metavar="ID")
+@click.option("--edit", "interactive", is_flag=True, help="Edit a copy in $VISUAL or $EDITOR.")
+@click.option(
+    "--from-file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
+    help="Take the edited copy from FILE (the whole message, headers and body).",
+)
+@click.option("--reason", default="", metavar="TEXT", help="Why: the public reason (kept in the ledger; required).")
+@click.option("-n", "--dry-run", is_flag=True, help="Say what would change; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON (for scripts).")
+@build_option
+@common_options()
+@click.pass_obj
+@handle_errors
+def redact(
+    obj: Context,
+    ident: str,
+    interactive: bool,
+    from_file: Path | None,
+    reason: str,
+    dry_run: bool,
+    as_json: bool,
+    then_build: bool,
+) -> None:
+    """Replace a message by an edited copy (a phone number, a password, an address out).
+
+    ID: a call number or a Message-ID. The copy keeps the call number, the URL
+    and the place in its thread, and must keep the Message-ID and Date; its page
+    says it was edited (and why, with [site] show_removal_reasons). The
+    original's bytes leave the store; the ledger keeps digests that make a later
+    import or fetch of the original a duplicate of the edited message.
+    """
+    from ..errors import ListlibError
+    from ..stewardship import redact as redact_message
+
+    if interactive == (from_file is not None):
+        raise click.UsageError("give either --edit or --from-file FILE")
+    if then_build and dry_run:
+        raise click.UsageError("--build cannot be used with --dry-run")
+    if not reason.strip():
+        raise click.UsageError("--reason is required: say why the message is edited (it is kept in the ledger)")
+    config = obj.load()
+    if from_file is not None:
+        try:
+            raw = from_file.read_bytes()
+        except FileNotFoundError:
+            raise ListlibError(f"{from_file}: no such file") from None
+        except OSError as exc:
+            raise ListlibError(f"{from_file}: cannot read ({exc.strerror})") from None
+    else:
+        raw = _edited_copy(config, ident)
+    report = redact_message(
+        config,
+        ident,
+        raw,
+        reason=reason,
+        by=command_line(),
+        dry_run=dry_run,
+        clock=clock_from_env(),
+        fault=fault_from_env(),
+    )
+    built = run_build(config, quiet=obj.quiet, as_json=as_json) if then_build else None
+    if as_json:
+        data = report.to_dict()
+        if built is not None:
+            data["build"] = built.to_dict()
+        echo_json(data, indent=2, ensure_ascii=False)
+        return
+    echo(report.summary())
+    if not dry_run and not then_build:
+        echo("Run 'listlib build' to bring the website up to date.")
+
+
+def _edited_copy(config: Any, ident: str) -> bytes:
+    """The message's bytes after the user's editor ran on a private copy (which is
+    deleted afterwards: it holds what is being taken out)."""
+    import tempfile
+
+    from ..errors import ListlibError
+    from ..stewardship import stored_bytes
+
+    row, original = stored_bytes(config, ident)
+    with tempfile.TemporaryDirectory(prefix="listlib-redact-") as folder:
+        path = Path(folder) / f"{row.call}.eml"
+        path.write_bytes(original)
+        path.chmod(0o600)
+        click.edit(filename=str(path))
+        edited = path.read_bytes()
+    if edited == original:
+        raise ListlibError(f"the copy of {row.call} was not changed; nothing was changed")
+    return edited
+
+
+@click.command()
 @click.option("--json", "as_json", is_flag=True, help="Print the entries as JSON.")
 @common_options()
 @click.pass_obj
@@ -213,8 +308,8 @@ def _show_quotes(
 def ledger(obj: Context, as_json: bool) -> None:
     """List the ledger: what stewards did to the archive, when, why and how.
 
-    One entry per 'listlib hide', 'listlib unhide', 'listlib remove' and
-    thread override edit
+    One entry per 'listlib hide', 'listlib unhide', 'listlib remove',
+    'listlib redact' and thread override edit
     ('listlib threads --attach/--detach/--undo'), oldest first, from
     content/ledger.jsonl (which must never be edited by hand).
     """

@@ -201,6 +201,7 @@ class SiteJobs:
                     row.message_id,
                     row.refs,
                     self._tombstone(row) if row.removed else None,
+                    self._edit_note(row) if row.edited_at else None,
                 )
             )
         record = ThreadPage(
@@ -236,6 +237,10 @@ class SiteJobs:
     def _tombstone(self, row: Row) -> Removed:
         """What the tombstone of a removed message says: when, and why if the site shows it."""
         return (row.removed_at or "", (row.reason or "") if self.site.show_removal_reasons else "")
+
+    def _edit_note(self, row: Row) -> Removed:
+        """What the page of a redacted message says of it: when, and why if the site shows it."""
+        return (row.edited_at or "", (row.reason or "") if self.site.show_removal_reasons else "")
 
     def _month_rows(self, source: ListSource, month: Month) -> list[Row]:
         return sorted(source.month_rows(month), key=lambda r: (r.date, r.call))

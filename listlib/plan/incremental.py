@@ -16,9 +16,10 @@ the jobs a change can reach are:
 - the sitemaps of changed months and of the root months of changed threads;
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
   thread (a message's lookup entry depends on nothing else that can change);
-- for each message removed since (``listlib remove``: the same call number, now a
-  tombstone, maybe with the same thread around it), its thread, its month and its
-  bucket.
+- for each message stewards changed under its call number since (``Index.revisions``:
+  removed, now a tombstone maybe with the same thread around it, or redacted, now an
+  edited copy), its thread and its neighbours' (its subject may be theirs to show),
+  every job of its month, and its bucket.
 
 Each is built with the same builders as a full build (``plan.builders.SiteJobs``); a job
 whose builder says it no longer exists is dropped. Nothing outside this scope is
@@ -58,8 +59,8 @@ class Memory:
     months: dict[str, list[Month]] = field(default_factory=dict)
     marks: dict[str, dict[Month, str]] = field(default_factory=dict)
     """List slug -> the mark of each month, as its month jobs were planned."""
-    removed: dict[str, list[str]] = field(default_factory=dict)
-    """List slug -> its removed messages (call numbers)."""
+    revisions: dict[str, dict[str, str]] = field(default_factory=dict)
+    """List slug -> its ``Index.revisions``."""
     forget_mids: set[str] = field(default_factory=set)
     add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
     replace_mids: bool = False
@@ -75,8 +76,8 @@ class Memory:
             state.set(f"months:{slug}", json.dumps([list(m) for m in months]))
         for slug, marks in self.marks.items():
             state.set(f"marks:{slug}", json.dumps({str(month): mark for month, mark in marks.items()}))
-        for slug, removed in self.removed.items():
-            state.set(f"removed:{slug}", json.dumps(sorted(removed)))
+        for slug, revisions in self.revisions.items():
+            state.set(f"revisions:{slug}", json.dumps(revisions, sort_keys=True))
         state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
 
 
@@ -104,7 +105,7 @@ def full_memory(
         memory.orders[slug] = [t.id for t in source.order()]
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
-        memory.removed[slug] = source.removed_calls()
+        memory.revisions[slug] = dict(source.revisions())
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
             memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call]).get(call, ""), prefix))
@@ -140,13 +141,14 @@ def dirty_jobs(
         built.extend(job for job in found if job is not None)
 
     slugs = {s for s, _ in changes.threads} | {s for s, _ in changes.gone} | {s for s, _ in changes.months}
-    newly_removed: dict[str, list[str]] = {}
+    revised: dict[str, list[str]] = {}
+    """List slug -> its messages stewards changed since the last build."""
     for slug, source in jobs.sources.items():
-        now_removed = source.removed_calls()
-        recorded = set(json.loads(state.get(f"removed:{slug}") or "[]"))
-        if set(now_removed) != recorded:
-            memory.removed[slug] = now_removed
-            newly_removed[slug] = [call for call in now_removed if call not in recorded]
+        now = dict(source.revisions())
+        recorded: dict[str, str] = json.loads(state.get(f"revisions:{slug}") or "{}")
+        if now != recorded:
+            memory.revisions[slug] = now
+            revised[slug] = sorted(call for call in now if now[call] != recorded.get(call))
             slugs.add(slug)
     slugs &= jobs.sources.keys()
     forget: set[str] = set()
@@ -159,11 +161,11 @@ def dirty_jobs(
         changed = {t for s, t in changes.threads if s == slug}
         altered = changed | {t for s, t in changes.gone if s == slug}
         before_order: list[str] = json.loads(state.get(f"order:{slug}") or "[]")
-        removed_rows = source.rows(newly_removed.get(slug, ())).values()
-        removed_threads = source.thread_of(row.call for row in removed_rows)
-        threads = altered | _moved(before_order, order) | set(removed_threads.values())
-        for call in newly_removed.get(slug, ()):
-            if removed_threads.get(call) == call:  # a root: its subject, in its neighbours' links, changed
+        revised_rows = source.rows(revised.get(slug, ())).values()
+        revised_threads = source.thread_of(row.call for row in revised_rows)
+        threads = altered | _moved(before_order, order) | set(revised_threads.values())
+        for call in revised.get(slug, ()):
+            if revised_threads.get(call) == call:  # a root: its subject, in its neighbours' links, changed
                 threads.update(n for n in source.neighbours(call) if n is not None)
         for thread_id in sorted(threads):
             consider(job_id("thread", slug, thread_id), jobs.thread(slug, thread_id))
@@ -172,13 +174,14 @@ def dirty_jobs(
         before = [Month(*m) for m in json.loads(state.get(f"months:{slug}") or "[]")]
         moved_months = _moved(before, months)
         dirty_months = {m for s, m in changes.months if s == slug} | moved_months
-        dirty_months |= {month_of(row) for row in removed_rows}
+        revised_months = {month_of(row) for row in revised_rows}
+        dirty_months |= revised_months
         # A month's thread lines change with any of its threads; its messages and their
         # links (to their threads' pages) only when its mark does.
         marks = _recorded_marks(state, slug)
         marks_now = {Month(*m): mark for m, mark in month_marks(slug, dirty_months).items()}
         for month in sorted(dirty_months):
-            same_messages = month in marks_now and marks.get(month) == marks_now[month]
+            same_messages = month in marks_now and marks.get(month) == marks_now[month] and month not in revised_months
             if not same_messages:
                 consider(job_id("messages", slug, month), jobs.messages(slug, month))
             consider(job_id("month", slug, month), jobs.month(slug, month))
@@ -205,11 +208,12 @@ def dirty_jobs(
         memory.months[slug] = months
         memory.marks[slug] = marks
         _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)
-        for row in removed_rows:  # its entry: now a tombstone
-            if row.mid_hash and row.call not in forget:
+        for row in revised_rows:  # its lookup entry: a tombstone, or the edited copy's
+            digest = mid_digest(row)
+            if digest is not None and row.call not in forget:
                 forget.add(row.call)
-                prefixes.add(mid_bucket(row.mid_hash))
-                fresh.append((row.call, slug, removed_threads.get(row.call, ""), mid_bucket(row.mid_hash)))
+                prefixes.add(mid_bucket(digest))
+                fresh.append((row.call, slug, revised_threads.get(row.call, ""), mid_bucket(digest)))
     if slugs:
         consider(job_id("site", "site"), jobs.site_index())
     for prefix in sorted(prefixes):

@@ -132,10 +132,10 @@ SITEMAP_ENTRY_FIELDS = ("path", "last")
 
 
 Removed = tuple[str, str]
-"""What a tombstone says of a removed message: (when it was removed, the public reason
-or "" when the site does not show reasons)."""
+"""What a tombstone says of a removed message, or a page of a redacted one: (when it was
+removed or edited, the public reason or "" when the site does not show reasons)."""
 
-ThreadMessage = tuple[str, str | None, int, Month, str, str, bool, str | None, str, Removed | None]
+ThreadMessage = tuple[str, str | None, int, Month, str, str, bool, str | None, str, Removed | None, Removed | None]
 """A message of a thread page, in thread order (a plain tuple, see ``MboxItem``)."""
 THREAD_MESSAGE_FIELDS = (
     "call",
@@ -148,9 +148,11 @@ THREAD_MESSAGE_FIELDS = (
     "message_id",
     "refs",
     "removed",
+    "edited",
 )
 """``month``: the month it was filed in (where its permalink and attachments live);
-``removed``: for a removed message (a placeholder), its tombstone."""
+``removed``: for a removed message (a placeholder), its tombstone; ``edited``: for a
+redacted one, when and why."""
 
 
 class ThreadPage(NamedTuple):

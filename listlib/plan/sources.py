@@ -59,8 +59,9 @@ class ListSource(ABC):
         """The removed messages filed under a month (their tombstones)."""
 
     @abstractmethod
-    def removed_calls(self) -> list[str]:
-        """The call numbers of the list's removed messages, in order."""
+    def revisions(self) -> Mapping[str, str]:
+        """``Index.revisions`` of the list: the messages stewards changed under their call
+        numbers (removed or redacted), with a token that changes with each change."""
 
     @abstractmethod
     def month_rows(self, month: Month) -> list[Row]:
@@ -155,11 +156,14 @@ class LoadedList(ListSource):
         threads: Iterable[ThreadEntry],
         description_markdown: str | None = None,
         removed: Iterable[Row] = (),
+        revisions: Mapping[str, str] | None = None,
     ) -> None:
-        """``rows``: the filed messages; ``removed``: the removed ones."""
+        """``rows``: the filed messages; ``removed``: the removed ones; ``revisions``: the
+        list's ``Index.revisions``."""
         super().__init__(config, description_markdown)
         self._rows = rows
         self._removed = {row.call: row for row in removed}
+        self._revisions = dict(revisions or {})
         self._removed_by_month: dict[Month, list[Row]] = defaultdict(list)
         for row in self._removed.values():
             self._removed_by_month[month_of(row)].append(row)
@@ -188,8 +192,8 @@ class LoadedList(ListSource):
     def removed_rows(self, month: Month) -> list[Row]:
         return list(self._removed_by_month.get(month, ()))
 
-    def removed_calls(self) -> list[str]:
-        return sorted(self._removed)
+    def revisions(self) -> Mapping[str, str]:
+        return self._revisions
 
     def month_rows(self, month: Month) -> list[Row]:
         return list(self._by_month.get(month, ()))

@@ -59,8 +59,8 @@ class StoredList(ListSource):
         self._rows.update((row.call, row) for row in rows)
         return rows
 
-    def removed_calls(self) -> list[str]:
-        return sorted(row.call for row in self._index.removed_rows(self.slug))
+    def revisions(self) -> Mapping[str, str]:
+        return self._index.revisions(self.slug)
 
     def _totals(self) -> dict[Month, tuple[int, int]]:
         # From the threads (a few rows per thread), not by counting the index's rows.

@@ -137,6 +137,8 @@ class _Message:
     message_id: str | None
     removed: dict[str, str] | None = None
     """For a removed message (a placeholder): ``at`` (its date) and ``reason`` ("" when not shown)."""
+    edited: dict[str, str] | None = None
+    """For a redacted message: ``at`` (when it was edited) and ``reason`` ("" when not shown)."""
 
 
 OnDisplay = Callable[[str, str, MessageDisplay], None]
@@ -202,7 +204,19 @@ class Renderer:
         site = args.site
         shown: list[_Message] = []
         subjects: dict[str, str] = {}
-        for call, parent, depth, month, stored, raw_hash, no_archive, message_id, refs, removed in args.messages:
+        for (
+            call,
+            parent,
+            depth,
+            month,
+            stored,
+            raw_hash,
+            no_archive,
+            message_id,
+            refs,
+            removed,
+            edited,
+        ) in args.messages:
             if removed is not None:
                 permalink = relative_url(page, message_path(slug, month, call))
                 shown.append(_placeholder(call, parent, depth, removed, permalink))
@@ -240,6 +254,7 @@ class Renderer:
                     reply=(_reply_link(address, display, message_id, refs) if address and not no_archive else ""),
                     attachments=tuple(attachments),
                     message_id=message_id,
+                    edited={"at": edited[0], "reason": edited[1]} if edited else None,
                 )
             )
         prev, nxt = args.prev, args.next

@@ -64,6 +64,8 @@ class Batch:
         self._by_key: dict[tuple[str, str], list[Row]] = {}
         self._with_removed: set[str] = set()
         """Lists among whose related rows a removed one is (kept by its Message-ID's hash)."""
+        self._redacted: dict[tuple[str, str], Row] = {}
+        """(list, "=" + a redacted message's original raw hash, or "~" + its vitals) -> its row now."""
         by_slug: dict[str, list[Prepared]] = {}
         for item in items:
             by_slug.setdefault(item.slug, []).append(item)
@@ -77,6 +79,30 @@ class Batch:
             )
             for row in related:
                 self._remember(row)
+            if slug != FAILED:
+                self._remember_redacted(index, slug, group)
+
+    def _remember_redacted(self, index: Index, slug: str, group: list[Prepared]) -> None:
+        found = index.find_redacted(slug, {i.facts.raw_hash for i in group}, {i.facts.vitals for i in group})
+        if not found:
+            return
+        rows = {row.call: row for row in index.rows_by_call({call for call, _r, _v in found})}
+        for call, raw_hash, vitals in found:
+            if call in rows:
+                self._redacted[(slug, "=" + raw_hash)] = rows[call]
+                self._redacted[(slug, "~" + vitals)] = rows[call]
+
+    def redacted(self, slug: str, raw_hash: str, vitals: str, message_id: str | None) -> Row | None:
+        """The message redacted from these bytes, or from a copy with these vitals and
+        its Message-ID (or none), if any."""
+        if not self._redacted:
+            return None
+        row = self._redacted.get((slug, "=" + raw_hash))
+        if row is None:
+            row = self._redacted.get((slug, "~" + vitals))
+            if row is not None and message_id and row.message_id not in (None, message_id):
+                return None
+        return row
 
     def _remember(self, row: Row) -> None:
         self._by_key.setdefault((row.list, row.raw_hash), []).append(row)
@@ -117,6 +143,10 @@ def find_duplicate(item: Prepared, batch: Batch, read_filed: Callable[[Row], byt
     slug, mid = item.slug, facts.message_id
     if slug == FAILED:
         mid = None
+    if slug != FAILED:  # a copy of what a redacted message was: the edited message's duplicate
+        redacted = batch.redacted(slug, facts.raw_hash, facts.vitals, mid)
+        if redacted is not None:
+            return Outcome(_seen(redacted), redacted.call, item.origin, facts.message_id, slug)
     candidates = batch.candidates(slug, facts.raw_hash, mid)
     for row in candidates:
         if row.state == REMOVED:  # any copy of a taken-down message, whatever its bytes

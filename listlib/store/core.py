@@ -25,7 +25,9 @@ from ..fsutil import (
     release_lock,
     same_file_system,
     sync_files,
+    write_all,
 )
+from ..message import parse_message, raw_hash
 from ..sqlfile import discard
 from ..values import (
     FAILED,
@@ -35,11 +37,12 @@ from ..values import (
 )
 from .batch import Batch, Outcome, Prepared, Status, find_duplicate, pending_row
 from .index import FILED, HIDDEN, SCHEMA_VERSION, Index, Row
-from .layout import encode_sidecar, iter_message_files, removed_row, row_from_file, stored_file_path
+from .layout import encode_sidecar, iter_message_files, make_row, removed_row, row_from_file, stored_file_path
 from .ledger import (
     Action,
     Entry,
     LedgerMessage,
+    Redaction,
     Removal,
     append_entry,
     cut_torn_line,
@@ -52,6 +55,9 @@ from .refile import finish_refiling, refile_interrupted, refile_messages
 __all__ = ["Store"]
 
 Clock = Callable[[], float]
+REDACTING = ".redacting"
+"""The folder (under content/) where ``Store.redact`` keeps an edited copy, durably, from
+before its ledger entry until it replaces the original."""
 _LOCK_GAP = 0.03
 """Seconds the lock stays free when a pipeline lets other processes have a turn (waiters
 try every 10 ms)."""
@@ -115,6 +121,7 @@ class Store:
                 # A command killed between its ledger entry and its action: every
                 # command that opens the store applies the entry (a stat when none is).
                 self._apply_ledger()
+                self._drop_unrecorded_redactions()
         except sqlite3.DatabaseError as exc:
             if self._index is not None:
                 self._index.close()
@@ -190,6 +197,7 @@ class Store:
         self._resolve_pending()
         finish_refiling(self)
         self._apply_ledger()
+        self._drop_unrecorded_redactions()
 
     # -- the ledger ----------------------------------------------------------------
 
@@ -221,6 +229,8 @@ class Store:
                     self.index.set_state(calls, FILED, was=HIDDEN)
                 elif entry.action == "remove":
                     self._take_down(entry)
+                elif entry.action == "redact":
+                    self._redact_in_place(entry)
             self.index.set_meta("ledger_applied", str(end))
             if not in_transaction:
                 self.index.commit()
@@ -250,6 +260,93 @@ class Store:
         for folder in sorted(folders):
             fsync_dir(folder)
         self.fault("files-removed")
+
+    def _redact_in_place(self, entry: Entry) -> None:
+        """Apply a ``redact`` entry (inside the caller's transaction): the edited copy
+        replaces the original file (an atomic rename, its folder synced), the index row
+        becomes the copy's, and the original's digests are remembered for dedup."""
+        for message in entry.messages:
+            kept = message.redaction
+            if kept is None:
+                continue
+            self.index.add_redaction(message.list, message.call, kept.raw_hash, kept.vitals)
+            eml = self.root / kept.path
+            staged = self.root / REDACTING / f"{message.call}.eml"
+            if staged.exists():
+                os.replace(staged, eml)
+                fsync_dir(eml.parent)
+            self.fault("redaction-in-place")
+            try:
+                raw = read_file(eml)
+            except FileNotFoundError:
+                continue  # removed since
+            except OSError as exc:
+                raise StoreError(f"{eml}: cannot read: {exc.strerror}") from exc
+            if raw_hash(raw) != kept.new_hash:
+                continue  # redacted again since (a later entry makes the row)
+            found = self.index.rows_by_call([message.call])
+            if not found or found[0].state not in (FILED, HIDDEN):
+                continue
+            old = found[0]
+            row = make_row(
+                parse_message(raw),
+                call=old.call,
+                path=old.path,
+                state=old.state,
+                size=len(raw),
+                date=old.date,
+                date_source=old.date_source,
+                collision=bool(old.collision),
+                reason=entry.reason,
+                origin=old.origin,
+            )._replace(edited_at=entry.at)
+            self.index.delete([old.call])
+            self.index.insert_many([row])
+
+    def _drop_unrecorded_redactions(self) -> None:
+        """Delete edited copies no ledger entry names (a redact killed before its entry)."""
+        folder = self.root / REDACTING
+        try:
+            left = list(os.scandir(folder))
+        except FileNotFoundError:
+            return
+        for item in left:
+            os.unlink(item.path)
+
+    def redact(self, row: Row, raw: bytes, reason: str, by: str, at: str) -> Entry:
+        """Replace a message's bytes by an edited copy under the same call number: the
+        copy is written durably first, then the ledger entry, then the copy replaces the
+        original (the next lock holder finishes a killed redaction from the entry)."""
+        with self.locked():
+            folder = self.root / REDACTING
+            folder.mkdir(exist_ok=True)
+            staged = folder / f"{row.call}.eml"
+            try:
+                fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+                try:
+                    write_all(fd, raw)
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                fsync_dir(folder)
+            except OSError as exc:
+                raise StoreError(f"{staged}: cannot write the edited copy: {exc.strerror}") from exc
+            self.fault("redaction-staged")
+            kept = Redaction(row.path, row.raw_hash, row.vitals, raw_hash(raw))
+            entries = self.ledger()
+            entry = Entry(
+                seq=(entries[-1].seq + 1) if entries else 1,
+                at=at,
+                action="redact",
+                reason=reason,
+                by=by,
+                messages=(LedgerMessage(row.call, row.list, redaction=kept),),
+            )
+            append_entry(self.root, entry)
+            self.fault("ledger-appended")
+            self._apply_ledger()
+            self.fault("ledger-applied")
+        return entry
 
     def ledger(self) -> list[Entry]:
         """Every entry of the ledger, oldest first."""

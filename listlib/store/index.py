@@ -76,7 +76,8 @@ CREATE TABLE IF NOT EXISTS messages (
     no_archive INTEGER NOT NULL DEFAULT 0,
     mid_hash TEXT,
     removed_at TEXT,
-    pins TEXT
+    pins TEXT,
+    edited_at TEXT
 );
 CREATE INDEX IF NOT EXISTS messages_by_id ON messages (list, message_id);
 CREATE INDEX IF NOT EXISTS messages_by_vitals ON messages (list, vitals);
@@ -89,6 +90,13 @@ CREATE INDEX IF NOT EXISTS messages_by_date ON messages (list, state, date, call
 CREATE INDEX IF NOT EXISTS messages_pending ON messages (state) WHERE state = 0;
 -- Bumped whenever a month of a list gains or loses a filed message, so that readers
 -- (the threader) find changed months without scanning the messages.
+-- What redacted messages were before (``listlib redact``): a copy of the original is a
+-- duplicate of the edited message.
+CREATE TABLE IF NOT EXISTS redactions (
+    list TEXT NOT NULL, call TEXT NOT NULL, raw_hash TEXT NOT NULL, vitals TEXT NOT NULL,
+    PRIMARY KEY (list, raw_hash, call)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS redactions_by_vitals ON redactions (list, vitals);
 CREATE TABLE IF NOT EXISTS month_versions (
     list TEXT NOT NULL, year INTEGER NOT NULL, month INTEGER NOT NULL, version INTEGER NOT NULL,
     PRIMARY KEY (list, year, month)
@@ -146,6 +154,9 @@ class Row(NamedTuple):
     message it answered (``-`` for none), then those of its answers, space-separated;
     the threader holds them there (``Index.removal_pins``). None: it had no thread
     around it, and is threaded nowhere."""
+    edited_at: str | None = None
+    """For a redacted message (``listlib redact``: its bytes replaced by an edited copy):
+    when (UTC, ISO 8601); its ``reason`` is the public reason."""
 
     @property
     def removed(self) -> bool:
@@ -298,6 +309,7 @@ class Index:
 
     def clear(self) -> None:
         self.db.execute("DELETE FROM messages")
+        self.db.execute("DELETE FROM redactions")
         self.db.execute("DELETE FROM month_versions")
         self.new_epoch()
 
@@ -405,6 +417,37 @@ class Index:
             f"list = ? AND state IN ({FILED}, {HIDDEN}) AND (in_reply_to = ? OR refs LIKE ? ESCAPE '\\')",
             (slug, message_id, pattern),
         )
+
+    def revisions(self, slug: str) -> dict[str, str]:
+        """Call -> a token that changes whenever stewards change the message under its
+        call number: ``removed``, or an edited message's content hash. Readers that
+        remember what they made from a message (the thread cache, the build) compare
+        these, as a message is otherwise immutable."""
+        cursor = self.db.execute(
+            f"SELECT call, CASE WHEN state = {REMOVED} THEN 'removed' ELSE raw_hash END FROM messages"
+            f" WHERE list = ? AND (state = {REMOVED} OR edited_at IS NOT NULL)",
+            (slug,),
+        )
+        return dict(cursor.fetchall())
+
+    def add_redaction(self, slug: str, call: str, raw_hash: str, vitals: str) -> None:
+        """Remember what a redacted message was (its bytes' and vitals' digests)."""
+        self.db.execute("INSERT OR REPLACE INTO redactions VALUES (?, ?, ?, ?)", (slug, call, raw_hash, vitals))
+
+    def find_redacted(self, slug: str, raw_hashes: Iterable[str], vitals: Iterable[str]) -> list[tuple[str, str, str]]:
+        """(call, original raw hash, original vitals) of redacted messages of a list that
+        were, before, any of these bytes or vitals."""
+        found: set[tuple[str, str, str]] = set()
+        for column, values in (("raw_hash", list(raw_hashes)), ("vitals", list(vitals))):
+            for start in range(0, len(values), _IN_CHUNK):
+                chunk = values[start : start + _IN_CHUNK]
+                marks = ", ".join("?" for _ in chunk)
+                cursor = self.db.execute(
+                    f"SELECT call, raw_hash, vitals FROM redactions WHERE list = ? AND {column} IN ({marks})",
+                    (slug, *chunk),
+                )
+                found.update(cursor.fetchall())
+        return sorted(found)
 
     def removal_pins(self, slug: str) -> dict[str, str]:
         """What the removed messages of a list pin (call -> the call it answers): each

@@ -21,6 +21,14 @@ filed (``path``, ``date``) and its place in its thread (``pins``) -- never its c
                    "date": 1715941800, "raw_hash": "...", "vitals": "...",
                    "mid_hash": "...", "pins": "0Abc12Xw 0Abc12Y3"}]}
 
+A redaction (``redact``) keeps the digests of what the message was, so that a copy of
+the original is known as the redacted message's duplicate, and the hash of the edited
+copy that replaced it (``new_hash``)::
+
+    {"seq": 5, "at": "...", "action": "redact", "reason": "phone number", "by": "...",
+     "messages": [{"call": "0Abc12Xy", "list": "dev", "path": "dev/2024/05/0Abc12Xy.eml",
+                   "raw_hash": "...", "vitals": "...", "new_hash": "..."}]}
+
 Thread overrides are recorded here too, as an audit record: ``attach`` names the
 message and then the message it now answers, ``detach`` the message that now starts
 its own thread, ``undo-override`` the message whose override was removed. Their truth
@@ -52,6 +60,7 @@ __all__ = [
     "Action",
     "Entry",
     "LedgerMessage",
+    "Redaction",
     "Removal",
     "append_entry",
     "cut_torn_line",
@@ -63,8 +72,8 @@ __all__ = [
 
 LEDGER_NAME = "ledger.jsonl"
 
-Action = Literal["hide", "unhide", "remove", "attach", "detach", "undo-override"]
-ACTIONS: tuple[Action, ...] = ("hide", "unhide", "remove", "attach", "detach", "undo-override")
+Action = Literal["hide", "unhide", "remove", "redact", "attach", "detach", "undo-override"]
+ACTIONS: tuple[Action, ...] = ("hide", "unhide", "remove", "redact", "attach", "detach", "undo-override")
 
 
 class Removal(NamedTuple):
@@ -78,6 +87,16 @@ class Removal(NamedTuple):
     pins: str | None
 
 
+class Redaction(NamedTuple):
+    """What the ledger keeps of a redacted message's original (see the module docstring)."""
+
+    path: str
+    raw_hash: str
+    vitals: str
+    new_hash: str
+    """The content hash of the edited copy that replaced it."""
+
+
 class LedgerMessage(NamedTuple):
     """A message an entry acts on."""
 
@@ -85,11 +104,14 @@ class LedgerMessage(NamedTuple):
     list: str
     removal: Removal | None = None
     """For ``remove``: what is kept of it."""
+    redaction: Redaction | None = None
+    """For ``redact``: what is kept of its original."""
 
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = {"call": self.call, "list": self.list}
-        if self.removal is not None:
-            data.update(self.removal._asdict())
+        for kept in (self.removal, self.redaction):
+            if kept is not None:
+                data.update(kept._asdict())
         return data
 
 
@@ -145,7 +167,10 @@ def _message(data: dict[str, object], action: str) -> LedgerMessage:
             None if mid_hash is None else str(mid_hash),
             None if pins is None else str(pins),
         )
-    return LedgerMessage(str(data["call"]), str(data["list"]), removal)
+    redaction = None
+    if action == "redact":
+        redaction = Redaction(str(data["path"]), str(data["raw_hash"]), str(data["vitals"]), str(data["new_hash"]))
+    return LedgerMessage(str(data["call"]), str(data["list"]), removal, redaction)
 
 
 def read_ledger(root: Path, start: int = 0) -> tuple[list[Entry], int]:

@@ -24,6 +24,7 @@ COMMANDS = [
     "hide",
     "unhide",
     "remove",
+    "redact",
     "ledger",
 ]
 
