@@ -193,7 +193,10 @@ def steward(
             raise ListlibError("the selection matches no message; nothing was changed")
         if report.messages and not dry_run:
             at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock()))
-            removals = _removals(config, store, report.messages) if action == "remove" else None
+            removals = None
+            if action == "remove":
+                removals = _removals(config, store, report.messages)
+                by = _by_call_numbers(action, report.messages)
             report.entry = store.record(action, report.messages, reason.strip(), by, at, removals)
     report.seconds = time.monotonic() - started
     return report
@@ -291,7 +294,7 @@ def redact(
         report = RedactReport(row, dry_run, *_changed_lines(old_lines, new_lines))
         if not dry_run:
             at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock()))
-            report.entry = store.redact(row, raw, reason.strip(), by, at)
+            report.entry = store.redact(row, raw, reason.strip(), _by_call_numbers("redact", [row]), at)
     report.seconds = time.monotonic() - started
     return report
 
@@ -306,6 +309,13 @@ def _changed_lines(old: list[bytes], new: list[bytes]) -> tuple[int, int]:
             out += a2 - a1
             added += b2 - b1
     return out, added
+
+
+def _by_call_numbers(action: str, rows: list[Row]) -> str:
+    """What the ledger says did a take-down or redaction: the command, naming the messages
+    by call number only -- not the command line as typed, which may hold what is being
+    taken out (a Message-ID, a sender's address, a search for a name)."""
+    return " ".join([f"listlib {action}", *(row.call for row in rows)])
 
 
 def _removals(config: Config, store: Store, rows: list[Row]) -> dict[str, Removal]:

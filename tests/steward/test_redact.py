@@ -66,6 +66,7 @@ def test_a_redacted_message_keeps_its_url_and_place_and_the_original_is_gone(sit
     result = run_listlib("redact", call, "--from-file", copy, "--reason", "leaked password", cwd=site, check=True)
     assert f"message {call} replaced by its edited copy (1 line out, 1 line in); ledger entry 1" in result.stdout
     assert (site / "content" / path).read_bytes() == _edited(original)
+    assert read_ledger(site / "content")[0][0].by == f"listlib redact {call}"
     assert call_of(site, 2) == (call, path)  # same call number, same place in the store
     build(site)
     assert files_holding(site / "output", [LEAK.encode()]) == []

@@ -155,13 +155,15 @@ def test_a_removed_message_is_refused_by_a_reimport_and_a_rebuilt_index(site: Pa
 
 def test_the_ledger_keeps_digests_not_the_message(site: Path) -> None:
     call, _mbox = _thread_site(site)
-    _remove(site, call)
+    # Named as an operator would, by what identifies it: the command line is not kept.
+    run_listlib("remove", "<m3@example.org>", "--sender", SENDER, "--reason", "privacy", cwd=site, check=True)
     text = (site / "content" / LEDGER_NAME).read_text()
     for needle in (SECRET, SENDER, "Dana", "m3@example.org", "555-0199"):
         assert needle not in text
     (entry,) = read_ledger(site / "content")[0]
     (message,) = entry.messages
     assert entry.action == "remove" and message.call == call and message.removal is not None
+    assert entry.by == f"listlib remove {call}"
     assert len(message.removal.mid_hash or "") == 64
     assert message.removal.pins == " ".join([call_of(site, 2)[0], call_of(site, 4)[0], call_of(site, 6)[0]])
 
