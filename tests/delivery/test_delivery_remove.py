@@ -129,3 +129,13 @@ def test_a_remove_during_a_delivery_run_leaves_the_post_to_the_next_run(
     assert b"<post2@example.org>" in sent.data
     assert _traces(site) == [] and queue_status(site) == []
     assert other in (site / "queue" / "sent.log").read_text().split()
+
+
+def test_a_damaged_post_of_a_removed_message_is_deleted_not_kept_in_failed(tmp_path: Path, smtp: SmtpServer) -> None:
+    site, secret, other = _site_with_secret(tmp_path / "site", smtp)
+    env = {**subprocess_env(), "LISTLIB_CRASH_AT": "ledger-applied:1"}
+    assert run_listlib("remove", secret, "--reason", "privacy", cwd=site, env=env).returncode == -9
+    (site / "queue" / "new" / secret / "journal").unlink()  # damaged: would go to failed/ with its bytes
+    report = json.loads(deliver(site, NOW, "--json").stdout)
+    assert (report["purged"], report["damaged"], report["completed"]) == ([secret], [], [other])
+    assert _traces(site) == [] and queue_status(site) == []
