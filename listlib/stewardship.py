@@ -11,9 +11,13 @@ it stops. ``unhide`` puts it back exactly as it was.
 A removed message (``remove``, a take-down) leaves the store: its bytes are deleted, and
 the ledger keeps only digests that refuse a copy of it, where it was filed and its place
 in its thread (the message it answered and its answers, which the threader keeps
-together around a placeholder). Its permanent URL and Message-ID page become tombstones.
-Click-free: the CLI parses, calls
-these functions and prints what they return; nothing here prints.
+together around a placeholder). Its permanent URL and Message-ID page become tombstones,
+and its posts waiting in the outbound queue are deleted (``delivery.service.purge_removed``;
+a ``listlib remove`` killed before that leaves them to the next ``listlib deliver``, which
+deletes them before it sends anything).
+
+Click-free: the CLI parses, calls these functions and prints what they return; nothing
+here prints.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Config
-from .errors import ListlibError
+from .errors import ListlibError, LockTimeoutError
 from .store.core import Store
 from .store.index import FILED, HIDDEN, REMOVED, Row
 from .store.ledger import Action, Entry, Removal
@@ -44,6 +48,9 @@ __all__ = [
 ]
 
 _DONE = {"hide": "hidden", "unhide": "shown again", "remove": "removed"}
+_QUEUE_WAIT = 60.0
+"""Seconds ``remove`` waits for a ``listlib deliver`` run to end before it leaves the
+queued posts of the removed messages to the next run."""
 _ALREADY = {"hide": "already hidden", "unhide": "not hidden", "remove": "already removed"}
 
 
@@ -65,7 +72,7 @@ class Selector:
 
 @dataclass
 class StewardReport:
-    """What a hide or unhide did (or, with ``dry_run``, would do)."""
+    """What a hide, unhide or remove did (or, with ``dry_run``, would do)."""
 
     action: Action
     dry_run: bool
@@ -74,6 +81,10 @@ class StewardReport:
     skipped: list[Row] = field(default_factory=list)
     """Messages selected but already as asked (hidden already, or not hidden)."""
     entry: Entry | None = None
+    purged: list[str] = field(default_factory=list)
+    """``remove``: the posts of removed messages deleted from the outbound queue."""
+    queue_busy: bool = False
+    """``remove``: a ``listlib deliver`` run held the queue; the next run deletes the posts."""
     seconds: float = 0.0
 
     def summary(self) -> str:
@@ -82,7 +93,12 @@ class StewardReport:
         already = _ALREADY[self.action]
         skipped = f" ({len(self.skipped)} {already})" if self.skipped else ""
         entry = f"; ledger entry {self.entry.seq}" if self.entry is not None else ""
-        return f"{plural(len(self.messages), 'message')} {verb}{skipped}{entry} in {self.seconds:.2f} s"
+        queue = ""
+        if self.purged:
+            queue = f"; {plural(len(self.purged), 'queued post')} deleted"
+        elif self.queue_busy:
+            queue = "; the outbound queue is busy: the next 'listlib deliver' deletes their queued posts"
+        return f"{plural(len(self.messages), 'message')} {verb}{skipped}{entry}{queue} in {self.seconds:.2f} s"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -91,6 +107,8 @@ class StewardReport:
             "messages": [_describe(row) for row in self.messages],
             "skipped": [_describe(row) for row in self.skipped],
             "ledger_entry": self.entry.seq if self.entry is not None else None,
+            "queued_posts_deleted": self.purged,
+            "queue_busy": self.queue_busy,
             "seconds": round(self.seconds, 3),
         }
 
@@ -198,6 +216,8 @@ def steward(
                 removals = _removals(config, store, report.messages)
                 by = _by_call_numbers(action, report.messages)
             report.entry = store.record(action, report.messages, reason.strip(), by, at, removals)
+    if action == "remove" and not dry_run:
+        _purge_queue(config, report, fault)
     report.seconds = time.monotonic() - started
     return report
 
@@ -316,6 +336,18 @@ def _by_call_numbers(action: str, rows: list[Row]) -> str:
     by call number only -- not the command line as typed, which may hold what is being
     taken out (a Message-ID, a sender's address, a search for a name)."""
     return " ".join([f"listlib {action}", *(row.call for row in rows)])
+
+
+def _purge_queue(config: Config, report: StewardReport, fault: Any) -> None:
+    """Delete the queued posts of removed messages (these, and any a killed ``remove``
+    left) from the outbound queue, after the store's lock is let go (a delivery run
+    takes the queue's lock, then the store's)."""
+    from .delivery.service import purge_removed
+
+    try:
+        report.purged = purge_removed(config, wait=_QUEUE_WAIT, fault=fault)
+    except LockTimeoutError:
+        report.queue_busy = True
 
 
 def _removals(config: Config, store: Store, rows: list[Row]) -> dict[str, Removal]:

@@ -141,7 +141,12 @@ def unhide(obj: Context, reason: str, **options: Any) -> None:
 
 @click.command()
 @_selection_options
-@click.option("--reason", default="", metavar="TEXT", help="Why: the public reason (kept in the ledger; required).")
+@click.option(
+    "--reason",
+    default="",
+    metavar="TEXT",
+    help="Why (required; kept in the ledger, shown on the tombstone with [site] show_removal_reasons).",
+)
 @click.option(
     "--show-quotes",
     is_flag=True,
@@ -156,13 +161,17 @@ def remove(obj: Context, reason: str, show_quotes: bool, **options: Any) -> None
     The message files are deleted from the store; the ledger keeps only
     digests (of the bytes, of sender+subject+text, of the Message-ID) that
     refuse a copy of them at every later import or fetch, where they were
-    filed, and their place in their threads. After the next build no page,
-    feed, download or search file holds them: their permanent URL and their
-    Message-ID page say "removed on DATE" (and --reason, when [site]
-    show_removal_reasons is on), and their replies stay where they were.
+    filed, and their place in their threads. Their posts waiting in the
+    delivery queue are deleted, never sent.
+
+    After the next build no page, feed, download or search file holds them:
+    their permanent URL and their Message-ID page say "removed on DATE" (and
+    --reason, when [site] show_removal_reasons is on), and their replies stay
+    where they were.
+
     Chooses messages as 'listlib hide' does. This cannot be undone; copies
-    already mirrored, crawled or delivered are out of reach. Run with
-    --show-quotes first to find the replies that quote them.
+    already mirrored, crawled or delivered are out of reach. To find the
+    replies that quote them (and edit those first), run with --show-quotes.
     """
     if show_quotes:
         _show_quotes(obj, **options)

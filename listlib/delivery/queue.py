@@ -3,12 +3,14 @@
 Layout under the queue folder (``site.queue_dir``, default ``queue/``)::
 
     tmp/<id>/       a post being queued; leftovers are removed by the next enqueue
+    tmp/<id>.gone/  a post being deleted; leftovers are removed by the next run or purge
     new/<id>/       queued, never tried
     retry/<id>/     tried, some recipients failed temporarily; the journal says when to retry
     failed/<id>/    every recipient resolved and at least one failed for good (kept for the admin)
     held/<id>/      the poster may not post to the list: waits for --release or --drop
-    sent.log        ids of posts that left the queue (all delivered, or dropped): never queued again
-    .lock           held by 'listlib deliver' for a whole run
+    sent.log        ids of posts that left the queue (all delivered, dropped, or purged because
+                    their message was removed from the archive): never queued again
+    .lock           held by 'listlib deliver' for a whole run (and while 'listlib remove' purges)
     .state.lock     held briefly to queue a post or to take one out of the queue
 
 A post's id is the call number of the stored message it forwards. Its folder holds
@@ -40,7 +42,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -63,6 +65,8 @@ _JOURNAL = "journal"
 _DAMAGE = "damage.json"
 _SENT = "sent.log"
 _FILES = frozenset((_MESSAGE, _META, _JOURNAL, _DAMAGE))
+_GONE = ".gone"
+"""Ends the name a deleted post folder has in tmp/ while it is being deleted."""
 
 
 @dataclass(frozen=True)
@@ -214,6 +218,16 @@ class Outbound:
             if (self.root / stage / post_id).is_dir():
                 return stage
         return None
+
+    def post_ids(self) -> list[str]:
+        """The ids of the posts in every stage, stage by stage."""
+        ids = []
+        for stage in STAGES:
+            try:
+                ids += sorted(entry.name for entry in os.scandir(self.root / stage) if entry.is_dir())
+            except FileNotFoundError:
+                continue
+        return ids
 
     def known(self, post_id: str) -> bool:
         """Whether this post was ever queued (it is in a stage, or it left the queue)."""
@@ -383,26 +397,55 @@ class Outbound:
             self.fault("sent-logged")
             self._delete(post.path)
 
-    def _append_sent(self, post_id: str) -> None:
+    def purge(self, post_ids: Iterable[str]) -> list[tuple[str, Stage]]:
+        """Delete these posts from whatever stage holds them, bytes and all, and return
+        (id, stage) of each one deleted (for posts whose message was taken down: no copy
+        of it may stay in the queue). Their ids go to sent.log first, durably, so a kill
+        before the folders are gone is finished by the next ``recover`` and the posts
+        are never queued again. The caller holds the run lock: a run never finds the
+        folder of a post it is sending gone."""
+        wanted = set(post_ids)
+        with self.state_lock():
+            self._sent = None  # another process may have finished posts since
+            found = [(post_id, stage) for post_id in sorted(wanted) if (stage := self.find(post_id)) is not None]
+            fresh = [post_id for post_id, _stage in found if post_id not in self.sent_ids()]
+            if fresh:
+                self._append_sent(*fresh)
+                self.fault("purge-logged")
+            for post_id, stage in found:
+                self._delete(self.root / stage / post_id)
+            self._clear_deleted()
+        return found
+
+    def _append_sent(self, *post_ids: str) -> None:
         fd = os.open(self.root / _SENT, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o644)
         try:
-            os.write(fd, post_id.encode("ascii") + b"\n")
+            os.write(fd, b"".join(post_id.encode("ascii") + b"\n" for post_id in post_ids))
             os.fsync(fd)
         finally:
             os.close(fd)
         fsync_dir(self.root)
         if self._sent is not None:
-            self._sent.add(post_id)
+            self._sent.update(post_ids)
 
     def _delete(self, path: Path) -> None:
         # Rename first so that a half-deleted folder is never read as a post.
-        doomed = self.root / "tmp" / f"{path.name}.gone"
+        doomed = self.root / "tmp" / f"{path.name}{_GONE}"
+        shutil.rmtree(doomed, ignore_errors=True)  # a deletion a kill interrupted
         os.rename(path, doomed)
         fsync_dir(path.parent)
+        self.fault("deleting")
         shutil.rmtree(doomed, ignore_errors=True)
 
+    def _clear_deleted(self) -> None:
+        """Finish deletions a kill interrupted (their bytes must not stay in tmp/)."""
+        for entry in os.scandir(self.root / "tmp"):
+            if entry.name.endswith(_GONE):
+                shutil.rmtree(entry.path, ignore_errors=True)
+
     def recover(self) -> list[str]:
-        """Finish what a killed run left: posts listed in sent.log but still in a stage are deleted."""
+        """Finish what a killed run left: posts listed in sent.log but still in a stage
+        are deleted, and so are the remains of a deletion cut short."""
         done = []
         with self.state_lock():
             self._sent = None
@@ -412,6 +455,7 @@ class Outbound:
                     if entry.name in sent and entry.is_dir():
                         self._delete(Path(entry.path))
                         done.append(entry.name)
+            self._clear_deleted()
         return done
 
 

@@ -18,6 +18,12 @@ A damaged post in new/ or retry/ (see ``queue``) is moved to ``failed/`` with
 its damage and sent to nobody, and the run goes on with the others; so is a post
 whose message turns out not to be the bytes queued when it is read to be sent.
 
+Stewards' actions come first: a post whose message was removed (``listlib remove``,
+a take-down) is deleted from whatever stage holds it, bytes and all, before anything
+else is read or sent (``listlib remove`` purges such posts itself; this finishes a
+remove killed before it could); a due post whose message was hidden (``listlib hide``)
+is moved to ``failed/`` and sent to no one more.
+
 When the server cannot be reached, no post is lost: each due post records an
 attempt and waits for its next try. The clock is passed in (tests advance it),
 runs are serialised by the queue's run lock (taken by the caller), and nothing
@@ -30,7 +36,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from ..config import DeliveryConfig
 from ..errors import DeliveryError
@@ -39,9 +45,11 @@ from .bounce import verp_sender
 from .queue import Outbound, QueuedPost
 from .transport import ConnectError, Transaction, TransportError
 
-__all__ = ["DeliverReport", "Runner", "Sender", "release_or_drop"]
+__all__ = ["DeliverReport", "Runner", "Sender", "Withdrawal", "release_or_drop"]
 
 Fault = Callable[[str], None]
+Withdrawal = Literal["hidden", "removed"]
+"""Why a post must no longer be sent: its message was hidden, or removed (taken down)."""
 ProgressCallback = Callable[[int, int, int], None]
 """Called with (recipients handled, recipients to handle, recipients handled)."""
 
@@ -81,6 +89,9 @@ class DeliverReport:
     withdrawn: list[str] = field(default_factory=list)
     """Posts whose message was hidden (``listlib hide``) before they were sent: moved to
     failed/, sent to no one more."""
+    purged: list[str] = field(default_factory=list)
+    """Posts whose message was removed (``listlib remove``): deleted from the queue, from
+    any stage, bytes and all, sent to no one more."""
     recovered: list[str] = field(default_factory=list)
     error: str | None = None
     """Why the server could not be used (the posts wait for their next try)."""
@@ -90,10 +101,8 @@ class DeliverReport:
 
     @property
     def eventful(self) -> bool:
-        return (
-            bool(self.transactions or self.completed or self.to_failed or self.damaged or self.withdrawn or self.error)
-            or self.busy
-        )
+        done = (self.transactions, self.completed, self.to_failed, self.damaged, self.withdrawn, self.purged)
+        return any(done) or bool(self.error or self.busy)
 
     def summary(self) -> str:
         if self.busy:
@@ -103,6 +112,8 @@ class DeliverReport:
             damaged = f"; {plural(len(self.damaged), 'damaged post')} moved to failed/"
         if self.withdrawn:
             damaged += f"; {plural(len(self.withdrawn), 'post')} withdrawn (hidden from the archive) moved to failed/"
+        if self.purged:
+            damaged += f"; {plural(len(self.purged), 'post')} of removed messages deleted from the queue"
         if not self.posts:
             waiting = f" ({self.not_due} waiting to be retried)" if self.not_due else ""
             held = f" ({self.held} held)" if self.held else ""
@@ -141,10 +152,10 @@ class Runner:
         clock: Callable[[], float] = time.time,
         fault: Fault | None = None,
         progress: ProgressCallback | None = None,
-        withdrawn: Callable[[list[str]], set[str]] | None = None,
+        withdrawn: Callable[[list[str]], dict[str, Withdrawal]] | None = None,
     ) -> None:
-        """``withdrawn``: which of these post ids (call numbers) must no longer be sent
-        (their message was hidden)."""
+        """``withdrawn``: which of these post ids (call numbers) must no longer be sent,
+        and why (their message was hidden, or removed)."""
         self.withdrawn = withdrawn
         self.outbound = outbound
         self.settings = settings
@@ -162,6 +173,7 @@ class Runner:
         started = time.monotonic()
         report = self.report
         report.recovered = self.outbound.recover()
+        hidden = self._purge_withdrawn()
         now = self.clock()
         due: list[QueuedPost] = []
         for post in self.outbound.iter_stage("new", repair=True):
@@ -177,11 +189,9 @@ class Runner:
             else:
                 report.not_due += 1
         report.held = sum(1 for _ in (self.outbound.root / "held").iterdir())
-        if self.withdrawn is not None and due:
-            gone = self.withdrawn([post.id for post in due])
-            for post in [post for post in due if post.id in gone]:
-                self._withdraw(post)
-            due = [post for post in due if post.id not in gone]
+        for post in [post for post in due if post.id in hidden]:
+            self._withdraw(post)
+        due = [post for post in due if post.id not in hidden]
         self._total = sum(len(post.pending()) for post in due)
         for post in due:  # new posts first, then retries, each in filing order
             if self._deliver(post):
@@ -203,6 +213,19 @@ class Runner:
                     break
         self._settle(post)
         return True
+
+    def _purge_withdrawn(self) -> set[str]:
+        """Delete the posts of removed messages from every stage (before a damaged one is
+        moved to failed/ with its bytes, and held and failed ones too); return the posts
+        of hidden messages."""
+        if self.withdrawn is None:
+            return set()
+        ids = self.outbound.post_ids()
+        why = self.withdrawn(ids) if ids else {}
+        removed = [post_id for post_id, reason in why.items() if reason == "removed"]
+        if removed:
+            self.report.purged = [post_id for post_id, _stage in self.outbound.purge(removed)]
+        return {post_id for post_id, reason in why.items() if reason == "hidden"}
 
     def _withdraw(self, post: QueuedPost) -> None:
         """Send a post to no one more: its message was hidden from the archive."""

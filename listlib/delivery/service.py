@@ -2,7 +2,8 @@
 
 ``open_outbound`` opens the site's outbound queue, ``deliver_queue`` is one delivery
 run (the run lock, the SMTP password, a session with the ``[smtp]`` server, the
-``runner``), and ``queue_listing`` is what ``deliver --status`` shows. Nothing here
+``runner``), ``queue_listing`` is what ``deliver --status`` shows, and
+``purge_removed`` deletes the posts of removed messages (``listlib remove``). Nothing here
 prints, reads the environment or knows the command line: the caller passes the
 environment to take the password from, the clock, the fault hook of the crash tests
 and the progress bar.
@@ -22,10 +23,10 @@ from ..store.core import Store
 from ..store.index import HIDDEN, REMOVED
 from ..values import plural
 from .queue import STAGES, Outbound, QueuedPost, Stage
-from .runner import DeliverReport, ProgressCallback, Runner
+from .runner import DeliverReport, ProgressCallback, Runner, Withdrawal
 from .transport import SmtpSession, resolve_password
 
-__all__ = ["QueueListing", "deliver_queue", "open_outbound", "queue_listing"]
+__all__ = ["QueueListing", "deliver_queue", "open_outbound", "purge_removed", "queue_listing"]
 
 Fault = Callable[[str], None]
 ProgressBar = Callable[[], AbstractContextManager[ProgressCallback]]
@@ -78,13 +79,31 @@ def deliver_queue(
         return DeliverReport(busy=True)
 
 
-def _withdrawn(config: Config, ids: list[str]) -> set[str]:
+def _withdrawn(config: Config, ids: list[str]) -> dict[str, Withdrawal]:
     """The posts (by call number) whose message stewards hid or removed (``listlib hide``,
-    ``listlib remove``). A post
-    whose message the store does not know is sent: no post is ever lost for a store
-    that is missing or being rebuilt."""
+    ``listlib remove``), and which of the two. Opening the store applies a ledger entry
+    a killed ``listlib remove`` left unapplied. A post whose message the store does not
+    know is sent: no post is ever lost for a store that is missing or being rebuilt."""
+    why: dict[int, Withdrawal] = {HIDDEN: "hidden", REMOVED: "removed"}
     with Store(config.site.content_dir).open() as store:
-        return {row.call for row in store.index.rows_by_call(ids) if row.state in (HIDDEN, REMOVED)}
+        return {row.call: why[row.state] for row in store.index.rows_by_call(ids) if row.state in why}
+
+
+def purge_removed(config: Config, *, wait: float, fault: Fault | None = None) -> list[str]:
+    """Delete the posts of removed messages from the site's outbound queue, from every
+    stage, bytes and all (``Outbound.purge``); return their ids. Holds the run lock,
+    waiting up to ``wait`` seconds for a ``listlib deliver`` run to end (then raises
+    LockTimeoutError: that run's successor purges them). A site without a queue
+    folder has nothing to purge, and none is created."""
+    assert config.site.queue_dir is not None
+    outbound = Outbound(config.site.queue_dir, fault=fault)
+    if not outbound.root.is_dir():
+        return []
+    outbound.open()
+    with outbound.running(wait):
+        ids = outbound.post_ids()
+        removed = [post_id for post_id, why in _withdrawn(config, ids).items() if why == "removed"] if ids else []
+        return [post_id for post_id, _stage in outbound.purge(removed)] if removed else []
 
 
 @dataclass(frozen=True)
