@@ -49,6 +49,26 @@ def _selection_options(func: Any) -> Any:
     return func
 
 
+def _selector(
+    ids: tuple[str, ...],
+    from_file: Path | None,
+    query: str | None,
+    list_slug: str | None,
+    month: str | None,
+    sender: str | None,
+) -> Any:
+    """The ``stewardship.Selector`` the selection options describe."""
+    from ..stewardship import Selector, read_id_file
+    from ..threadview import parse_month
+
+    try:
+        wanted_month = parse_month(month) if month else None
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--month") from None
+    all_ids = ids + tuple(read_id_file(from_file) if from_file is not None else ())
+    return Selector(all_ids, query, list_slug, wanted_month, sender)
+
+
 def _act(
     obj: Context,
     action: str,
@@ -63,18 +83,12 @@ def _act(
     then_build: bool,
     reason: str,
 ) -> None:
-    from ..stewardship import Selector, read_id_file, steward
-    from ..threadview import parse_month
+    from ..stewardship import steward
 
     if then_build and dry_run:
         raise click.UsageError("--build cannot be used with --dry-run")
-    try:
-        wanted_month = parse_month(month) if month else None
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--month") from None
-    all_ids = ids + tuple(read_id_file(from_file) if from_file is not None else ())
+    selector = _selector(ids, from_file, query, list_slug, month, sender)
     config = obj.load()
-    selector = Selector(all_ids, query, list_slug, wanted_month, sender)
     by = command_line()
     report = steward(
         config,
@@ -193,18 +207,12 @@ def _show_quotes(
     as_json: bool,
     then_build: bool,
 ) -> None:
-    from ..stewardship import Selector, find_quotes, read_id_file
-    from ..threadview import parse_month
+    from ..stewardship import find_quotes
 
     if then_build:
         raise click.UsageError("--build cannot be used with --show-quotes")
-    try:
-        wanted_month = parse_month(month) if month else None
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint="--month") from None
-    all_ids = ids + tuple(read_id_file(from_file) if from_file is not None else ())
-    config = obj.load()
-    quotes = find_quotes(config, Selector(all_ids, query, list_slug, wanted_month, sender))
+    selector = _selector(ids, from_file, query, list_slug, month, sender)
+    quotes = find_quotes(obj.load(), selector)
     if as_json:
         echo_json({"quotes": [quote.__dict__ for quote in quotes]}, indent=2, ensure_ascii=False)
         return

@@ -441,21 +441,25 @@ def _absolute(base_url: str, path: str) -> str:
     return base_url + urllib.parse.quote(path, safe="/#")
 
 
+_BLANK = MessageDisplay(
+    subject="",
+    author_name="",
+    author_address="",
+    author_shown="",
+    date=None,
+    message_id=None,
+    body_html="",
+    attachments=(),
+    no_archive=False,
+    text="",
+)
+"""A display with nothing from the message (placeholders and displays that failed start from it)."""
+
+
 def _placeholder(call: str, parent: str | None, depth: int, removed: Removed, permalink: str) -> _Message:
     """A removed message's place in its thread: no author, no text, no links but its own."""
     at, reason = removed
-    display = MessageDisplay(
-        subject="",
-        author_name="",
-        author_address="",
-        author_shown="",
-        date=None,
-        message_id=None,
-        body_html="",
-        attachments=(),
-        no_archive=True,
-        text="",
-    )
+    display = dataclasses.replace(_BLANK, no_archive=True)
     return _Message(
         call=call,
         parent=parent,
@@ -481,33 +485,15 @@ def _display(raw: bytes, options: DisplayOptions, call: str, no_archive: bool) -
     except Exception as exc:  # a bug in display must not lose the page
         logger.warning("%s: cannot display (%s: %s); showing the raw text", call, type(exc).__name__, exc)
         text = "" if no_archive else raw.decode("utf-8", "replace")
-        display = MessageDisplay(
-            subject="",
-            author_name="",
-            author_address="",
-            author_shown="",
-            date=None,
-            message_id=None,
+        display = dataclasses.replace(
+            _BLANK,
             body_html=(
                 '<div class="msg-body"><div class="note">This message could not be displayed; '
                 f'its raw text follows.</div><pre class="text">{html.escape(text)}</pre></div>'
             ),
-            attachments=(),
-            no_archive=False,
-            text="",
         )
     if no_archive and not display.no_archive:
-        display = dataclasses.replace(
-            display,
-            subject="",
-            author_name="",
-            author_address="",
-            author_shown="",
-            body_html="",
-            attachments=(),
-            no_archive=True,
-            text="",
-        )
+        display = dataclasses.replace(_BLANK, date=display.date, message_id=display.message_id, no_archive=True)
     return display
 
 

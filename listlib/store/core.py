@@ -25,7 +25,7 @@ from ..fsutil import (
     release_lock,
     same_file_system,
     sync_files,
-    write_all,
+    write_file,
 )
 from ..message import parse_message, raw_hash
 from ..sqlfile import discard
@@ -322,12 +322,8 @@ class Store:
             folder.mkdir(exist_ok=True)
             staged = folder / f"{row.call}.eml"
             try:
-                fd = os.open(staged, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
-                try:
-                    write_all(fd, raw)
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
+                staged.unlink(missing_ok=True)
+                write_file(staged, raw, sync=True)
                 fsync_dir(folder)
             except OSError as exc:
                 raise StoreError(f"{staged}: cannot write the edited copy: {exc.strerror}") from exc
