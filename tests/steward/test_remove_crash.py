@@ -1,10 +1,11 @@
-"""A take-down survives kill -9: of the build that follows a ``listlib remove`` (at each
-named point of the build: rendering jobs, removing stale files, the search index's
-segment rewritten without it, manifest and state; a small site's segment is merged
-whole, so the purge point is not reached), and of ``listlib remove`` itself followed by a killed
-build. The next completed build publishes nothing of the removed message and leaves
-output/ as a clean build makes it; ``listlib check`` is content; and at no moment are
-the message's bytes gone from the store without a ledger entry that removes them."""
+"""A take-down survives kill -9: of the build that follows a ``listlib remove`` (at the
+build's named points: after a rendering job, before stale files are deleted, after the
+search manifest and after the search state; ``search-segment`` and ``search-purge`` are
+not reached here, as a removal adds no document and a small segment is rewritten whole),
+and of ``listlib remove`` itself at each of its points followed by a killed build. The
+next completed build publishes nothing of the removed message and leaves output/ as a
+clean build makes it; ``listlib check`` is content; and at no moment are the message's
+bytes gone from the store without a ledger entry that removes them."""
 
 from __future__ import annotations
 
