@@ -134,10 +134,15 @@ class SiteJobs:
             slug = source.slug
             for summary in source.order():
                 yield from _present(self.thread(slug, summary.id), self.tmbox(slug, summary.id))
-            for month in source.months():
+            months = source.months()
+            for month in months:
                 yield from _present(
                     self.messages(slug, month), self.month(slug, month), self.date(slug, month), self.mmbox(slug, month)
                 )
+            # A month whose every message was removed keeps their tombstones (its messages job).
+            emptied = {month_of(row) for row in source.rows(source.removed_calls()).values()}.difference(months)
+            for month in sorted(emptied):
+                yield from _present(self.messages(slug, month))
             yield self.list(slug)
             yield self.feed(slug)
             yield from self.sitemaps(slug, self.sitemap_months(slug))

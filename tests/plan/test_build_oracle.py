@@ -1,4 +1,5 @@
-"""The oracle of the build: after any random history of imports, removals, config edits,
+"""The oracle of the build: after any random history of imports, removals (of a file, or
+a take-down by 'listlib remove'), hiding, config edits,
 template and static-file edits, about pages and damage to output/, an incremental build
 leaves output/ byte for byte as a clean build of the same store and configuration makes
 it (DESIGN.md invariant 7). The search index's segment layout depends on its history
@@ -55,6 +56,11 @@ class History:
         self.number = 0
         self.posted: list[int] = []
         self.removed: set[int] = set()
+        """Messages whose file was deleted (and the index repaired)."""
+        self.taken_down: set[int] = set()
+        """Messages removed as 'listlib remove' does (a tombstone, a placeholder in their thread)."""
+        self.parent: dict[int, int] = {}
+        """Reply -> the message number it answers (maybe one posted later, or never)."""
         self.announced: set[int] = set()
         self.hidden: dict[int, list[str]] = {}
         """Message number -> the call numbers of its hidden copies."""
@@ -81,6 +87,7 @@ class History:
                 self.announced.add(n)
             elif self.posted and self.rng.random() < 0.6:
                 parent = self.rng.choice(self.posted) if self.rng.random() < 0.85 else n + self.rng.randint(1, 4)
+                self.parent[n] = parent
                 batch.append(post(n, f"Re: Topic {parent}", reply_to=parent, refs=(parent,), at=at))
             else:
                 extra = {"X-No-Archive": "yes"} if self.rng.random() < 0.08 else None
@@ -88,8 +95,11 @@ class History:
             self.posted.append(n)
         add(self.root, *batch)
 
+    def gone(self) -> set[int]:
+        return self.removed | self.taken_down
+
     def remove_one(self) -> None:
-        alive = [n for n in self.posted if n not in self.removed and n not in self.announced and n not in self.hidden]
+        alive = [n for n in self.posted if n not in self.gone() and n not in self.announced and n not in self.hidden]
         if alive:
             victim = self.rng.choice(alive)
             remove_message(self.root, victim)
@@ -103,7 +113,7 @@ class History:
             calls = tuple(call for n in back for call in self.hidden.pop(n))
             steward(config, "unhide", Selector(ids=calls), reason="", by="oracle")
             return
-        alive = [n for n in self.posted if n not in self.removed and n not in self.hidden]
+        alive = [n for n in self.posted if n not in self.gone() and n not in self.hidden]
         if not alive:
             return
         with Store(self.root / "content").open() as store:
@@ -114,6 +124,27 @@ class History:
         chosen = tuple(call for calls in self.hidden.values() for call in calls)
         if chosen:
             steward(config, "hide", Selector(ids=chosen), reason="oracle", by="oracle")
+
+    def take_down(self) -> None:
+        """Remove one filed message as 'listlib remove' does: a thread's root, a message
+        with answers, or any."""
+        filed = [n for n in self.posted if n not in self.gone() and n not in self.hidden]
+        answered = set(self.parent.values())
+        pools = {
+            "root": [n for n in filed if n not in self.parent and n in answered],
+            "answered": [n for n in filed if n in self.parent and n in answered],
+            "any": filed,
+        }
+        pool = pools[self.rng.choice(sorted(pools))] or filed
+        if not pool:
+            return
+        victim = self.rng.choice(pool)
+        with Store(self.root / "content").open() as store:
+            calls = tuple(row.call for row in store.index.find_rows((FILED,), message_id=f"m{victim}@example.org"))
+        if calls:
+            config = load_config(self.root / "listlib.toml")
+            steward(config, "remove", Selector(ids=calls), reason="oracle", by="oracle")
+            self.taken_down.add(victim)
 
     def edit_config(self) -> None:
         key = self.rng.choice(["title", "obfuscate", "description", "publish"])
@@ -196,6 +227,7 @@ def test_random_histories_build_what_a_clean_build_makes(tmp_path: Path, seed: i
     build(site)
     steps = [history.import_some] * 4 + [
         history.remove_one,
+        history.take_down,
         history.hide_some,
         history.edit_config,
         history.edit_theme,
@@ -204,11 +236,12 @@ def test_random_histories_build_what_a_clean_build_makes(tmp_path: Path, seed: i
     ]
     done: list[str] = []
     for number in range(14):
-        step = history.hide_some if number in (4, 9) else rng.choice(steps)  # every history hides
+        fixed = {4: history.hide_some, 6: history.take_down, 9: history.hide_some, 11: history.take_down}
+        step = fixed[number] if number in fixed else rng.choice(steps)  # every history hides and takes down
         step()
         done.append(step.__name__)
         build(site)
-        if number % 3 == 2 or number == 13:
+        if number % 3 == 2 or number == 13 or step == history.take_down:
             clean = _clean_copy(site, tmp_path / "clean")
             assert tree(site / "output") == tree(clean / "output"), f"after {done}"
             assert _answers(site / "output") == _answers(clean / "output"), f"after {done}"

@@ -8,6 +8,7 @@ import json
 import shutil
 import subprocess
 import sys
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -288,3 +289,15 @@ def test_a_removed_message_fetched_again_over_pop3_is_refused(site: Path, mailbo
     assert mailbox.count() == 0
     with Store(site / "content").open() as store:
         assert [row.state for row in store.index.find_rows((FILED, REMOVED), slug="dev")] == [FILED, REMOVED]
+
+
+def test_the_tombstone_of_a_month_s_only_message_is_built_by_a_clean_build_too(site: Path, tmp_path: Path) -> None:
+    # m9 is the only message of May: once removed, the month has no filed message left.
+    add(site, post(1, "Release plans"), post(9, "Lonely topic", at=timedelta(days=40)))
+    build(site)
+    call, path = call_of(site, 9)
+    _remove(site, call)
+    build(site)
+    page = site / "output" / path.replace(".eml", ".html")
+    assert "removed from the archive on" in page.read_text()
+    assert tree(site / "output") == _clean_build_of(site, tmp_path)
