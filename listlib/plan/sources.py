@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import NamedTuple
 
 from ..config import ListConfig
-from ..store.index import Row
+from ..store.index import REMOVED_TOKEN, Row
 from ..threadcache import ThreadEntry, ThreadLine
 from ..urls import message_path
 from ..values import Month
@@ -62,6 +62,10 @@ class ListSource(ABC):
     def revisions(self) -> Mapping[str, str]:
         """``Index.revisions`` of the list: the messages stewards changed under their call
         numbers (removed or redacted), with a token that changes with each change."""
+
+    def removed_calls(self) -> list[str]:
+        """The call numbers of the list's removed messages."""
+        return sorted(call for call, token in self.revisions().items() if token == REMOVED_TOKEN)
 
     @abstractmethod
     def month_rows(self, month: Month) -> list[Row]:

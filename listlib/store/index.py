@@ -33,6 +33,7 @@ __all__ = [
     "PENDING",
     "REMOVED",
     "REMOVED_MARK",
+    "REMOVED_TOKEN",
     "SCHEMA_VERSION",
     "THREAD_FACTS",
     "Index",
@@ -163,6 +164,8 @@ class Row(NamedTuple):
         return self.state == REMOVED
 
 
+REMOVED_TOKEN = "removed"
+"""A removed message's token in ``Index.revisions``."""
 REMOVED_MARK = 2
 """``no_archive`` of a removed message's row: shown as a placeholder, counted nowhere."""
 
@@ -424,7 +427,7 @@ class Index:
         remember what they made from a message (the thread cache, the build) compare
         these, as a message is otherwise immutable."""
         cursor = self.db.execute(
-            f"SELECT call, CASE WHEN state = {REMOVED} THEN 'removed' ELSE raw_hash END FROM messages"
+            f"SELECT call, CASE WHEN state = {REMOVED} THEN '{REMOVED_TOKEN}' ELSE raw_hash END FROM messages"
             f" WHERE list = ? AND (state = {REMOVED} OR edited_at IS NOT NULL)",
             (slug,),
         )
