@@ -69,17 +69,19 @@ class Batch:
         by_slug: dict[str, list[Prepared]] = {}
         for item in items:
             by_slug.setdefault(item.slug, []).append(item)
+        stewarded = index.has_removals()
         for slug, group in by_slug.items():
+            checked = slug != FAILED and stewarded
             related = index.find_related(
                 slug,
                 {i.facts.raw_hash for i in group},
                 {i.facts.message_id for i in group if i.facts.message_id and slug != FAILED},
                 {i.facts.vitals for i in group if not i.facts.message_id and slug != FAILED},
-                {message_id_hash(i.facts.message_id) for i in group if i.facts.message_id and slug != FAILED},
+                {message_id_hash(i.facts.message_id) for i in group if i.facts.message_id and checked},
             )
             for row in related:
                 self._remember(row)
-            if slug != FAILED:
+            if checked:
                 self._remember_redacted(index, slug, group)
 
     def _remember_redacted(self, index: Index, slug: str, group: list[Prepared]) -> None:

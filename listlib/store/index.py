@@ -84,6 +84,8 @@ CREATE INDEX IF NOT EXISTS messages_by_id ON messages (list, message_id);
 CREATE INDEX IF NOT EXISTS messages_by_vitals ON messages (list, vitals);
 CREATE INDEX IF NOT EXISTS messages_by_raw ON messages (list, raw_hash);
 CREATE INDEX IF NOT EXISTS messages_by_mid_hash ON messages (list, mid_hash) WHERE mid_hash IS NOT NULL;
+-- The few messages stewards changed under their call numbers (Index.revisions, read by every build).
+CREATE INDEX IF NOT EXISTS messages_revised ON messages (list) WHERE state = 3 OR edited_at IS NOT NULL;
 DROP INDEX IF EXISTS messages_by_month;
 CREATE INDEX IF NOT EXISTS messages_by_state_month ON messages (list, state, year, month, call);
 -- The newest messages of a list (feeds) without scanning them all.
@@ -428,10 +430,17 @@ class Index:
         these, as a message is otherwise immutable."""
         cursor = self.db.execute(
             f"SELECT call, CASE WHEN state = {REMOVED} THEN '{REMOVED_TOKEN}' ELSE raw_hash END FROM messages"
-            f" WHERE list = ? AND (state = {REMOVED} OR edited_at IS NOT NULL)",
+            " WHERE list = ? AND (state = 3 OR edited_at IS NOT NULL)",  # messages_revised's WHERE, as written
             (slug,),
         )
         return dict(cursor.fetchall())
+
+    def has_removals(self) -> bool:
+        """Whether any message was removed or redacted (dedup looks for copies of them then)."""
+        return (
+            self.db.execute("SELECT 1 FROM messages WHERE state = 3 OR edited_at IS NOT NULL LIMIT 1").fetchone()
+            is not None
+        )
 
     def add_redaction(self, slug: str, call: str, raw_hash: str, vitals: str) -> None:
         """Remember what a redacted message was (its bytes' and vitals' digests)."""

@@ -17,7 +17,8 @@ from listlib.store.index import FILED, HIDDEN
 from listlib.store.ledger import LEDGER_NAME, read_ledger
 
 from ..build.test_build import add, build, call_of, post, tree
-from ..support.helpers import make_message, mboxrd, run_listlib, subprocess_env
+from ..support.dovecot import Mailbox
+from ..support.helpers import add_pop3_account, make_message, mboxrd, run_listlib, subprocess_env
 from ..support.linkcheck import check_links
 from ..support.traces import files_holding
 from .test_remove import post_date
@@ -173,3 +174,22 @@ def test_a_kill_during_redact_leaves_the_old_message_or_the_edited_one(site: Pat
         assert point == "redaction-staged" and stored == original
     assert not any((site / "content" / REDACTING).glob("*"))
     assert run_listlib("check", cwd=site).returncode == 0
+
+
+@pytest.mark.pop3
+def test_the_original_of_a_redacted_message_fetched_again_over_pop3_is_a_duplicate(
+    site: Path, mailbox: Mailbox, tmp_path: Path
+) -> None:
+    add_pop3_account(site, mailbox)
+    leaky = _leaky(2)
+    mailbox.drop_many([post(1, "Release plans"), leaky])
+    run_listlib("fetch", cwd=site, check=True)
+    call, path = call_of(site, 2)
+    copy = tmp_path / "copy.eml"
+    copy.write_bytes(_edited((site / "content" / path).read_bytes()))
+    run_listlib("redact", call, "--from-file", copy, "--reason", "password", cwd=site, check=True)
+    mailbox.drop_many([leaky])  # the original, delivered to the archive's mailbox again
+    again = run_listlib("fetch", cwd=site, check=True)
+    assert "0 filed" in again.stdout and "1 duplicate" in again.stdout
+    assert mailbox.count() == 0
+    assert (site / "content" / path).read_bytes() == copy.read_bytes()

@@ -24,7 +24,7 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.overrides import threading_overrides
 from listlib.search.reader import Source, search
-from listlib.stewardship import Selector, steward
+from listlib.stewardship import Selector, redact, steward
 from listlib.store.core import Store
 from listlib.store.index import FILED, HIDDEN, REMOVED, Row
 from listlib.threadset import ThreadSet
@@ -71,6 +71,9 @@ class TakeDown:
     """The thread page's (id, indent, parent) of each message section before the removal."""
     seen_before: set[bytes]
     """The needles the build before the removal had published."""
+    redacted: Row
+    """The message redacted: a line of its own replaced."""
+    redacted_line: bytes
 
 
 def _shape(site: Path, thread_id: str) -> Shape:
@@ -198,6 +201,20 @@ def _choose(
     return fallback
 
 
+def _redaction(content: Path, rows: list[Row], corpus: Corpus, skip: str) -> tuple[Row, bytes, bytes]:
+    """A message (not ``skip``) with a sentence of its own written plainly in its bytes,
+    the sentence, and the message with that sentence replaced."""
+    for row in rows:
+        if row.call == skip or row.list != SLUG:
+            continue
+        raw = (content / row.path).read_bytes()
+        for text in _own_lines(raw):
+            line = text.encode()
+            if _prose(text) and raw.count(line) == 1 and corpus.only_in(row.call, line):
+                return row, line, raw.replace(line, b"[this line was redacted by the list admins]")
+    raise AssertionError("no message has a sentence of its own to redact")
+
+
 def _traces(content: Path, hidden: list[Row], visible: list[Row], texts: dict[str, bytes]) -> dict[str, list[bytes]]:
     """For each hidden message, strings that would identify it and that no visible
     message carries (in its bytes or its decoded text): up to two lines it wrote, its
@@ -251,8 +268,13 @@ def taken_down() -> Iterator[TakeDown]:
         shape, sections = _shape(site, thread_id), _sections(thread_page)
         done = steward(config, "remove", Selector(ids=(removed.call,)), reason="privacy request", by="test")
         assert [row.call for row in done.messages] == [removed.call]
+        redacted, line, edited = _redaction(content, filed[len(filed) // 2 :], Corpus(texts), removed.call)
+        assert files_holding(site / "output", [line])  # the test can see it
+        redact(config, redacted.call, edited, reason="a password", by="test")
         build_site(config, workers=2)
-        yield TakeDown(site, removed, needles, hidden, traces, thread_id, thread_page, shape, sections, seen)
+        yield TakeDown(
+            site, removed, needles, hidden, traces, thread_id, thread_page, shape, sections, seen, redacted, line
+        )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -273,6 +295,16 @@ def test_no_file_holds_a_trace_of_the_removed_or_the_hidden_messages(taken_down:
     assert all(path.endswith((".eml", ".mbox.gz")) for path in holding), holding
     assert not (output / raw_path(SLUG, Month(row.year, row.month), row.call)).exists()
     assert not (taken_down.site / "content" / row.path).exists()
+
+
+def test_the_redacted_line_is_gone_and_its_page_says_the_message_was_edited(taken_down: TakeDown) -> None:
+    output = taken_down.site / "output"
+    assert files_holding(output, [taken_down.redacted_line]) == []
+    assert files_holding(output, [b"[this line was redacted by the list admins]"])
+    row = taken_down.redacted
+    stored = (taken_down.site / "content" / row.path).read_bytes()
+    assert taken_down.redacted_line not in stored and b"redacted by the list admins" in stored
+    assert files_holding(output, [b"edited by the archive on"]), "its thread page says it was edited"
 
 
 def test_its_permanent_url_and_message_id_page_are_noindex_tombstones(taken_down: TakeDown) -> None:
