@@ -37,6 +37,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "THREAD_FACTS",
     "Index",
+    "pins_as_overrides",
     "Row",
 ]
 
@@ -203,6 +204,19 @@ FACT_FROM_ADDR = THREAD_FACTS.index("from_addr")
 FACT_NO_ARCHIVE = THREAD_FACTS.index("no_archive")
 """Values per ``IN (...)`` query (SQLite allows 32766 parameters; smaller keeps plans simple)."""
 _COLUMNS = ", ".join(Row._fields)
+
+
+def pins_as_overrides(pinned: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """(removed call, its ``Row.pins``) pairs as thread overrides (call -> the call it
+    answers): each removed message under the one it answered, its answers under it."""
+    overrides: dict[str, str] = {}
+    for call, text in pinned:
+        parent, *children = text.split()
+        if parent != "-":
+            overrides[call] = parent
+        for child in children:
+            overrides.setdefault(child, call)
+    return overrides
 
 
 class Index:
@@ -465,17 +479,10 @@ class Index:
         """What the removed messages of a list pin (call -> the call it answers): each
         one to the message it answered, and its answers to it. The threader applies
         them like an operator's attachments, so a removal leaves the thread's shape."""
-        pins: dict[str, str] = {}
         cursor = self.db.execute(
             f"SELECT call, pins FROM messages WHERE list = ? AND state = {REMOVED} AND pins IS NOT NULL", (slug,)
         )
-        for call, text in cursor:
-            parent, *children = text.split()
-            if parent != "-":
-                pins[call] = parent
-            for child in children:
-                pins.setdefault(child, call)
-        return pins
+        return pins_as_overrides(cursor)
 
     def rows_by_call(self, calls: Iterable[str]) -> list[Row]:
         """Rows for these call numbers (unknown ones are left out), in call order."""

@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from listlib.store.index import pins_as_overrides
 from listlib.threader import SUBJECT_WINDOW, Thread, ThreadInput, thread_messages
 
 Shape = list[tuple[str, str | None, tuple[tuple[str, str | None, int], ...]]]
@@ -47,14 +48,7 @@ def places(threads: Sequence[Thread], removed: str) -> str | None:
 
 def removal_pins(pins_of: dict[str, str]) -> dict[str, str]:
     """What removed messages pin, as ``Index.removal_pins`` reads the rows' pins."""
-    pins: dict[str, str] = {}
-    for removed, text in sorted(pins_of.items()):
-        parent, *children = text.split()
-        if parent != "-":
-            pins[removed] = parent
-        for child in children:
-            pins.setdefault(child, removed)
-    return pins
+    return pins_as_overrides(sorted(pins_of.items()))
 
 
 def removed_input(message: ThreadInput) -> ThreadInput:
