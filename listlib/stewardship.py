@@ -30,7 +30,7 @@ from typing import Any
 from .config import Config
 from .errors import ListlibError, LockTimeoutError
 from .store.core import Store
-from .store.index import FILED, HIDDEN, REMOVED, Row
+from .store.index import FILED, HIDDEN, PINS_STAND_IN, REMOVED, Row
 from .store.ledger import Action, Entry, Removal
 from .values import FAILED, Month, is_call_number, message_id_hash, plural
 
@@ -368,9 +368,11 @@ def _removals(config: Config, store: Store, rows: list[Row]) -> dict[str, Remova
 
 
 def _places(config: Config, store: Store, rows: list[Row]) -> dict[str, str]:
-    """Call -> its pins (the call it answers or ``-``, then its answers' calls) for the
-    messages of ``rows`` that are in a thread with others (threads brought up to date)."""
+    """Call -> its pins (the call it answers or ``-``, then its answers' calls, then the
+    digests of its stand-in) for the messages of ``rows`` that are in a thread with
+    others (threads brought up to date)."""
     from .overrides import threading_overrides
+    from .threader import ThreadInput, stand_in, stand_in_text
     from .threadset import ThreadSet
 
     threaded = [row for row in rows if row.state == FILED]
@@ -387,7 +389,10 @@ def _places(config: Config, store: Store, rows: list[Row]) -> dict[str, str]:
             parent = next((p for c, p, _d in entry.messages if c == row.call), None)
             children = [c for c, p, _d in entry.messages if p == row.call]
             if parent or children:
-                places[row.call] = " ".join([parent or "-", *children])
+                refs = tuple(row.refs.split())
+                message = ThreadInput(row.call, row.message_id, row.in_reply_to, refs, row.subject, row.date, "")
+                digests = stand_in_text(stand_in(message))
+                places[row.call] = " ".join([parent or "-", *children]) + PINS_STAND_IN + digests
     return places
 
 

@@ -38,7 +38,7 @@ from .sqlfile import connect, discard, snapshot, use_wal
 
 __all__ = ["CACHE_VERSION", "MessageEntry", "MonthEntry", "ThreadCache", "ThreadEntry", "ThreadLine"]
 
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

@@ -3,9 +3,16 @@
 Given messages (call number, Message-ID, In-Reply-To, References, subject,
 date), decide which message answers which and group them into threads. The
 result depends only on the set of messages, never on the order they are given
-in or were imported in: every decision is taken in *sort order* (date, then
-Message-ID, then content hash), so a rebuild from scratch, a build month by
-month and an incremental update agree.
+in or were imported in: every decision is taken in *sort order* (date, then the
+digest of the Message-ID, then content hash), so a rebuild from scratch, a build
+month by month and an incremental update agree.
+
+A removed message (``listlib remove``) is threaded as a *stand-in*
+(``stand_in``): the same input with its Message-ID, references and normalized
+subject replaced by their digests (``digest``), which is all the store keeps of
+them. Threading restores each digest that another message's headers name, so a
+stand-in links, sorts and matches subjects exactly as the message did, and the
+thread keeps its shape.
 
 The rules, in the order they are applied:
 
@@ -51,6 +58,7 @@ This module never touches the disk, the clock or the store.
 from __future__ import annotations
 
 import functools
+import hashlib
 import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -65,9 +73,13 @@ __all__ = [
     "Thread",
     "ThreadInput",
     "cluster_keys",
+    "digest",
     "normalize_subject",
     "override_keys",
     "reference_chain",
+    "stand_in",
+    "stand_in_from_text",
+    "stand_in_text",
     "thread_messages",
 ]
 
@@ -82,6 +94,22 @@ Real chains are rarely past 60; some broken clients repeat ids by the thousand."
 
 Overrides = Mapping[str, str | None]
 """Call number -> the call number it answers (attach), or None (detach: a root)."""
+
+STAND_IN = "\0#"
+"""The prefix of a digest in a stand-in's fields (no header value starts with NUL)."""
+
+_KEY_DIGITS = 16
+"""Hex digits of a digest in a cluster key (a collision only joins two clusters)."""
+
+
+def digest(text: str) -> str:
+    """The lower-case hex SHA-256 of a Message-ID or a normalized subject."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _digest_of(value: str) -> str:
+    """The digest of a field's value, or the digest a stand-in's field holds."""
+    return value[len(STAND_IN) :] if value.startswith(STAND_IN) else digest(value)
 
 
 class ThreadInput(NamedTuple):
@@ -99,7 +127,9 @@ class ThreadInput(NamedTuple):
 
     @property
     def sort_key(self) -> tuple[int, str, str]:
-        return (self.date, self.message_id or "", self.raw_hash)
+        """(date, digest of the Message-ID, content hash): a stand-in sorts where its
+        message did."""
+        return (self.date, _digest_of(self.message_id) if self.message_id else "", self.raw_hash)
 
 
 class Placement(NamedTuple):
@@ -120,7 +150,8 @@ class Thread:
     id: str
     """Call number of the root message, or of the first child of a placeholder root."""
     missing_root: str | None
-    """Message-ID of the missing message a placeholder root stands for, else None."""
+    """Message-ID of the missing message a placeholder root stands for (empty when only
+    removed messages named it), else None."""
     messages: tuple[Placement, ...]
 
 
@@ -151,6 +182,97 @@ def normalize_subject(subject: str) -> tuple[str, bool]:
     return _SPACE_RE.sub(" ", text).strip().casefold(), replied
 
 
+def _subject_key(message: ThreadInput) -> tuple[str, bool]:
+    """(normalized subject, reply prefix) of a message; for a stand-in, the digest
+    its subject field holds (prefixed) and the flag it keeps."""
+    if message.subject.startswith(STAND_IN):
+        return message.subject[:2] + message.subject[3:], message.subject[2] == "r"
+    return normalize_subject(message.subject)
+
+
+def stand_in(message: ThreadInput) -> ThreadInput:
+    """The input threading keeps of a removed message: its Message-ID, In-Reply-To,
+    References and normalized subject as digests (``STAND_IN`` + ``digest``); call,
+    date and content hash as they were."""
+    subject, replied = normalize_subject(message.subject)
+    return message._replace(
+        message_id=STAND_IN + digest(message.message_id) if message.message_id else None,
+        in_reply_to=STAND_IN + digest(message.in_reply_to) if message.in_reply_to else None,
+        references=tuple(STAND_IN + digest(ref) for ref in message.references),
+        subject=f"{STAND_IN}{'r' if replied else '-'}{digest(subject)}" if subject else "",
+    )
+
+
+def stand_in_text(message: ThreadInput) -> str:
+    """A stand-in's digests as one line of text (the store keeps it with the removal):
+    Message-ID, In-Reply-To, subject (``r`` or ``-`` for its reply prefix, then its
+    digest), then the References; ``-`` for an empty field."""
+    fields = [message.message_id, message.in_reply_to, message.subject, *message.references]
+    return " ".join(field[len(STAND_IN) :] if field else "-" for field in fields)
+
+
+def stand_in_from_text(call: str, date: int, raw_hash: str, text: str) -> ThreadInput:
+    """The stand-in ``stand_in_text`` wrote."""
+    mid, irt, subject, *refs = (None if field == "-" else STAND_IN + field for field in text.split())
+    return ThreadInput(call, mid, irt, tuple(ref for ref in refs if ref), subject or "", date, raw_hash)
+
+
+def _restore(messages: list[ThreadInput]) -> list[ThreadInput]:
+    """Stand-ins with every digest that another message's headers (or subject) name
+    replaced by that value; digests nobody names stay (only stand-ins share them)."""
+    if not any(_is_stand_in(m) for m in messages):
+        return messages
+    named: dict[str, str] = {}
+    subjects: dict[str, str] = {}
+    for message in messages:
+        if _is_stand_in(message):
+            continue
+        for value in (message.message_id, message.in_reply_to, *message.references):
+            if value and value not in named:
+                named[value] = ""
+        subject, _ = normalize_subject(message.subject)
+        if subject:
+            subjects[subject] = ""
+    ids = {digest(value): value for value in named}
+    texts = {digest(subject): subject for subject in subjects}
+
+    def restored(value: str | None) -> str | None:
+        if not value or not value.startswith(STAND_IN):
+            return value
+        return ids.get(value[len(STAND_IN) :], value)
+
+    out = []
+    for message in messages:
+        if not _is_stand_in(message):
+            out.append(message)
+            continue
+        subject = message.subject
+        if subject.startswith(STAND_IN):
+            text = texts.get(subject[3:])
+            if text is not None:
+                candidate = ("Re: " if subject[2] == "r" else "") + text
+                if normalize_subject(candidate) == (text, subject[2] == "r"):
+                    subject = candidate
+        out.append(
+            message._replace(
+                message_id=restored(message.message_id),
+                in_reply_to=restored(message.in_reply_to),
+                references=tuple(restored(ref) or ref for ref in message.references),
+                subject=subject,
+            )
+        )
+    return out
+
+
+def _is_stand_in(message: ThreadInput) -> bool:
+    return (
+        (message.message_id or "").startswith(STAND_IN)
+        or message.subject.startswith(STAND_IN)
+        or (message.in_reply_to or "").startswith(STAND_IN)
+        or any(ref.startswith(STAND_IN) for ref in message.references)
+    )
+
+
 def reference_chain(message: ThreadInput) -> list[str]:
     """The ids a message refers to, oldest first, its In-Reply-To last; no repeats,
     no self-references, at most ``MAX_CHAIN`` entries."""
@@ -171,14 +293,15 @@ def cluster_keys(message: ThreadInput, chain: list[str] | None = None) -> list[s
     (``chain``: its ``reference_chain`` when already known).
 
     Two messages whose threads can influence each other are always connected by
-    a path of shared keys: ids (``<``-prefixed) and normalized subjects (``s:``).
+    a path of shared keys: ids (``<``-prefixed) and normalized subjects (``s:``),
+    each by its digest, so that a stand-in has the keys its message had.
     """
-    keys = ["<" + ref for ref in (reference_chain(message) if chain is None else chain)]
+    keys = ["<" + _digest_of(ref)[:_KEY_DIGITS] for ref in (reference_chain(message) if chain is None else chain)]
     if message.message_id:
-        keys.append("<" + message.message_id)
-    subject, _ = normalize_subject(message.subject)
+        keys.append("<" + _digest_of(message.message_id)[:_KEY_DIGITS])
+    subject, _ = _subject_key(message)
     if subject:
-        keys.append("s:" + subject)
+        keys.append("s:" + _digest_of(subject)[:_KEY_DIGITS])
     return keys
 
 
@@ -194,11 +317,12 @@ def override_keys(overrides: Overrides) -> dict[str, list[str]]:
 
 
 class _Node:
-    __slots__ = ("children", "id", "message", "own_parent", "parent")
+    __slots__ = ("children", "id", "key", "message", "own_parent", "parent")
 
     def __init__(self, id: str, message: ThreadInput | None) -> None:
         self.id = id
         self.message = message
+        self.key = message.sort_key if message is not None else None
         self.parent: _Node | None = None
         self.children: list[_Node] = []
         self.own_parent = False
@@ -236,8 +360,11 @@ def thread_messages(
 
     ``chains`` maps call numbers to their ``reference_chain`` when already known;
     ``overrides`` are the operator's corrections (rule 4)."""
-    chains_of = chains
-    ordered = sorted(messages, key=lambda m: m.sort_key)
+    given = list(messages)
+    restored = _restore(given)
+    # Chains made before stand-ins were restored hold digests: make them again.
+    chains_of = chains if restored is given else None
+    ordered = sorted(restored, key=lambda m: m.sort_key)
     by_id: dict[str, _Node] = {}
     nodes: list[_Node] = []
     for message in ordered:
@@ -251,6 +378,7 @@ def thread_messages(
             node = by_id[key] = _Node(key, message)
         else:
             node.message = message
+            node.key = message.sort_key
         nodes.append(node)
 
     def container(ref: str) -> _Node:
@@ -299,7 +427,7 @@ def _thread_by_subject(nodes: Sequence[_Node], chains: Sequence[list[str]]) -> N
     for node, chain in zip(nodes, chains, strict=True):
         message = node.message
         assert message is not None
-        subject, replied = normalize_subject(message.subject)
+        subject, replied = _subject_key(message)
         if not subject:
             continue
         earlier = latest.get(subject)
@@ -368,8 +496,8 @@ def _unlink(node: _Node) -> None:
 
 
 def _sort_key(node: _Node) -> tuple[int, str, str]:
-    if node.message is not None:
-        return node.message.sort_key
+    if node.key is not None:
+        return node.key
     return min(_sort_key(child) for child in node.children)
 
 
@@ -387,7 +515,9 @@ def _collect(roots: list[_Node]) -> list[Thread]:
         placements = []
         for child in top:
             placements.extend(_walk(child, None, 1))
-        threads.append(Thread(placements[0].call, root.id, tuple(placements)))
+        # A missing message only stand-ins named: its Message-ID is not known (nor shown).
+        missing = "" if root.id.startswith(STAND_IN) else root.id
+        threads.append(Thread(placements[0].call, missing, tuple(placements)))
     threads.sort(key=lambda t: t.id)
     return threads
 

@@ -46,9 +46,11 @@ from .store.index import (
     FACT_FROM_NAME,
     FACT_MONTH,
     FACT_NO_ARCHIVE,
+    FACT_PINS,
     FACT_YEAR,
     REMOVED_MARK,
     Index,
+    split_pins,
 )
 from .threadcache import MessageEntry, MonthEntry, ThreadCache, ThreadEntry
 from .threader import (
@@ -58,6 +60,7 @@ from .threader import (
     cluster_keys,
     override_keys,
     reference_chain,
+    stand_in_from_text,
     thread_messages,
 )
 from .values import FAILED, Month
@@ -95,8 +98,14 @@ class ThreadChanges:
 
 
 def thread_input(facts: Sequence[object]) -> ThreadInput:
-    """A threader input from an ``Index.thread_facts`` tuple (its first seven columns)."""
+    """A threader input from an ``Index.thread_facts`` tuple: a removed message's is its
+    stand-in (``threader.stand_in``) when its pins keep the digests."""
     call, message_id, in_reply_to, refs, subject, date, raw_hash = facts[:7]
+    pins = facts[FACT_PINS]
+    if pins is not None and facts[FACT_NO_ARCHIVE] == REMOVED_MARK:
+        digests = split_pins(pins)[1]  # type: ignore[arg-type]
+        if digests is not None:
+            return stand_in_from_text(call, date, raw_hash, digests)  # type: ignore[arg-type]
     return ThreadInput(call, message_id, in_reply_to, tuple(refs.split()) if refs else (), subject, date, raw_hash)  # type: ignore[arg-type,union-attr]
 
 

@@ -27,6 +27,7 @@ __all__ = [
     "FACT_FROM_NAME",
     "FACT_MONTH",
     "FACT_NO_ARCHIVE",
+    "FACT_PINS",
     "FACT_YEAR",
     "FILED",
     "HIDDEN",
@@ -37,8 +38,10 @@ __all__ = [
     "SCHEMA_VERSION",
     "THREAD_FACTS",
     "Index",
+    "PINS_STAND_IN",
     "pins_as_overrides",
     "Row",
+    "split_pins",
 ]
 
 SCHEMA_VERSION = 5
@@ -49,8 +52,8 @@ HIDDEN = 2
 REMOVED = 3
 """Taken down by ``listlib remove`` (the ledger says so): its file is gone. The row keeps
 only what refuses a copy (``raw_hash``, ``vitals``, ``mid_hash``) and what keeps its
-place (call, list, path, date; ``pins``); its Message-ID, subject, sender and references
-are blank. Its permanent URL and Message-ID page become tombstones."""
+place (call, list, path, date; ``pins``, with the digests of its threading headers);
+its Message-ID, subject, sender and references are blank. Its permanent URL and Message-ID page become tombstones."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -156,8 +159,10 @@ class Row(NamedTuple):
     pins: str | None = None
     """For a removed message that keeps its place in a thread: the call number of the
     message it answered (``-`` for none), then those of its answers, space-separated;
-    the threader holds them there (``Index.removal_pins``). None: it had no thread
-    around it, and is threaded nowhere."""
+    the threader holds them there (``Index.removal_pins``). Then, after ``PINS_STAND_IN``,
+    the digests of its Message-ID, In-Reply-To, subject and References
+    (``threader.stand_in_text``): it is threaded as its stand-in. None: it had no
+    thread around it, and is threaded nowhere."""
     edited_at: str | None = None
     """For a redacted message (``listlib redact``: its bytes replaced by an edited copy):
     when (UTC, ISO 8601); its ``reason`` is the public reason."""
@@ -192,6 +197,7 @@ THREAD_FACTS = (
     "from_name",
     "from_addr",
     "no_archive",
+    "pins",
 )
 """The columns of an ``Index.thread_facts`` tuple, in order: plain tuples (a first
 build reads one per message), read by position with the ``FACT_*`` numbers."""
@@ -202,8 +208,19 @@ FACT_MONTH = THREAD_FACTS.index("month")
 FACT_FROM_NAME = THREAD_FACTS.index("from_name")
 FACT_FROM_ADDR = THREAD_FACTS.index("from_addr")
 FACT_NO_ARCHIVE = THREAD_FACTS.index("no_archive")
+FACT_PINS = THREAD_FACTS.index("pins")
 """Values per ``IN (...)`` query (SQLite allows 32766 parameters; smaller keeps plans simple)."""
 _COLUMNS = ", ".join(Row._fields)
+
+
+PINS_STAND_IN = " | "
+"""Between the calls of ``Row.pins`` and its stand-in's digests (older removals have none)."""
+
+
+def split_pins(pins: str) -> tuple[str, str | None]:
+    """``Row.pins`` as (the pinned calls, the stand-in's digests or None)."""
+    calls, mark, digests = pins.partition(PINS_STAND_IN)
+    return calls, digests if mark else None
 
 
 def pins_as_overrides(pinned: Iterable[tuple[str, str]]) -> dict[str, str]:
@@ -211,7 +228,7 @@ def pins_as_overrides(pinned: Iterable[tuple[str, str]]) -> dict[str, str]:
     answers): each removed message under the one it answered, its answers under it."""
     overrides: dict[str, str] = {}
     for call, text in pinned:
-        parent, *children = text.split()
+        parent, *children = split_pins(text)[0].split()
         if parent != "-":
             overrides[call] = parent
         for child in children:

@@ -14,12 +14,14 @@ command, and names the messages by call number and list::
 A take-down (``remove``) keeps, per message, only what refuses a copy of it later and
 what keeps its place: the digests of its bytes (``raw_hash``), of its sender, subject
 and normalized body (``vitals``) and of its Message-ID (``mid_hash``), where it was
-filed (``path``, ``date``) and its place in its thread (``pins``) -- never its content::
+filed (``path``, ``date``) and its place in its thread (``pins``: the calls it answers
+and its answers', then the digests of its Message-ID, In-Reply-To, normalized subject
+and References, which thread it as it was) -- never its content::
 
     {"seq": 4, "at": "...", "action": "remove", "reason": "privacy request", "by": "...",
      "messages": [{"call": "0Abc12Xy", "list": "dev", "path": "dev/2024/05/0Abc12Xy.eml",
                    "date": 1715941800, "raw_hash": "...", "vitals": "...",
-                   "mid_hash": "...", "pins": "0Abc12Xw 0Abc12Y3"}]}
+                   "mid_hash": "...", "pins": "0Abc12Xw 0Abc12Y3 | ... - r... ..."}]}
 
 A redaction (``redact``) keeps the digests of what the message was, so that a copy of
 the original is known as the redacted message's duplicate, and the hash of the edited

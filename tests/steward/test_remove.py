@@ -16,8 +16,9 @@ import pytest
 from listlib.config import load_config
 from listlib.stewardship import Selector, steward
 from listlib.store.core import Store
-from listlib.store.index import FILED, REMOVED
+from listlib.store.index import FILED, REMOVED, split_pins
 from listlib.store.ledger import LEDGER_NAME, read_ledger
+from listlib.threader import digest
 from listlib.threadset import ThreadSet
 from listlib.urls import message_id_path
 
@@ -166,7 +167,12 @@ def test_the_ledger_keeps_digests_not_the_message(site: Path) -> None:
     assert entry.action == "remove" and message.call == call and message.removal is not None
     assert entry.by == f"listlib remove {call}"
     assert len(message.removal.mid_hash or "") == 64
-    assert message.removal.pins == " ".join([call_of(site, 2)[0], call_of(site, 4)[0], call_of(site, 6)[0]])
+    calls, digests = split_pins(message.removal.pins or "")
+    assert calls == " ".join([call_of(site, 2)[0], call_of(site, 4)[0], call_of(site, 6)[0]])
+    # Its threading headers as digests: its Message-ID, In-Reply-To, subject, References.
+    mid, irt, subject, *refs = (digests or "").split()
+    assert mid == message.removal.mid_hash == digest("m3@example.org") and irt == digest("m2@example.org")
+    assert subject[0] == "r" and len(subject) == 65 and refs and all(len(ref) == 64 for ref in refs)
 
 
 def test_the_reason_is_shown_only_when_the_site_says_so_and_escaped(site: Path) -> None:
@@ -301,3 +307,31 @@ def test_the_tombstone_of_a_month_s_only_message_is_built_by_a_clean_build_too(s
     page = site / "output" / path.replace(".eml", ".html")
     assert "removed from the archive on" in page.read_text()
     assert tree(site / "output") == _clean_build_of(site, tmp_path)
+
+
+def test_a_removal_keeps_the_corner_cases_of_threading_and_a_late_reply_finds_its_place(
+    site: Path, tmp_path: Path
+) -> None:
+    # 2 and 3 answer 1 in the same second; 4 joins by its subject alone; 5 answers 3.
+    same = timedelta(days=2)
+    add(
+        site,
+        post(1, "Plans"),
+        post(2, "Re: Plans", reply_to=1, refs=(1,), at=same),
+        post(3, "Re: Plans", reply_to=1, refs=(1,), at=same),
+        post(4, "Re: Plans", at=timedelta(days=5)),
+        post(5, "Re: Plans", reply_to=3, refs=(1, 3), at=timedelta(days=6)),
+    )
+    build(site)
+    root_call, removed = call_of(site, 1)[0], call_of(site, 3)[0]
+    shape = _shape(site, root_call)
+    _remove(site, removed)
+    build(site)
+    assert _shape(site, root_call) == shape
+    assert tree(site / "output") == _clean_build_of(site, tmp_path / "one")
+    # A reply to the removed message that arrives later goes under its tombstone.
+    add(site, post(7, "Re: Plans", reply_to=3, refs=(1, 3), at=timedelta(days=7)))
+    build(site)
+    placed = {call: (parent, depth) for call, parent, depth in _shape(site, root_call)}
+    assert placed[call_of(site, 7)[0]] == (removed, 2)
+    assert tree(site / "output") == _clean_build_of(site, tmp_path / "two")

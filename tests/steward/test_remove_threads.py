@@ -16,7 +16,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from listlib.store.index import pins_as_overrides
-from listlib.threader import SUBJECT_WINDOW, Thread, ThreadInput, thread_messages
+from listlib.threader import (
+    SUBJECT_WINDOW,
+    Thread,
+    ThreadInput,
+    stand_in,
+    stand_in_from_text,
+    stand_in_text,
+    thread_messages,
+)
 
 Shape = list[tuple[str, str | None, tuple[tuple[str, str | None, int], ...]]]
 
@@ -52,8 +60,9 @@ def removal_pins(pins_of: dict[str, str]) -> dict[str, str]:
 
 
 def removed_input(message: ThreadInput) -> ThreadInput:
-    """The threader's view of a removed row (its facts keep only call, date and hash)."""
-    return ThreadInput(message.call, None, None, (), "", message.date, message.raw_hash)
+    """The threader's view of a removed row: its stand-in, as the store keeps it (call,
+    date and hash, and the digests of its headers, through their text form)."""
+    return stand_in_from_text(message.call, message.date, message.raw_hash, stand_in_text(stand_in(message)))
 
 
 def remove(messages: list[ThreadInput], pins_of: dict[str, str], victim: str) -> list[ThreadInput]:
@@ -70,15 +79,16 @@ def remove(messages: list[ThreadInput], pins_of: dict[str, str], victim: str) ->
 def forests(draw: st.DrawFn, least: int = 1) -> list[ThreadInput]:
     """A small reply forest: every message starts a thread or answers an earlier one --
     with In-Reply-To and References, with References only, or through a message the
-    archive lacks (under one it has). Dates rise, one hour apart. (Replies by subject
-    alone and answers of the same second are the corner cases below.)"""
+    archive lacks (under one it has), or by its subject alone (no references). Dates
+    rise one hour apart, or stay in the same second."""
     count = draw(st.integers(min_value=least, max_value=12))
     messages: list[ThreadInput] = []
     chains: list[tuple[str, ...]] = []
     subjects: list[str] = []
+    date = 1_700_000_000
     for n in range(count):
-        date = 1_700_000_000 + 3600 * n
-        how = draw(st.sampled_from(["root", "reply", "refs-only", "via-missing"])) if n else "root"
+        date += 0 if n and draw(st.booleans()) else 3600
+        how = draw(st.sampled_from(["root", "reply", "refs-only", "via-missing", "subject-only"])) if n else "root"
         if how == "root":
             subjects.append(f"Topic {n}")
             chains.append(())
@@ -89,7 +99,9 @@ def forests(draw: st.DrawFn, least: int = 1) -> list[ThreadInput]:
         subject = f"Re: {subjects[parent]}"
         chain = (*chains[parent], mid(parent))
         in_reply_to: str | None = mid(parent)
-        if how == "refs-only":
+        if how == "subject-only":
+            chain, in_reply_to = (), None
+        elif how == "refs-only":
             in_reply_to = None
         elif how == "via-missing":
             chain = (*chain, f"gone{n}@example.org")
@@ -136,11 +148,12 @@ def test_the_removed_message_keeps_its_place_and_its_answers_stay_under_it() -> 
     assert shape(after) == [
         (call(0), None, ((call(0), None, 0), (call(1), call(0), 1), (call(2), call(1), 2), (call(3), call(1), 2)))
     ]
-    # Without its pins the answers would lose their place (the test can fail).
-    assert shape(thread_messages(remove(messages, {}, call(1)))) != shape(after)
+    # Without its digests and pins the answers would lose their place (the test can fail).
+    bare = [ThreadInput(m.call, None, None, (), "", m.date, m.raw_hash) if m.call == call(1) else m for m in messages]
+    assert shape(thread_messages(bare)) != shape(after)
 
 
-# Cases where a removal changes a thread (bugs in listlib; see each reason).
+# Corner cases where a removed message without its digests would change its thread.
 
 _UNDER_A_MISSING_ROOT = [
     ThreadInput(call(0), mid(0), "gone@example.org", ("gone@example.org",), "Re: Plans", 0, "h0"),
@@ -183,60 +196,26 @@ _SAME_DATE = [
             _UNDER_A_MISSING_ROOT,
             call(0),
             id="answer-to-a-missing-root",
-            marks=pytest.mark.xfail(
-                raises=AssertionError,
-                strict=True,
-                reason="bug: a child of a placeholder root has parent None, so _places pins no parent ('-'); "
-                "without its references the removed message leaves the placeholder thread and becomes a root "
-                "of its own (with its answers); the thread it left loses it",
-            ),
         ),
         pytest.param(
             _SUBJECT_ONLY_REPLY,
             call(2),
             id="subject-only-reply-elsewhere",
-            marks=pytest.mark.xfail(
-                raises=AssertionError,
-                strict=True,
-                reason="bug: a later reply with no references joins the thread of the latest earlier message "
-                "with its subject; a removed message has no subject, so that reply (not an answer of the "
-                "removed one, so not pinned) moves to another thread",
-            ),
         ),
         pytest.param(
             _SUBJECT_WINDOW,
             call(1),
             id="subject-window",
-            marks=pytest.mark.xfail(
-                raises=AssertionError,
-                strict=True,
-                reason="bug: the removed message was the latest earlier one with the subject; without it the "
-                "next earlier one is past SUBJECT_WINDOW and the subject-only reply starts a thread of its own",
-            ),
         ),
         pytest.param(
             _SUBJECT_UNDER_ITS_ANSWER,
             call(1),
             id="subject-only-reply-after-an-answer",
-            marks=pytest.mark.xfail(
-                raises=AssertionError,
-                strict=True,
-                reason="bug: the subject fallback (rule 3) puts a reply with no references under the root of "
-                "the latest earlier message with its subject; that one answers the removed message, and before "
-                "the pins (rule 4) its root is the placeholder for the removed message's Message-ID, which "
-                "ends up holding only the reply: it becomes a root",
-            ),
         ),
         pytest.param(
             _SAME_DATE,
             call(2),
             id="answers-of-the-same-second",
-            marks=pytest.mark.xfail(
-                raises=AssertionError,
-                strict=True,
-                reason="bug: siblings are ordered by (date, Message-ID, hash); a removed message has no "
-                "Message-ID, so among answers of the same second it moves first",
-            ),
         ),
     ],
 )
@@ -245,3 +224,18 @@ def test_a_removal_keeps_the_thread_in_threading_corner_cases(messages: list[Thr
     pins: dict[str, str] = {}
     after = thread_messages(remove(messages, pins, victim), overrides=removal_pins(pins))
     assert shape(after) == before
+    # With its pins only (no digests), the thread would change (the test can fail).
+    bare = [ThreadInput(m.call, None, None, (), "", m.date, m.raw_hash) if m.call == victim else m for m in messages]
+    assert shape(thread_messages(bare, overrides=removal_pins(pins))) != before
+
+
+def test_a_missing_root_only_removed_messages_named_keeps_its_place_but_not_its_id() -> None:
+    messages = [
+        ThreadInput(call(0), mid(0), "gone@example.org", ("gone@example.org",), "Re: Plans", 0, "h0"),
+        ThreadInput(call(1), mid(1), "gone@example.org", ("gone@example.org",), "Re: Plans", 10, "h1"),
+    ]
+    before = thread_messages(messages)
+    assert [t.missing_root for t in before] == ["gone@example.org"]
+    after = thread_messages([removed_input(m) for m in messages])
+    assert [(t.id, t.messages) for t in after] == [(t.id, t.messages) for t in before]
+    assert [t.missing_root for t in after] == [""]

@@ -18,9 +18,11 @@ from listlib.threader import (
     Thread,
     ThreadInput,
     cluster_keys,
+    digest,
     normalize_subject,
     override_keys,
     reference_chain,
+    stand_in,
     thread_messages,
 )
 
@@ -142,7 +144,9 @@ def test_absurdly_long_references_keep_the_origin_and_the_latest_ids() -> None:
 
 def test_cluster_keys_name_every_id_and_the_subject() -> None:
     message = ThreadInput("m", "m@x", "p@x", ("r@x", "p@x"), "Re: [dev] Hi", 0, "h")
-    assert cluster_keys(message) == ["<r@x", "<p@x", "<m@x", "s:hi"]
+    assert cluster_keys(message) == ["<" + digest(i)[:16] for i in ("r@x", "p@x", "m@x")] + ["s:" + digest("hi")[:16]]
+    # A stand-in (a removed message's digests) has the keys its message had.
+    assert cluster_keys(stand_in(message)) == cluster_keys(message)
 
 
 # Real fixtures: notmuch's threading/broken vectors and hyperkitty's odd In-Reply-To.
