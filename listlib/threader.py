@@ -102,8 +102,10 @@ _KEY_DIGITS = 16
 """Hex digits of a digest in a cluster key (a collision only joins two clusters)."""
 
 
+@functools.lru_cache(maxsize=1 << 17)
 def digest(text: str) -> str:
-    """The lower-case hex SHA-256 of a Message-ID or a normalized subject."""
+    """The lower-case hex SHA-256 of a Message-ID or a normalized subject (remembered:
+    a list's references name the same ids again and again)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
@@ -129,7 +131,10 @@ class ThreadInput(NamedTuple):
     def sort_key(self) -> tuple[int, str, str]:
         """(date, digest of the Message-ID, content hash): a stand-in sorts where its
         message did."""
-        return (self.date, _digest_of(self.message_id) if self.message_id else "", self.raw_hash)
+        mid = self.message_id
+        if not mid:
+            return (self.date, "", self.raw_hash)
+        return (self.date, mid[2:] if mid[0] == "\0" else digest(mid), self.raw_hash)
 
 
 class Placement(NamedTuple):
@@ -265,12 +270,9 @@ def _restore(messages: list[ThreadInput]) -> list[ThreadInput]:
 
 
 def _is_stand_in(message: ThreadInput) -> bool:
-    return (
-        (message.message_id or "").startswith(STAND_IN)
-        or message.subject.startswith(STAND_IN)
-        or (message.in_reply_to or "").startswith(STAND_IN)
-        or any(ref.startswith(STAND_IN) for ref in message.references)
-    )
+    # A stand-in's fields are all digests (or empty): its first field that is not tells.
+    first = message.message_id or message.in_reply_to or message.subject or next(iter(message.references), "")
+    return first.startswith(STAND_IN)
 
 
 def reference_chain(message: ThreadInput) -> list[str]:
@@ -319,10 +321,11 @@ def override_keys(overrides: Overrides) -> dict[str, list[str]]:
 class _Node:
     __slots__ = ("children", "id", "key", "message", "own_parent", "parent")
 
-    def __init__(self, id: str, message: ThreadInput | None) -> None:
+    def __init__(self, id: str, message: ThreadInput | None, key: tuple[int, str, str] | None = None) -> None:
         self.id = id
         self.message = message
-        self.key = message.sort_key if message is not None else None
+        self.key = key
+        """The message's ``sort_key`` (None for a placeholder)."""
         self.parent: _Node | None = None
         self.children: list[_Node] = []
         self.own_parent = False
@@ -364,10 +367,11 @@ def thread_messages(
     restored = _restore(given)
     # Chains made before stand-ins were restored hold digests: make them again.
     chains_of = chains if restored is given else None
-    ordered = sorted(restored, key=lambda m: m.sort_key)
+    keys = [m.sort_key for m in restored]
     by_id: dict[str, _Node] = {}
     nodes: list[_Node] = []
-    for message in ordered:
+    for at in sorted(range(len(keys)), key=keys.__getitem__):
+        message, sort_key = restored[at], keys[at]
         key = message.message_id
         if key is None or (key in by_id and by_id[key].message is not None):
             # No Message-ID, or a second message with the same one: nobody can
@@ -375,10 +379,10 @@ def thread_messages(
             key = "\0" + message.call
         node = by_id.get(key)
         if node is None:
-            node = by_id[key] = _Node(key, message)
+            node = by_id[key] = _Node(key, message, sort_key)
         else:
             node.message = message
-            node.key = message.sort_key
+            node.key = sort_key
         nodes.append(node)
 
     def container(ref: str) -> _Node:
