@@ -1,0 +1,293 @@
+"""Legacy redirect maps: the old archive's URLs (MHonArc, HyperKitty) lead to their
+messages' permanent URLs, as static pages and as server maps that agree with each other;
+removed messages' old URLs lead to their tombstones; incremental builds stay equal to
+a clean build."""
+
+from __future__ import annotations
+
+import calendar
+import gzip
+import html
+import posixpath
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from listlib.config import load_config
+from listlib.errors import BuildError, ConfigError
+from listlib.legacy.hyperkitty import hyperkitty_hash
+from listlib.legacy.importer import import_legacy
+from listlib.store.core import Store
+
+from ..build.test_build import add, build, post, tree
+from ..support.helpers import SITE_TOML, run_listlib
+
+# Message-ID -> Message-ID-Hash. The first is the vector of HyperKitty's own test suite
+# (hyperkitty/tests/lib/test_utils.py, test_get_message_id_hash) and of Mailman's message
+# store documentation; the others are the Message-ID-Hash headers Mailman 3 wrote on
+# real list mail (the same function: HyperKitty names messages by that header's value).
+HYPERKITTY_VECTORS = [
+    ("<87myycy5eh.fsf@uwakimon.sk.tsukuba.ac.jp>", "JJIGKPKB6CVDX6B2CUG4IHAJRIQIOUTP"),
+    ("<175815674591.268333.2624904445631478642.b4-ty@kernel.org>", "QM74LZKADEYWWGUAL35Y6RZCJL5LZ3SS"),
+    ("<20220506141009.18047-1-christian.koenig@amd.com>", "MOGQN3TBLB5ZRRF5VEVBPCWDM3AJXIXR"),
+    ("<20230310144733.1546413-1-robh@kernel.org>", "4GKMX7ISRT2B5265UD4CM4BJCTPSCBS7"),
+    ("<CAPcyv4jF6ofAmXrcNXsK-vaSD8ptzhH4SrcaksD_wSwrsYi0KA@mail.gmail.com>", "LOAUX6IDCXJAJ6HP5ZDNJW3NNUTOPFKX"),
+    ("<20200426095232.27524-1-redhairer.li@intel.com>", "PKZPQ3YQH4223CJAA7KWJMB2QM7HSWTL"),
+    ("<CAGEkeHdOWdUhjE5daUNd-nMAS7qx6+o_9=vKczbK8+VXqmdTiA@mail.gmail.com>", "B4BIS57EAELBMTQWPUNBEWPQLNXFPJQ5"),
+]
+
+HYPERKITTY_TOML = """
+[lists.dev.legacy]
+kind = "hyperkitty"
+path = "hyperkitty"
+"""
+
+
+@pytest.mark.parametrize(("message_id", "expected"), HYPERKITTY_VECTORS)
+def test_hyperkitty_hashes_agree_with_hyperkitty(message_id: str, expected: str) -> None:
+    assert hyperkitty_hash(message_id) == expected
+    assert hyperkitty_hash(message_id.strip("<>")) == expected
+
+
+# -- what the build made, read back ---------------------------------------------------------
+
+_REFRESH_RE = re.compile(r'<meta http-equiv="refresh" content="0; url=([^"]+)">')
+_CANONICAL_RE = re.compile(r'<link rel="canonical" href="([^"]+)">')
+
+
+def redirect_of(output: Path, page: str) -> str:
+    """Where a static redirect page leads, as a path in output/ (its refresh, canonical
+    link and plain link must agree)."""
+    text = (output / page).read_text()
+    assert 'content="noindex' in text
+    refresh = html.unescape(_REFRESH_RE.search(text).group(1))  # type: ignore[union-attr]
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(page), refresh))
+    canonical = html.unescape(_CANONICAL_RE.search(text).group(1))  # type: ignore[union-attr]
+    assert canonical.endswith("/" + target)
+    assert f'<a href="{html.escape(refresh)}">' in text
+    return target
+
+
+def server_maps(output: Path, base: str) -> dict[str, dict[str, str]]:
+    """Old URL -> target (paths in output/) as each of the three map files says."""
+
+    def strip(url: str) -> str:
+        assert url.startswith(base), url
+        return url[len(base) :]
+
+    maps: dict[str, dict[str, str]] = {"netlify": {}, "nginx": {}, "apache": {}}
+    for line in (output / "_redirects").read_text().splitlines():
+        if line and not line.startswith("#"):
+            old, new, status = line.split()
+            assert status == "301"
+            maps["netlify"][strip(old)] = strip(new)
+    for line in (output / "_legacy/nginx-map.conf").read_text().splitlines():
+        if line and not line.startswith("#"):
+            found = re.fullmatch(r'"([^"]+)" "([^"]+)";', line)
+            assert found, line
+            maps["nginx"][strip(found.group(1))] = strip(found.group(2))
+    for line in (output / "_legacy/apache-rewritemap.txt").read_text().splitlines():
+        if line and not line.startswith("#"):
+            old, new = line.split()
+            maps["apache"][strip(old)] = strip(new)
+    return maps
+
+
+def page_of(url: str) -> str:
+    return url + "index.html" if url.endswith("/") else url
+
+
+def check_agreement(output: Path, base: str) -> dict[str, str]:
+    """The three maps and the redirect pages say the same, and every target exists."""
+    maps = server_maps(output, base)
+    assert maps["netlify"] == maps["nginx"] == maps["apache"]
+    mapped = maps["netlify"]
+    for old, target in mapped.items():
+        assert redirect_of(output, page_of(old)) == target, old
+        assert (output / target).is_file(), target
+    return mapped
+
+
+def row_of(root: Path, call: str):  # type: ignore[no-untyped-def]
+    with Store(root / "content").open() as store:
+        (row,) = store.index.rows_by_call([call])
+        return row
+
+
+# -- MHonArc ----------------------------------------------------------------------------------
+
+MONTHS = [f"{year}-{month}" for year in (2010, 2011) for month in calendar.month_name[1:]]
+"""Two years of imagej-devel: 500 messages."""
+
+
+@pytest.fixture
+def mhonarc_site(corpora: Path, tmp_path: Path) -> Path:
+    """A site whose list 'imagej' had an MHonArc archive, made by the real mhonarc from
+    the same mbox the store was filed from; mapped and built."""
+    if shutil.which("mhonarc") is None:
+        pytest.skip("mhonarc is not installed (Debian package mhonarc)")
+    mbox = tmp_path / "old.mbox"
+    mbox.write_bytes(
+        b"".join(gzip.decompress((corpora / f"pipermail/imagej-devel/{m}.txt.gz").read_bytes()) for m in MONTHS)
+    )
+    old = tmp_path / "mhonarc"
+    old.mkdir()
+    subprocess.run(["mhonarc", "-quiet", "-outdir", str(old), str(mbox)], check=True, timeout=300)
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "listlib.toml").write_text(
+        '[site]\ntitle = "Old"\nbase_url = "https://example.org/archive/"\n\n'
+        '[lists.imagej]\naddresses = ["imagej-devel@imagej.net"]\n\n'
+        f'[lists.imagej.legacy]\nkind = "mhonarc"\npath = "old/imagej"\nsource = "{old}"\n'
+    )
+    run_listlib("import", "--list", "imagej", mbox, cwd=root, check=True)
+    result = run_listlib("legacy", "import", cwd=root, check=True)
+    assert "not matched" not in result.stderr
+    run_listlib("build", "-q", cwd=root, check=True)
+    return root
+
+
+def old_message_pages(root: Path) -> dict[str, str]:
+    """msgNNNNN.html -> the Message-ID MHonArc recorded in it."""
+    found = {}
+    for page in sorted((root.parent / "mhonarc").glob("msg*.html")):
+        recorded = re.search(r"<!--X-Message-Id: (.*?) -->", page.read_text(errors="replace"))
+        assert recorded, page
+        found[page.name] = html.unescape(recorded.group(1))
+    return found
+
+
+def test_every_mhonarc_message_page_redirects_to_its_message(mhonarc_site: Path) -> None:
+    output = mhonarc_site / "output"
+    pages = old_message_pages(mhonarc_site)
+    assert len(pages) > 400
+    for name, message_id in pages.items():
+        target = redirect_of(output, f"old/imagej/{name}")
+        assert (output / target).is_file()
+        call = posixpath.basename(target).removesuffix(".html")
+        row = row_of(mhonarc_site, call)
+        assert row is not None and row.message_id == message_id, name
+    for index in ("maillist.html", "threads.html"):
+        assert redirect_of(output, f"old/imagej/{index}") == "imagej/index.html"
+
+
+def test_redirect_pages_and_server_maps_agree(mhonarc_site: Path) -> None:
+    mapped = check_agreement(mhonarc_site / "output", "/archive/")
+    assert len(mapped) == len(old_message_pages(mhonarc_site)) + 2
+
+
+def test_an_old_url_of_a_removed_message_leads_to_its_tombstone(mhonarc_site: Path) -> None:
+    output = mhonarc_site / "output"
+    before = redirect_of(output, "old/imagej/msg00010.html")
+    call = posixpath.basename(before).removesuffix(".html")
+    run_listlib("remove", call, "--reason", "asked", "--build", cwd=mhonarc_site, check=True)
+    assert redirect_of(output, "old/imagej/msg00010.html") == before
+    assert "Removed message" in (output / before).read_text()
+    check_agreement(output, "/archive/")
+
+
+def test_an_old_url_of_a_hidden_message_leads_nowhere_until_it_is_shown_again(mhonarc_site: Path) -> None:
+    output = mhonarc_site / "output"
+    page = output / "old/imagej/msg00011.html"
+    call = posixpath.basename(redirect_of(output, "old/imagej/msg00011.html")).removesuffix(".html")
+    run_listlib("hide", call, "--reason", "spam", "--build", cwd=mhonarc_site, check=True)
+    assert not page.exists()
+    assert "msg00011.html" not in (output / "_redirects").read_text()
+    check_agreement(output, "/archive/")
+    run_listlib("unhide", call, "--build", cwd=mhonarc_site, check=True)
+    assert page.exists() and "msg00011.html" in (output / "_redirects").read_text()
+
+
+def test_an_old_page_that_matches_no_message_is_reported_with_the_reason(mhonarc_site: Path) -> None:
+    stray = mhonarc_site.parent / "mhonarc" / "msg99999.html"
+    stray.write_text("<!-- MHonArc v2.6.19 -->\n<!--X-Message-Id: nowhere&#64;example.org -->\n")
+    result = run_listlib("legacy", "import", "--dry-run", cwd=mhonarc_site, check=True)
+    assert "not matched: msg99999.html: no message of list 'imagej' has Message-ID <nowhere@example.org>" in (
+        result.stderr
+    )
+
+
+# -- HyperKitty, and the incremental build --------------------------------------------------
+
+
+def hyperkitty_site(site: Path) -> None:
+    (site / "listlib.toml").write_text(SITE_TOML + HYPERKITTY_TOML)
+
+
+def test_hyperkitty_urls_lead_to_their_messages_months_and_list(site: Path) -> None:
+    hyperkitty_site(site)
+    add(site, post(1, "Plans"), post(2, "Re: Plans", reply_to=1, refs=(1,)), post(3, "Other"))
+    (report,) = import_legacy(load_config(site / "listlib.toml"))
+    assert report.messages == 3 + 2 and report.unmatched == []  # three messages, two thread starters
+    build(site)
+    output = site / "output"
+    base = "hyperkitty/list/dev@lists.example.org/"
+    for n in (1, 2, 3):
+        digest = hyperkitty_hash(f"<m{n}@example.org>")
+        target = redirect_of(output, f"{base}message/{digest}/index.html")
+        assert row_of(site, posixpath.basename(target)[:-5]).message_id == f"m{n}@example.org"
+    assert (output / f"{base}thread/{hyperkitty_hash('m1@example.org')}/index.html").is_file()
+    assert not (output / f"{base}thread/{hyperkitty_hash('m2@example.org')}/index.html").exists()
+    assert redirect_of(output, f"{base}2024/3/index.html") == "dev/2024/03/index.html"
+    assert redirect_of(output, f"{base}2024/03/index.html") == "dev/2024/03/index.html"
+    assert redirect_of(output, f"{base}index.html") == "dev/index.html"
+    check_agreement(output, "/")
+
+
+def test_incremental_builds_with_legacy_maps_give_the_same_bytes_as_a_clean_build(site: Path) -> None:
+    hyperkitty_site(site)
+    config = site / "listlib.toml"
+    add(site, post(1, "Plans"), post(2, "Re: Plans", reply_to=1, refs=(1,)), post(3, "Other"))
+    import_legacy(load_config(config))
+    build(site)
+    add(site, post(4, "Re: Other", reply_to=3, refs=(3,), body="Later mail, no old URL.\n"))
+    build(site)
+    with Store(site / "content").open() as store:
+        calls = {n: store.index.rows_by_message_id("dev", f"m{n}@example.org")[0].call for n in (1, 2, 3)}
+    run_listlib("hide", calls[3], "--reason", "spam", cwd=site, check=True)
+    report = build(site)
+    assert sum(path.startswith("hyperkitty/") for path in report.removed) == 2  # its message and thread URLs
+    run_listlib("remove", calls[2], "--reason", "asked", cwd=site, check=True)
+    build(site)
+    add(site, post(5, "Much later", body="A new month.\n"), post(6, "Earlier", body="x\n"))
+    import_legacy(load_config(config))  # the map now holds 5 and 6 too
+    build(site)
+    incremental = tree(site / "output")
+    shutil.rmtree(site / ".cache")
+    build(site, clean=True)
+    assert tree(site / "output") == incremental
+    check_agreement(site / "output", "/")
+
+
+def test_a_legacy_table_without_its_map_stops_the_build(site: Path) -> None:
+    hyperkitty_site(site)
+    add(site, post(1, "Plans"))
+    with pytest.raises(BuildError, match=r"lists\.dev\.legacy: the old archive is not mapped yet"):
+        build(site)
+    result = run_listlib("build", cwd=site)
+    assert result.returncode == 1 and "listlib legacy import dev" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("table", "problem"),
+    [
+        ('kind = "hypermail"\npath = "old"', "lists.dev.legacy.kind: 'hypermail' is not one of"),
+        ('kind = "mhonarc"\npath = "old"', "lists.dev.legacy.source: is required for kind = 'mhonarc'"),
+        ('kind = "hyperkitty"\npath = "../up"', "lists.dev.legacy.path: '../up' is not a path relative"),
+        ('kind = "hyperkitty"\npath = "mid/old"', "lists.dev.legacy.path: 'mid/old' is inside the site's own /mid/"),
+        ('kind = "hyperkitty"\npath = "announce/old"', "lists.dev.legacy.path: 'announce/old' is inside list"),
+        (
+            'kind = "hyperkitty"\npath = "old"\nsorce = "x"',
+            "lists.dev.legacy.sorce: unknown key (did you mean source?)",
+        ),
+    ],
+)
+def test_a_bad_legacy_table_is_an_error_naming_the_key(site: Path, table: str, problem: str) -> None:
+    (site / "listlib.toml").write_text(SITE_TOML + f"\n[lists.dev.legacy]\n{table}\n")
+    with pytest.raises(ConfigError) as raised:
+        load_config(site / "listlib.toml")
+    assert problem in str(raised.value)
