@@ -8,6 +8,7 @@ from __future__ import annotations
 import calendar
 import gzip
 import html
+import http.client
 import posixpath
 import re
 import shutil
@@ -24,6 +25,7 @@ from listlib.store.core import Store
 
 from ..build.test_build import add, build, post, tree
 from ..support.helpers import SITE_TOML, run_listlib
+from ..support.webservers import WebServer, apache_missing, nginx_missing, public_copy, start_apache, start_nginx
 
 # Message-ID -> Message-ID-Hash. The first is the vector of HyperKitty's own test suite
 # (hyperkitty/tests/lib/test_utils.py, test_get_message_id_hash) and of Mailman's message
@@ -177,6 +179,63 @@ def test_every_mhonarc_message_page_redirects_to_its_message(mhonarc_site: Path)
 def test_redirect_pages_and_server_maps_agree(mhonarc_site: Path) -> None:
     mapped = check_agreement(mhonarc_site / "output", "/archive/")
     assert len(mapped) == len(old_message_pages(mhonarc_site)) + 2
+
+
+def answers(server: WebServer, urls: list[str]) -> dict[str, tuple[int, str]]:
+    """URL path -> (status, Location path) as a real server answers, without following."""
+    port = int(server.url.rsplit(":", 1)[1].strip("/"))
+    found = {}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        for url in urls:
+            connection.request("GET", url)
+            response = connection.getresponse()
+            response.read()
+            location = response.getheader("Location") or ""
+            found[url] = (response.status, location.removeprefix(server.url[:-1]))
+    finally:
+        connection.close()
+    return found
+
+
+@pytest.mark.parametrize("kind", ["nginx", "apache"])
+def test_real_servers_redirect_every_old_url_with_a_301_by_the_maps(mhonarc_site: Path, kind: str) -> None:
+    missing = nginx_missing() if kind == "nginx" else apache_missing()
+    if missing:
+        pytest.skip(missing)
+    docroot = public_copy(mhonarc_site / "output")
+    work = mhonarc_site.parent / f"{kind}-work"
+    work.mkdir()
+    if kind == "nginx":
+        server = start_nginx(
+            docroot,
+            work,
+            http=f"  map $uri $listlib_legacy {{ include {docroot}/_legacy/nginx-map.conf; }}\n",
+            server="    if ($listlib_legacy) { return 301 $listlib_legacy; }\n",
+        )
+    else:
+        server = start_apache(
+            docroot,
+            work,
+            modules=("rewrite",),
+            extra=(
+                "RewriteEngine on\n"
+                f'RewriteMap listlib_legacy "txt:{docroot}/_legacy/apache-rewritemap.txt"\n'
+                'RewriteCond ${listlib_legacy:%{REQUEST_URI}} !=""\n'
+                "RewriteRule ^ ${listlib_legacy:%{REQUEST_URI}} [R=301,L]\n"
+            ),
+        )
+    try:
+        mapped = server_maps(docroot, "/archive/")["netlify"]
+        urls = [f"/archive/{old}" for old in mapped]
+        got = answers(server, [*urls, "/imagej/index.html"])
+    finally:
+        server.stop()
+        shutil.rmtree(docroot.parent)
+    assert {url: got[url] for url in urls} == {
+        f"/archive/{old}": (301, f"/archive/{new}") for old, new in mapped.items()
+    }
+    assert got["/imagej/index.html"] == (200, "")  # a page of the site itself is no redirect
 
 
 def test_an_old_url_of_a_removed_message_leads_to_its_tombstone(mhonarc_site: Path) -> None:
