@@ -83,7 +83,7 @@ def import_legacy(config: Config, slugs: Sequence[str] = (), *, dry_run: bool = 
             if lst.legacy is None:
                 raise LegacyError(f"{config.path}: lists.{slug}.legacy: no such table; name the old archive there")
             report = LegacyReport(slug, lst.legacy.kind, map_file(config.site.content_dir, slug))
-            entries = _entries(lst.legacy, store.index.kept_rows(slug), report)
+            entries = _entries(lst.legacy, store.index.kept_rows(slug), config.site.content_dir, report)
             report.messages = sum(1 for _old, target, _month in entries if not target.startswith("="))
             report.pages = len(entries) - report.messages
             if not dry_run:
@@ -93,7 +93,7 @@ def import_legacy(config: Config, slugs: Sequence[str] = (), *, dry_run: bool = 
     return reports
 
 
-def _entries(legacy: LegacyConfig, rows: list[Row], report: LegacyReport) -> list[Entry]:
+def _entries(legacy: LegacyConfig, rows: list[Row], content: Path, report: LegacyReport) -> list[Entry]:
     if legacy.kind == "hyperkitty":
         return _hyperkitty(legacy, rows, report)
     source = legacy.source
@@ -103,7 +103,8 @@ def _entries(legacy: LegacyConfig, rows: list[Row], report: LegacyReport) -> lis
         return _mhonarc(source, rows, report)
     from .pipermail import pipermail_entries  # reads every page: only for this kind
 
-    return pipermail_entries(source, rows, report.slug, report.unmatched)
+    entries, report.removed = pipermail_entries(source, rows, content, report.slug, report.unmatched)
+    return entries
 
 
 def _month(row: Row) -> Month:

@@ -6,9 +6,12 @@ a clean build."""
 from __future__ import annotations
 
 import calendar
+import email
 import gzip
 import html
 import http.client
+import json
+import mailbox
 import posixpath
 import re
 import shutil
@@ -24,7 +27,8 @@ from listlib.legacy.importer import import_legacy
 from listlib.store.core import Store
 
 from ..build.test_build import add, build, post, tree
-from ..support.helpers import SITE_TOML, run_listlib
+from ..support.helpers import SITE_TOML, mboxrd, run_listlib
+from ..support.pipermail import Article, write_pipermail
 from ..support.webservers import WebServer, apache_missing, nginx_missing, public_copy, start_apache, start_nginx
 
 # Message-ID -> Message-ID-Hash. The first is the vector of HyperKitty's own test suite
@@ -267,6 +271,88 @@ def test_an_old_page_that_matches_no_message_is_reported_with_the_reason(mhonarc
     assert "not matched: msg99999.html: no message of list 'imagej' has Message-ID <nowhere@example.org>" in (
         result.stderr
     )
+
+
+# -- Pipermail ---------------------------------------------------------------------------------
+
+PIPERMAIL_YEARS = ("2010", "2011", "2012")
+"""Three years of imagej-devel: 1,400 messages."""
+
+
+def message_id_of(raw: bytes) -> str:
+    return str(email.message_from_bytes(raw).get("Message-ID", "")).strip().strip("<>")
+
+
+def pipermail_site(corpora: Path, tmp_path: Path, *, with_message_ids: bool) -> tuple[Path, list[Article], str]:
+    """A site whose list 'imagej' had a Pipermail archive (written by tests/support/pipermail.py
+    from the same mail); the store lacks one of its messages. (site, articles, the missing
+    one's Message-ID.)"""
+    months = sorted((corpora / "pipermail/imagej-devel").glob("*.txt.gz"), key=lambda p: p.name)
+    mbox = tmp_path / "old.mbox"
+    mbox.write_bytes(b"".join(gzip.decompress(p.read_bytes()) for p in months if p.name.startswith(PIPERMAIL_YEARS)))
+    old = tmp_path / "pipermail"
+    articles = write_pipermail([mbox], old, "imagej-devel@imagej.net", with_message_ids=with_message_ids)
+    missing = articles[len(articles) // 2].message_id
+    old_mail = mailbox.mbox(mbox, create=False)
+    kept = [old_mail.get_bytes(key) for key in old_mail.iterkeys()]
+    old_mail.close()
+    store_mbox = tmp_path / "store.mbox"
+    store_mbox.write_bytes(mboxrd([raw for raw in kept if message_id_of(raw) != missing]))
+    root = tmp_path / "site"
+    root.mkdir()
+    (root / "listlib.toml").write_text(
+        '[site]\ntitle = "Old"\nbase_url = "https://example.org/"\n\n'
+        '[lists.imagej]\naddresses = ["imagej-devel@imagej.net"]\n\n'
+        f'[lists.imagej.legacy]\nkind = "pipermail"\npath = "pipermail/imagej-devel"\nsource = "{old}"\n'
+    )
+    run_listlib("import", "--list", "imagej", store_mbox, cwd=root, check=True)
+    return root, articles, missing
+
+
+@pytest.mark.parametrize("with_message_ids", [False, True], ids=["pages-without-message-ids", "mailman-2.1-pages"])
+def test_every_pipermail_article_redirects_to_its_message(
+    corpora: Path, tmp_path: Path, with_message_ids: bool
+) -> None:
+    root, articles, missing = pipermail_site(corpora, tmp_path, with_message_ids=with_message_ids)
+    assert len(articles) > 1000
+    result = run_listlib("legacy", "import", "--json", cwd=root, check=True)
+    (report,) = json.loads(result.stdout)
+    (lost,) = [a for a in articles if a.message_id == missing]
+    assert report["unmatched"] == [{"url": lost.path, "reason": report["unmatched"][0]["reason"]}]
+    # Its subject, author and date, and why: no message of theirs, or none with its text.
+    assert re.match(
+        r"(no stored message of list 'imagej' is|the text of) '.+' from '.+' of 20", report["unmatched"][0]["reason"]
+    )
+    run_listlib("build", "-q", cwd=root, check=True)
+    output = root / "output"
+    for article in articles:
+        page = f"pipermail/imagej-devel/{article.path}"
+        if article.message_id == missing:
+            assert not (output / page).exists()
+            continue
+        target = redirect_of(output, page)
+        row = row_of(root, posixpath.basename(target).removesuffix(".html"))
+        assert row.message_id == article.message_id, article.path
+    for month in {a.month for a in articles}:
+        year, name = month.split("-")
+        expected = f"imagej/{year}/{list(calendar.month_name).index(name):02d}/index.html"
+        for index in ("thread", "date", "author", "subject"):
+            assert redirect_of(output, f"pipermail/imagej-devel/{month}/{index}.html") == expected
+    assert redirect_of(output, "pipermail/imagej-devel/index.html") == "imagej/index.html"
+    check_agreement(output, "/")
+
+
+def test_a_pipermail_article_of_a_removed_message_leads_to_its_tombstone(corpora: Path, tmp_path: Path) -> None:
+    root, articles, _missing = pipermail_site(corpora, tmp_path, with_message_ids=True)
+    chosen = articles[10]
+    with Store(root / "content").open() as store:
+        (row,) = store.index.rows_by_message_id("imagej", chosen.message_id)
+    run_listlib("remove", row.call, "--reason", "asked", cwd=root, check=True)
+    run_listlib("legacy", "import", cwd=root, check=True)
+    run_listlib("build", "-q", cwd=root, check=True)
+    target = redirect_of(root / "output", f"pipermail/imagej-devel/{chosen.path}")
+    assert target.endswith(f"/{row.call}.html")
+    assert "Removed message" in (root / "output" / target).read_text()
 
 
 # -- HyperKitty, and the incremental build --------------------------------------------------
