@@ -385,13 +385,18 @@ def test_hyperkitty_urls_lead_to_their_messages_months_and_list(site: Path) -> N
 def test_incremental_builds_with_legacy_maps_give_the_same_bytes_as_a_clean_build(site: Path) -> None:
     hyperkitty_site(site)
     config = site / "listlib.toml"
-    add(site, post(1, "Plans"), post(2, "Re: Plans", reply_to=1, refs=(1,)), post(3, "Other"))
+    add(site, post(1, "Plans"), post(2, "Re: Plans", reply_to=1, refs=(1,)), post(3, "Other"), post(40, "May"))
     import_legacy(load_config(config))
     build(site)
     add(site, post(4, "Re: Other", reply_to=3, refs=(3,), body="Later mail, no old URL.\n"))
     build(site)
     with Store(site / "content").open() as store:
-        calls = {n: store.index.rows_by_message_id("dev", f"m{n}@example.org")[0].call for n in (1, 2, 3)}
+        calls = {n: store.index.rows_by_message_id("dev", f"m{n}@example.org")[0].call for n in (1, 2, 3, 40)}
+    may = "hyperkitty/list/dev@lists.example.org/2024/5/index.html"
+    assert redirect_of(site / "output", may) == "dev/2024/05/index.html"
+    run_listlib("hide", calls[40], "--reason", "spam", cwd=site, check=True)  # May is empty now
+    build(site)
+    assert redirect_of(site / "output", may) == "dev/index.html"
     run_listlib("hide", calls[3], "--reason", "spam", cwd=site, check=True)
     report = build(site)
     assert sum(path.startswith("hyperkitty/") for path in report.removed) == 2  # its message and thread URLs
@@ -436,3 +441,16 @@ def test_a_bad_legacy_table_is_an_error_naming_the_key(site: Path, table: str, p
     with pytest.raises(ConfigError) as raised:
         load_config(site / "listlib.toml")
     assert problem in str(raised.value)
+
+
+def test_legacy_import_without_an_old_archive_is_a_clear_error(site: Path) -> None:
+    result = run_listlib("legacy", "import", cwd=site)
+    assert result.returncode == 1 and "no list has a [lists.<slug>.legacy] table" in result.stderr
+    result = run_listlib("legacy", "import", "dev", cwd=site)
+    assert result.returncode == 1 and "lists.dev.legacy: no such table" in result.stderr
+    (site / "listlib.toml").write_text(
+        SITE_TOML + '\n[lists.dev.legacy]\nkind = "mhonarc"\npath = "o"\nsource = "gone"\n'
+    )
+    result = run_listlib("legacy", "import", cwd=site)
+    assert result.returncode == 1 and "lists.dev.legacy.source:" in result.stderr and "is not a folder" in result.stderr
+    assert "Traceback" not in result.stderr
