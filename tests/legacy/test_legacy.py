@@ -454,3 +454,13 @@ def test_legacy_import_without_an_old_archive_is_a_clear_error(site: Path) -> No
     result = run_listlib("legacy", "import", cwd=site)
     assert result.returncode == 1 and "lists.dev.legacy.source:" in result.stderr and "is not a folder" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_damaged_map_stops_the_build_naming_its_line(site: Path) -> None:
+    hyperkitty_site(site)
+    add(site, post(1, "Plans"))
+    import_legacy(load_config(site / "listlib.toml"))
+    map_file = site / "content/dev/legacy.tsv"
+    map_file.write_text(map_file.read_text() + "list/x/message/Y/\tnot-a-call\t2024-03\n")
+    with pytest.raises(BuildError, match=r"legacy\.tsv, line \d+: not a line of a legacy map"):
+        build(site)
