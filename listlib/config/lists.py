@@ -134,6 +134,8 @@ def _check_legacy_paths(reader: Reader, lists: list[ListConfig]) -> None:
         top = lst.legacy.path.split("/", 1)[0]
         if top in slugs:
             reader.issues.append(ConfigIssue(where, f"{lst.legacy.path!r} is inside list {top!r}'s own folder"))
+        if lst.legacy.kind == "pipermail" and not lst.legacy.path:
+            reader.issues.append(ConfigIssue(where, "a Pipermail archive's index.html cannot be the site's own"))
         key = lst.legacy.path if lst.legacy.kind != "hyperkitty" else f"{lst.legacy.path}\0{lst.legacy.address}"
         if key in seen:
             reader.issues.append(

@@ -45,10 +45,20 @@ class Known(NamedTuple):
     refs: str
 
 
-def hyperkitty_entries(address: str, messages: Iterable[Known]) -> list[Entry]:
-    """Every HyperKitty URL of a list's messages, months and index page."""
-    known = list(messages)
-    ids = {message.message_id for message in known}
+def hyperkitty_entries(address: str, messages: Iterable[Known]) -> tuple[list[Entry], int]:
+    """Every HyperKitty URL of a list's messages, months and index page, and how many
+    messages share a Message-ID with an earlier one. HyperKitty archives one message per
+    Message-ID (it refuses a later one as a duplicate): its URL leads to the earliest
+    (``messages`` come in the order they were filed)."""
+    known: list[Known] = []
+    ids: set[str] = set()
+    shared = 0
+    for message in messages:
+        if message.message_id in ids:
+            shared += 1
+            continue
+        ids.add(message.message_id)
+        known.append(message)
     base = f"list/{address}/"
     entries: list[Entry] = [(base, LIST_TARGET, None)]
     months: set[Month] = set()
@@ -63,4 +73,4 @@ def hyperkitty_entries(address: str, messages: Iterable[Known]) -> list[Entry]:
         entries.append((f"{base}{month.year:04d}/{month.month}/", MONTH_TARGET, month))
         if month.month < 10:
             entries.append((f"{base}{month.year:04d}/{month.month:02d}/", MONTH_TARGET, month))
-    return entries
+    return entries, shared

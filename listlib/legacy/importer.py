@@ -114,7 +114,7 @@ def _month(row: Row) -> Month:
 def _hyperkitty(legacy: LegacyConfig, rows: list[Row], report: LegacyReport) -> list[Entry]:
     known = [
         Known(row.call, row.message_id, _month(row), row.in_reply_to, row.refs)
-        for row in sorted(rows, key=lambda r: r.call)
+        for row in sorted(rows, key=lambda r: (r.date, r.call))
         if not row.removed and row.message_id
     ]
     lost = sum(1 for row in rows if row.removed)
@@ -122,7 +122,13 @@ def _hyperkitty(legacy: LegacyConfig, rows: list[Row], report: LegacyReport) -> 
         report.notes.append(
             f"{plural(lost, 'removed message')} kept no Message-ID: their HyperKitty URLs cannot be computed"
         )
-    return hyperkitty_entries(legacy.address, known)
+    entries, shared = hyperkitty_entries(legacy.address, known)
+    if shared:
+        report.notes.append(
+            f"{plural(shared, 'message')} with the Message-ID of an earlier one: HyperKitty archived only the "
+            "earliest, and its URL leads there"
+        )
+    return entries
 
 
 def _mhonarc(source: Path, rows: list[Row], report: LegacyReport) -> list[Entry]:

@@ -77,6 +77,7 @@ def parse_map(text: str, where: str) -> LegacyMap:
     """A map from its text; ``where`` names the file in errors (ValueError)."""
     messages: dict[Month, list[tuple[str, str]]] = {}
     pages: list[tuple[str, Month | None]] = []
+    seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line or line.startswith("#"):
             continue
@@ -85,6 +86,9 @@ def parse_map(text: str, where: str) -> LegacyMap:
             if len(parts) != 3 or not parts[0]:
                 raise ValueError(line)
             old, target, month = parts
+            if old in seen:
+                raise ValueError(line)
+            seen.add(old)
             if target == LIST_TARGET:
                 pages.append((old, None))
             elif target == MONTH_TARGET:
@@ -102,9 +106,13 @@ def parse_map(text: str, where: str) -> LegacyMap:
 def format_map(entries: list[Entry], header: str) -> str:
     """The text of a map (sorted by old URL); ``header``: a comment line for readers."""
     lines = [f"# {header}"]
+    seen = None
     for old, target, month in sorted(entries, key=lambda entry: entry[0]):
-        if "\t" in old or "\n" in old:
+        if "\t" in old or "\n" in old or not old:
             raise ValueError(f"{old!r}: not a URL")
+        if old == seen:
+            raise ValueError(f"{old!r}: mapped twice")
+        seen = old
         lines.append(f"{old}\t{target}\t{'' if month is None else month}")
     return "\n".join(lines) + "\n"
 

@@ -16,6 +16,7 @@ import posixpath
 import re
 import shutil
 import subprocess
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
@@ -430,6 +431,7 @@ def test_a_legacy_table_without_its_map_stops_the_build(site: Path) -> None:
         ('kind = "hyperkitty"\npath = "../up"', "lists.dev.legacy.path: '../up' is not a path relative"),
         ('kind = "hyperkitty"\npath = "mid/old"', "lists.dev.legacy.path: 'mid/old' is inside the site's own /mid/"),
         ('kind = "hyperkitty"\npath = "announce/old"', "lists.dev.legacy.path: 'announce/old' is inside list"),
+        ('kind = "pipermail"\npath = ""\nsource = "."', "lists.dev.legacy.path: a Pipermail archive's index.html"),
         (
             'kind = "hyperkitty"\npath = "old"\nsorce = "x"',
             "lists.dev.legacy.sorce: unknown key (did you mean source?)",
@@ -464,3 +466,17 @@ def test_a_damaged_map_stops_the_build_naming_its_line(site: Path) -> None:
     map_file.write_text(map_file.read_text() + "list/x/message/Y/\tnot-a-call\t2024-03\n")
     with pytest.raises(BuildError, match=r"legacy\.tsv, line \d+: not a line of a legacy map"):
         build(site)
+
+
+def test_hyperkitty_urls_of_a_message_id_used_twice_lead_to_the_earliest(site: Path) -> None:
+    # HyperKitty archives one message per Message-ID; linux-raid has 37 Message-IDs used twice.
+    hyperkitty_site(site)
+    add(site, post(1, "First"))
+    add(site, post(1, "Second", body="Another message with the same Message-ID.\n", at=timedelta(days=40)))
+    (report,) = import_legacy(load_config(site / "listlib.toml"))
+    assert report.notes == [
+        "1 message with the Message-ID of an earlier one: HyperKitty archived only the earliest, and its URL leads there"
+    ]
+    build(site)
+    page = f"hyperkitty/list/dev@lists.example.org/message/{hyperkitty_hash('m1@example.org')}/index.html"
+    assert redirect_of(site / "output", page).startswith("dev/2024/03/")
