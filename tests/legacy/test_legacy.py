@@ -474,9 +474,8 @@ def test_hyperkitty_urls_of_a_message_id_used_twice_lead_to_the_earliest(site: P
     add(site, post(1, "First"))
     add(site, post(1, "Second", body="Another message with the same Message-ID.\n", at=timedelta(days=40)))
     (report,) = import_legacy(load_config(site / "listlib.toml"))
-    assert report.notes == [
-        "1 message with the Message-ID of an earlier one: HyperKitty archived only the earliest, and its URL leads there"
-    ]
+    (note,) = report.notes
+    assert note.startswith("1 message with the Message-ID of an earlier one: HyperKitty archived only the earliest")
     build(site)
     page = f"hyperkitty/list/dev@lists.example.org/message/{hyperkitty_hash('m1@example.org')}/index.html"
     assert redirect_of(site / "output", page).startswith("dev/2024/03/")
