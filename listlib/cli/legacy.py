@@ -49,7 +49,6 @@ def import_(obj: Context, slugs: tuple[str, ...], dry_run: bool, as_json: bool) 
             echo(f"... and {len(report.unmatched) - SHOWN} more not matched (--json lists them all)", err=True)
         for note in report.notes:
             echo(f"note: {note}", err=True)
-        if not obj.quiet:
-            echo(report.summary() + (" (dry run: nothing written)" if dry_run else ""))
+        echo(report.summary() + (" (dry run: nothing written)" if dry_run else ""))
     if not dry_run and not obj.quiet:
         echo("Run 'listlib build' to write the redirects.")
