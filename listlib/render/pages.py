@@ -23,6 +23,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import markupsafe
+
 from ..controls import SUBJECT_CHARS
 from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
 from ..display.sanitize import sanitize_html
@@ -152,6 +154,10 @@ the build wires it to the search index's spool (``search.spool.DisplayedText``).
 
 Files = dict[str, str]
 """The files a job made: path under output/ -> digest."""
+
+_LINK_SLOT = "LISTLIB-LEGACY-LINK-SLOT"
+_CANONICAL_SLOT = "LISTLIB-LEGACY-CANONICAL-SLOT"
+"""Where ``render_legacy`` fills in each page's links (autoescaping leaves them as they are)."""
 
 
 class Renderer:
@@ -434,9 +440,17 @@ class Renderer:
         return files
 
     def render_legacy(self, args: LegacyPages, old: Mapping[str, str]) -> Files:
+        """The redirect pages of old URLs: the template is rendered once and its two links
+        filled in for each page (tens of thousands of them: a template render each was
+        half their cost). So ``legacy.html`` gets ``site``, ``link`` and ``canonical`` only."""
         files: Files = {}
+        site = {"title": args.site.title, "base_url": args.site.base_url}
+        frame = self.theme.render("legacy.html", site=site, link=_LINK_SLOT, canonical=_CANONICAL_SLOT)
         for page, _url, target in args.redirects:
-            self._put(files, old, page, self._page("legacy.html", page, args.site, target=target))
+            link = markupsafe.escape(relative_url(page, target))
+            canonical = markupsafe.escape(_absolute(args.site.base_url, target))
+            html = frame.replace(_LINK_SLOT, link).replace(_CANONICAL_SLOT, canonical)
+            self._put(files, old, page, html.encode("utf-8"))
         return files
 
     def render_legacy_maps(self, args: LegacyMaps, old: Mapping[str, str]) -> Files:
