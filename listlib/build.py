@@ -160,7 +160,7 @@ def _site_fingerprint(
     static: list[StaticFile],
     config: Config,
     markdowns: dict[str, str | None],
-    legacy: dict[str, tuple[str, LegacyMap]],
+    legacy: dict[str, tuple[str, LegacyMap, bool]],
 ) -> str:
     """A digest of everything every job may depend on besides rows and threads: when
     it changes, an incremental plan cannot be trusted and the build enumerates all."""
@@ -175,7 +175,7 @@ def _site_fingerprint(
         static,
         config.published_lists,
         sorted(markdowns.items()),
-        sorted((slug, found.digest) for slug, (_path, found) in legacy.items()),
+        sorted((slug, found.digest) for slug, (_path, found, _pages) in legacy.items()),
     )
     return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -237,9 +237,9 @@ def _plan(
     return _Planned(plan, memory, len(plan.kept), incremental=False)
 
 
-def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap]]:
+def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap, bool]]:
     """The legacy redirect maps of the published lists with a ``legacy`` table: list slug ->
-    (the old archive's path, its map). A table without its map is an error, not a
+    (the old archive's path, its map, whether to write a page per old URL). A table without its map is an error, not a
     build without redirects: the old links would break without a word."""
     found = {}
     for lst in config.published_lists:
@@ -255,7 +255,7 @@ def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap]]:
                 f"{config.path}: lists.{lst.slug}.legacy: the old archive is not mapped yet ({path} is missing); "
                 f"run 'listlib legacy import {lst.slug}'"
             )
-        found[lst.slug] = (lst.legacy.path, loaded)
+        found[lst.slug] = (lst.legacy.path, loaded, lst.legacy.pages)
     return found
 
 

@@ -21,7 +21,7 @@ from .schema import LEGACY_KINDS, LegacyConfig, LegacyKind, ListConfig, ListDeli
 __all__ = ["read_lists"]
 
 _LIST_KEYS = {"name", "description", "addresses", "list_ids", "publish", "legacy"}
-_LEGACY_KEYS = {"kind", "path", "source", "address"}
+_LEGACY_KEYS = {"kind", "path", "source", "address", "pages"}
 _LIST_DELIVERY_KEYS = {
     "deliver",
     "subscribers",
@@ -118,6 +118,7 @@ def _read_legacy(
         path=path,
         source=source,
         address=address.lower(),
+        pages=reader.boolean(legacy, "pages", where, True),
     )
 
 

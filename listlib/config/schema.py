@@ -113,6 +113,9 @@ class LegacyConfig:
     address: str = ""
     """The list's address as HyperKitty's URLs spell it (``dev@lists.example.org``;
     default: the list's first ``addresses`` entry)."""
+    pages: bool = True
+    """Write a static redirect page at every old URL (off: only the server maps, for a
+    host that redirects with them; a page per old URL is a file per old URL)."""
 
 
 @dataclass(frozen=True)

@@ -107,13 +107,14 @@ class SiteJobs:
         sources: Sequence[ListSource],
         static_files: Sequence[StaticFile],
         code: str,
-        legacy: Mapping[str, tuple[str, LegacyMap]] | None = None,
+        legacy: Mapping[str, tuple[str, LegacyMap, bool]] | None = None,
     ) -> None:
         """``fingerprints``: template name -> fingerprint, for every template of
         ``plan.kinds``; ``static_files``: the theme's static files; ``code``: the digest
         of the code that renders (``codedigest.render_digest``), part of every key:
         other code may make other bytes from the same arguments; ``legacy``: list slug
-        -> (the old archive's path, its map), for the lists that had one."""
+        -> (the old archive's path, its map, whether to write a page per old URL), for
+        the lists that had one."""
         self.site = site
         self.hide = site.obfuscate_addresses
         self.fingerprints = {
@@ -493,7 +494,7 @@ class SiteJobs:
         found = self._legacy_redirects.get(key)
         if found is not None:
             return found
-        prefix, legacy = self.legacy[slug]
+        prefix, legacy, _pages = self.legacy[slug]
         source = self.sources[slug]
         redirects: list[LegacyRedirect] = []
         if bucket is None:
@@ -513,8 +514,9 @@ class SiteJobs:
         return found
 
     def legacy_pages(self, slug: str, bucket: Month | None) -> Job | None:
+        """A legacy job's redirect pages (None with ``pages = false``: the maps still list them)."""
         redirects = self.legacy_redirects(slug, bucket)
-        if not redirects:
+        if not redirects or not self.legacy[slug][2]:
             return None
         record = LegacyPages(self.site, redirects)
         return self.make("legacy", (slug, bucket or "pages"), record, weight=1 + len(redirects) // 50)

@@ -479,3 +479,18 @@ def test_hyperkitty_urls_of_a_message_id_used_twice_lead_to_the_earliest(site: P
     build(site)
     page = f"hyperkitty/list/dev@lists.example.org/message/{hyperkitty_hash('m1@example.org')}/index.html"
     assert redirect_of(site / "output", page).startswith("dev/2024/03/")
+
+
+def test_without_pages_only_the_server_maps_redirect(site: Path) -> None:
+    (site / "listlib.toml").write_text(SITE_TOML + HYPERKITTY_TOML + "pages = false\n")
+    add(site, post(1, "Plans"), post(2, "Re: Plans", reply_to=1, refs=(1,)))
+    import_legacy(load_config(site / "listlib.toml"))
+    build(site)
+    output = site / "output"
+    assert not (output / "hyperkitty").exists()
+    mapped = server_maps(output, "/")  # two messages, a thread, the list, its month (2024/3/, 2024/03/)
+    assert mapped["netlify"] == mapped["nginx"] == mapped["apache"] and len(mapped["netlify"]) == 6
+    assert all((output / target).is_file() for target in mapped["netlify"].values())
+    (site / "listlib.toml").write_text(SITE_TOML + HYPERKITTY_TOML)  # pages again
+    build(site)
+    assert check_agreement(output, "/") == mapped["netlify"]
