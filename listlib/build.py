@@ -239,8 +239,9 @@ def _plan(
 
 def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap, bool]]:
     """The legacy redirect maps of the published lists with a ``legacy`` table: list slug ->
-    (the old archive's path, its map, whether to write a page per old URL). A table without its map is an error, not a
-    build without redirects: the old links would break without a word."""
+    (the old archive's path, its map, whether to write a page per old URL). A table
+    without its map is an error, not a build without redirects: the old links would
+    break without a word."""
     found = {}
     for lst in config.published_lists:
         if lst.legacy is None:
