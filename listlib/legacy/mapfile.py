@@ -8,6 +8,7 @@ its target, then a month:
   ``0Abc12Xy``, ``2024-05``); the month says which build job makes its page, without
   asking the index;
 - a month page: ``=month`` and the month (``2024-May/thread.html``);
+- a month's mbox download: ``=mbox`` and the month (``2024-May.txt.gz``);
 - the list's index: ``=list`` and nothing.
 
 Messages are named by call number, never by Message-ID: a removed message keeps its
@@ -28,6 +29,7 @@ from ..values import Month, is_call_number
 __all__ = [
     "LIST_TARGET",
     "MAP_NAME",
+    "MBOX_TARGET",
     "MONTH_TARGET",
     "LegacyMap",
     "format_map",
@@ -41,9 +43,10 @@ MAP_NAME = "legacy.tsv"
 """The map's file in a list's folder of the store."""
 LIST_TARGET = "=list"
 MONTH_TARGET = "=month"
+MBOX_TARGET = "=mbox"
 
 Entry = tuple[str, str, Month | None]
-"""(old URL, call number or ``=list`` / ``=month``, month or None)."""
+"""(old URL, call number or ``=list`` / ``=month`` / ``=mbox``, month or None)."""
 
 
 @dataclass(frozen=True)
@@ -52,8 +55,9 @@ class LegacyMap:
 
     messages: dict[Month, tuple[tuple[str, str], ...]] = field(default_factory=dict)
     """Month -> (old URL, call number) of the messages filed under it."""
-    pages: tuple[tuple[str, Month | None], ...] = ()
-    """(old URL, month) of the old index pages: a month page, or the list's (None)."""
+    pages: tuple[tuple[str, str, Month | None], ...] = ()
+    """(old URL, ``=list`` / ``=month`` / ``=mbox``, month) of the old index pages and
+    downloads."""
     digest: str = ""
     """A digest of the file (part of the build's site fingerprint)."""
 
@@ -76,7 +80,7 @@ def _month(text: str) -> Month:
 def parse_map(text: str, where: str) -> LegacyMap:
     """A map from its text; ``where`` names the file in errors (ValueError)."""
     messages: dict[Month, list[tuple[str, str]]] = {}
-    pages: list[tuple[str, Month | None]] = []
+    pages: list[tuple[str, str, Month | None]] = []
     seen: set[str] = set()
     for number, line in enumerate(text.splitlines(), start=1):
         if not line or line.startswith("#"):
@@ -90,9 +94,9 @@ def parse_map(text: str, where: str) -> LegacyMap:
                 raise ValueError(line)
             seen.add(old)
             if target == LIST_TARGET:
-                pages.append((old, None))
-            elif target == MONTH_TARGET:
-                pages.append((old, _month(month)))
+                pages.append((old, target, None))
+            elif target in (MONTH_TARGET, MBOX_TARGET):
+                pages.append((old, target, _month(month)))
             elif is_call_number(target):
                 messages.setdefault(_month(month), []).append((old, target))
             else:

@@ -13,9 +13,9 @@ that subject when one does (else any), and whose text is the page's; a page that
 matches none is reported with the reason, never guessed; of several copies of one post
 (same author, subject and text), the one sent at the time shown, in the archive's own
 offset from UTC (learnt per zone name from the pages that matched one message), or
-none if that does not single one out. Month
-pages lead to listlib's month pages. Reads the old folder and stored messages; never
-writes.
+none if that does not single one out. Month pages lead to listlib's month pages, and
+the months' text downloads (``2010-March.txt``, ``.txt.gz``) to the months' mbox
+downloads. Reads the old folder and stored messages; never writes.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from urllib.parse import unquote
 from ..fsutil import read_file
 from ..store.index import Row
 from ..values import Month, message_id_hash
-from .mapfile import LIST_TARGET, MONTH_TARGET, Entry
+from .mapfile import LIST_TARGET, MBOX_TARGET, MONTH_TARGET, Entry
 
 __all__ = ["OldArticle", "parse_article", "pipermail_entries"]
 
@@ -50,6 +50,7 @@ _WORDS = 300
 
 _ARTICLE_RE = re.compile(r"\d{6}\.html\Z")
 _MONTH_DIR_RE = re.compile(r"(\d{4})-([A-Z][a-z]+)\Z")
+_MONTH_FILE_RE = re.compile(r"(\d{4}-[A-Z][a-z]+)\.txt(?:\.gz)?\Z")
 _INDEXES = {"thread.html", "date.html", "author.html", "subject.html", "index.html"}
 _H1_RE = re.compile(r"<H1>(.*?)</H1>", re.I | re.S)
 _NAME_RE = re.compile(r"<B>(.*?)</B>", re.I | re.S)
@@ -236,6 +237,12 @@ def pipermail_entries(
     tied: list[tuple[str, OldArticle, str, list[Row]]] = []
     for path, name in _iter_pages(source):
         folder = os.path.dirname(path)
+        download = _MONTH_FILE_RE.match(name)
+        if download and not folder:
+            month = _folder_month(download.group(1))
+            if month is not None:
+                entries.append((path, MBOX_TARGET, month))
+            continue
         if name in _INDEXES:
             month = _folder_month(folder)
             if name == "index.html" and not folder:

@@ -23,7 +23,7 @@ from operator import attrgetter
 
 from ..config import ListConfig
 from ..controls import clean_header_text
-from ..legacy.mapfile import LegacyMap
+from ..legacy.mapfile import MBOX_TARGET, LegacyMap
 from ..store.index import Row
 from ..urls import (
     feed_path,
@@ -488,8 +488,8 @@ class SiteJobs:
     def legacy_redirects(self, slug: str, bucket: Month | None) -> tuple[LegacyRedirect, ...]:
         """The redirects of one legacy job: a message's old URLs lead to its permanent URL
         (its thread page, the redirect into it, or its tombstone); a hidden message's
-        lead nowhere while it is hidden. Old index pages lead to their month's page (the
-        list's index when that month has no messages)."""
+        lead nowhere while it is hidden. Old index pages lead to their month's page, old
+        month downloads to its mbox (the list's index when that month has no messages)."""
         key = (slug, bucket)
         found = self._legacy_redirects.get(key)
         if found is not None:
@@ -499,8 +499,13 @@ class SiteJobs:
         redirects: list[LegacyRedirect] = []
         if bucket is None:
             months = set(source.months())
-            for old, month in legacy.pages:
-                target = month_index_path(slug, month) if month in months else list_index_path(slug)
+            for old, kind, month in legacy.pages:
+                if month is None or month not in months:
+                    target = list_index_path(slug)
+                elif kind == MBOX_TARGET:
+                    target = month_mbox_path(slug, month)
+                else:
+                    target = month_index_path(slug, month)
                 redirects.append((legacy_page_path(prefix, old), _joined(prefix, old), target))
         else:
             entries = legacy.messages.get(bucket, ())

@@ -339,6 +339,8 @@ def test_every_pipermail_article_redirects_to_its_message(
         expected = f"imagej/{year}/{list(calendar.month_name).index(name):02d}/index.html"
         for index in ("thread", "date", "author", "subject"):
             assert redirect_of(output, f"pipermail/imagej-devel/{month}/{index}.html") == expected
+        mbox = f"imagej/{year}/{list(calendar.month_name).index(name):02d}/imagej-{year}-"
+        assert redirect_of(output, f"pipermail/imagej-devel/{month}.txt.gz").startswith(mbox)
     assert redirect_of(output, "pipermail/imagej-devel/index.html") == "imagej/index.html"
     check_agreement(output, "/")
 

@@ -169,6 +169,8 @@ def write_pipermail(
             )
             title = f"<HTML><HEAD><TITLE>The {month} Archive by {index}</TITLE></HEAD>"
             (folder / month / f"{index}.html").write_text(f"{title}<BODY><UL>\n{lines}</UL></BODY></HTML>\n")
+    for month in months:  # the month's text download (here without its mail: only its name counts)
+        (folder / f"{month}.txt.gz").write_bytes(b"")
     listing = "".join(f'<tr><td>{m}:</td><td><A href="{m}/thread.html">[ Thread ]</a></td></tr>\n' for m in months)
     (folder / "index.html").write_text(f"<HTML><BODY><table>\n{listing}</table></BODY></HTML>\n")
     return articles
