@@ -7,8 +7,10 @@ In a fresh site beside the repository (real commands, subprocesses):
 2. a ``[lists.bench.legacy]`` HyperKitty table (its URLs are computed from the Message-IDs:
    every message, every thread start, every month: about 25,000 old URLs) and
    ``listlib legacy import``;
-3. ``listlib build``: the table changes the site fingerprint, so the build plans every job
-   again and runs the legacy jobs only (a redirect page per old URL, and the three maps);
+3. ``listlib build --plan`` (the cost of planning every job, which the next step does),
+   then ``listlib build``: the table changes the site fingerprint, so the build plans
+   every job again and runs the legacy jobs only (a redirect page per old URL, and the
+   three maps);
 4. ``listlib build --clean`` with the table, against step 1's full build.
 
 Prints wall and CPU time of each step and the ratios. Target (issue 26): the redirects of
@@ -59,10 +61,16 @@ def main() -> None:
         (report,) = json.loads(mapped.out)
         urls = report["messages"] + report["pages"]
         show("legacy import (HyperKitty)", mapped, f"{urls} old URLs")
+        planned = listlib("build", "--plan", "--json", cwd=site)
+        show("its plan alone (build --plan: every job)", planned)
         step = listlib("build", "--json", cwd=site)
         data = json.loads(step.out)
         show("build adding the redirects (map step)", step, f"{data['written']} files, {data['jobs_run']} jobs run")
         print(f"map step / full build: {step.wall / full.wall:.1%} wall, {step.cpu / full.cpu:.1%} CPU")
+        print(
+            f"map step without its plan / full build: {(step.wall - planned.wall) / full.wall:.1%} wall, "
+            f"{(step.cpu - planned.cpu) / full.cpu:.1%} CPU"
+        )
         if not args.skip_clean:
             clean = listlib("build", "--clean", "--json", cwd=site)
             show("full build with the redirects (--clean)", clean, f"{json.loads(clean.out)['written']} files")
