@@ -8,6 +8,7 @@ reads it at each run).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -88,7 +89,12 @@ def _check_kind(value: str) -> str | None:
     return None if value in LEGACY_KINDS else f"{value!r} is not one of {', '.join(map(repr, LEGACY_KINDS))}"
 
 
+_LEGACY_PATH_RE = re.compile(r"[A-Za-z0-9._~@+=/-]*\Z")
+
+
 def _check_legacy_path(value: str) -> str | None:
+    if not _LEGACY_PATH_RE.match(value):
+        return f"{value!r} may hold only letters, digits and . _ ~ @ + = - / (it is written in server maps as is)"
     parts = value.strip("/").split("/") if value.strip("/") else []
     if value.startswith("/") or any(part in ("", ".", "..") for part in parts):
         return f"{value!r} is not a path relative to the site's root (like 'pipermail/dev')"

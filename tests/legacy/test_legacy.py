@@ -431,6 +431,7 @@ def test_a_legacy_table_without_its_map_stops_the_build(site: Path) -> None:
         ('kind = "hypermail"\npath = "old"', "lists.dev.legacy.kind: 'hypermail' is not one of"),
         ('kind = "mhonarc"\npath = "old"', "lists.dev.legacy.source: is required for kind = 'mhonarc'"),
         ('kind = "hyperkitty"\npath = "../up"', "lists.dev.legacy.path: '../up' is not a path relative"),
+        ('kind = "hyperkitty"\npath = "old archive"', "lists.dev.legacy.path: 'old archive' may hold only letters"),
         ('kind = "hyperkitty"\npath = "mid/old"', "lists.dev.legacy.path: 'mid/old' is inside the site's own /mid/"),
         ('kind = "hyperkitty"\npath = "announce/old"', "lists.dev.legacy.path: 'announce/old' is inside list"),
         ('kind = "pipermail"\npath = ""\nsource = "."', "lists.dev.legacy.path: a Pipermail archive's index.html"),
