@@ -24,10 +24,10 @@ from ..store.core import Store
 from ..store.index import Row
 from ..values import Month, message_id_hash, plural
 from .hyperkitty import Known, hyperkitty_entries
-from .mapfile import LIST_TARGET, MONTH_TARGET, Entry, format_map, map_file, save_map
+from .mapfile import LIST_TARGET, MONTH_TARGET, Entry, format_map, load_map, map_file, save_map
 from .mhonarc import iter_mhonarc
 
-__all__ = ["LegacyReport", "import_legacy"]
+__all__ = ["LegacyReport", "import_legacy", "legacy_problems"]
 
 
 @dataclass
@@ -166,3 +166,30 @@ def _mhonarc(source: Path, rows: list[Row], report: LegacyReport) -> list[Entry]
         else:
             entries.append((path, LIST_TARGET, None))
     return entries
+
+
+def legacy_problems(config: Config, store: Store) -> list[str]:
+    """What ``listlib check`` says of the legacy maps: a ``legacy`` table without its map,
+    a damaged map, and old URLs naming messages the store does not have (a map from
+    another store, or older than a refile): those redirects are not written."""
+    problems = []
+    for lst in config.lists:
+        if lst.legacy is None:
+            continue
+        path = map_file(config.site.content_dir, lst.slug)
+        try:
+            found = load_map(path)
+        except (ValueError, OSError) as exc:
+            problems.append(f"{exc}; run 'listlib legacy import {lst.slug}'")
+            continue
+        if found is None:
+            problems.append(f"{path}: missing (lists.{lst.slug}.legacy); run 'listlib legacy import {lst.slug}'")
+            continue
+        known = {row.call for row in store.index.kept_rows(lst.slug)}
+        lost = sum(1 for entries in found.messages.values() for _old, call in entries if call not in known)
+        if lost:
+            problems.append(
+                f"{path}: {plural(lost, 'old URL')} without a message in list {lst.slug!r} (no redirect); "
+                f"run 'listlib legacy import {lst.slug}'"
+            )
+    return problems

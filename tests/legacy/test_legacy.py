@@ -497,3 +497,17 @@ def test_without_pages_only_the_server_maps_redirect(site: Path) -> None:
     (site / "listlib.toml").write_text(SITE_TOML + HYPERKITTY_TOML)  # pages again
     build(site)
     assert check_agreement(output, "/") == mapped["netlify"]
+
+
+def test_check_reports_a_missing_map_and_old_urls_of_messages_the_store_lacks(site: Path) -> None:
+    hyperkitty_site(site)
+    add(site, post(1, "Plans"))
+    result = run_listlib("check", cwd=site)
+    assert result.returncode == 1 and "legacy.tsv: missing (lists.dev.legacy)" in result.stderr
+    import_legacy(load_config(site / "listlib.toml"))
+    assert run_listlib("check", cwd=site).returncode == 0
+    map_file = site / "content/dev/legacy.tsv"
+    map_file.write_text(map_file.read_text() + "list/dev@lists.example.org/message/GONE/\t0Zzzzzzz\t2024-03\n")
+    result = run_listlib("check", cwd=site)
+    assert result.returncode == 1
+    assert "legacy.tsv: 1 old URL without a message in list 'dev' (no redirect)" in result.stderr
