@@ -249,6 +249,8 @@ def pipermail_entries(
                 entries.append((path, LIST_TARGET, None))
             elif month is not None:
                 entries.append((path, MONTH_TARGET, month))
+            else:  # a quarterly, weekly or daily archive: listlib has month pages only
+                unmatched.append((path, f"{folder!r} is not a month's folder (YYYY-Month): no page to lead to"))
             continue
         if not _ARTICLE_RE.match(name):
             continue
