@@ -28,6 +28,7 @@ from .config import Config, ListConfig
 from .errors import BuildError
 from .fsutil import acquire_lock, release_lock
 from .heap import trim_heap
+from .legacy.mapfile import LegacyMap, load_map, map_file
 from .overrides import threading_overrides
 from .plan.builders import SiteJobs
 from .plan.incremental import Memory, dirty_jobs, full_memory, load_memory
@@ -52,7 +53,7 @@ from .search.update import SearchReport, update_index
 from .store.core import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
-from .urls import MID_DIR, SEARCH_DIR, STATIC_DIR
+from .urls import LEGACY_DIR, MID_DIR, SEARCH_DIR, STATIC_DIR
 from .values import NO_LIST, plural
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
@@ -159,6 +160,7 @@ def _site_fingerprint(
     static: list[StaticFile],
     config: Config,
     markdowns: dict[str, str | None],
+    legacy: dict[str, tuple[str, LegacyMap, bool]],
 ) -> str:
     """A digest of everything every job may depend on besides rows and threads: when
     it changes, an incremental plan cannot be trusted and the build enumerates all."""
@@ -173,6 +175,7 @@ def _site_fingerprint(
         static,
         config.published_lists,
         sorted(markdowns.items()),
+        sorted((slug, found.digest) for slug, (_path, found, _pages) in legacy.items()),
     )
     return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -205,7 +208,8 @@ def _plan(
     content = config.site.content_dir
     lists = config.published_lists  # with _no_list when [site] publish_unrouted is on
     markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in lists}
-    fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns)
+    legacy = _legacy_maps(config)
+    fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns, legacy)
     with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
         threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
         last = None if full else load_memory(state)
@@ -215,7 +219,7 @@ def _plan(
                 on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
                 sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in lists]
-                jobs = SiteJobs(site, fingerprints, sources, static, render_digest())
+                jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy)
                 built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint, threadset.cache.month_marks)
             previous = state.keys_of(considered)
             plan = plan_build(previous, built)
@@ -227,10 +231,33 @@ def _plan(
         with threadset.cache.snapshot():
             loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in lists]
             marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
-    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest())
+    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest(), legacy)
     plan = plan_build(state.job_keys(), jobs.all())
     memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint, marks)
     return _Planned(plan, memory, len(plan.kept), incremental=False)
+
+
+def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap, bool]]:
+    """The legacy redirect maps of the published lists with a ``legacy`` table: list slug ->
+    (the old archive's path, its map, whether to write a page per old URL). A table
+    without its map is an error, not a build without redirects: the old links would
+    break without a word."""
+    found = {}
+    for lst in config.published_lists:
+        if lst.legacy is None:
+            continue
+        path = map_file(config.site.content_dir, lst.slug)
+        try:
+            loaded = load_map(path)
+        except (ValueError, OSError) as exc:
+            raise BuildError(f"{exc}; run 'listlib legacy import {lst.slug}' to write it again") from None
+        if loaded is None:
+            raise BuildError(
+                f"{config.path}: lists.{lst.slug}.legacy: the old archive is not mapped yet ({path} is missing); "
+                f"run 'listlib legacy import {lst.slug}'"
+            )
+        found[lst.slug] = (lst.legacy.path, loaded, lst.legacy.pages)
+    return found
 
 
 def _load_list(config: ListConfig, markdown: str | None, store: Store, threadset: ThreadSet) -> LoadedList:
@@ -262,7 +289,7 @@ def _load_theme(config: Config) -> Theme:
 
 
 def _owned_folders(config: Config) -> set[str]:
-    return {lst.slug for lst in config.published_lists} | {MID_DIR, STATIC_DIR}
+    return {lst.slug for lst in config.published_lists} | {MID_DIR, STATIC_DIR, LEGACY_DIR}
 
 
 def _check_lists_kept(config: Config, state: BuildState) -> None:

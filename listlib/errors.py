@@ -29,6 +29,7 @@ __all__ = [
     "DeliveryError",
     "DiskError",
     "FetchError",
+    "LegacyError",
     "ListlibError",
     "LockTimeoutError",
     "OverridesError",
@@ -101,6 +102,10 @@ class OverridesError(StoreError):
 
 class BuildError(ListlibError):
     """The site cannot be built: a missing theme, a broken template (with file and line)."""
+
+
+class LegacyError(ListlibError):
+    """An old archive cannot be mapped (``listlib legacy import``) or its map is damaged."""
 
 
 class DiskError(ListlibError):

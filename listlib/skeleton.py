@@ -40,6 +40,13 @@ addresses = ["dev@example.org"]
 # RFC 2919 List-Id values; checked before the addresses.
 list_ids = ["dev.example.org"]
 
+# The list's archive before listlib: its old URLs redirect to the messages here once
+# 'listlib legacy import' has mapped it (README: "Moving from Pipermail, MHonArc or HyperKitty").
+# [lists.dev.legacy]
+# kind = "pipermail"                # or "mhonarc", "hyperkitty"
+# path = "pipermail/dev"            # where its URLs were, under the site's root
+# source = "/var/lib/mailman/archives/public/dev"   # its HTML folder (not for hyperkitty)
+
 # [theme]
 # name = "default"
 # dir = "themes/site"     # your overrides, file by file

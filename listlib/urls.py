@@ -30,6 +30,10 @@ __all__ = [
     "MID_DIR",
     "NOT_FOUND_PATH",
     "ROBOTS_PATH",
+    "LEGACY_APACHE_PATH",
+    "LEGACY_DIR",
+    "LEGACY_NGINX_PATH",
+    "REDIRECTS_PATH",
     "ROOT_NAMES",
     "SEARCH_DIR",
     "SEARCH_PAGE_PATH",
@@ -40,6 +44,7 @@ __all__ = [
     "attachment_dir",
     "attachment_path",
     "feed_path",
+    "legacy_page_path",
     "list_index_path",
     "message_id_hash",
     "message_id_path",
@@ -69,8 +74,18 @@ STATIC_DIR = "static"
 MID_DIR = "mid"
 """The Message-ID lookup pages."""
 
+REDIRECTS_PATH = "_redirects"
+"""Legacy redirects in the Netlify / Cloudflare Pages format (only with ``[lists.<slug>.legacy]``)."""
+LEGACY_DIR = "_legacy"
+"""The legacy redirect maps for web servers that redirect with a real 301."""
+LEGACY_NGINX_PATH = f"{LEGACY_DIR}/nginx-map.conf"
+"""An nginx ``map`` include: ``"/old/url" "/new/url";`` a line."""
+LEGACY_APACHE_PATH = f"{LEGACY_DIR}/apache-rewritemap.txt"
+"""An Apache ``RewriteMap`` text file: ``/old/url /new/url`` a line."""
+
 ROOT_NAMES = frozenset(
     {STATIC_DIR, MID_DIR, SEARCH_DIR, SITE_INDEX_PATH, NOT_FOUND_PATH, ROBOTS_PATH, SITEMAP_INDEX_PATH}
+    | {REDIRECTS_PATH, LEGACY_DIR}
 )
 """Top-level names of the output the site itself uses; no list may be called this."""
 
@@ -147,6 +162,15 @@ def message_id_path(message_id: str) -> str:
 def mid_page_path(digest: str) -> str:
     """The lookup page of the Message-ID whose ``message_id_hash`` is ``digest``."""
     return f"{MID_DIR}/{digest[:2]}/{digest[2:]}.html"
+
+
+def legacy_page_path(prefix: str, old: str) -> str:
+    """The static redirect page of an old archive's URL ``old`` (relative to the old
+    archive's root, e.g. ``2024-May/000123.html`` or ``list/dev@example.org/message/H/``),
+    whose archive lived at ``prefix`` (``[lists.<slug>.legacy] path``). A URL ending in
+    ``/`` is a folder: its page is the folder's ``index.html``."""
+    path = f"{prefix}/{old}" if prefix else old
+    return path + "index.html" if path.endswith("/") else path
 
 
 class SitePaths:

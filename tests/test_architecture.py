@@ -15,7 +15,8 @@ LAYERS = [
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
-    | {"config.pop3", "config.smtp", "config.folders", "config.load"},
+    | {"config.pop3", "config.smtp", "config.folders", "config.load"}
+    | {"legacy", "legacy.mapfile", "legacy.hyperkitty"},
     {
         "routing",
         "dedup",
@@ -42,7 +43,7 @@ LAYERS = [
         "delivery.transport",
     }
     | {"search.query", "search.segment", "search.merge", "search.purge", "search.reader", "search.state", "search.bulk"}
-    | {"search.document", "search.spool"},
+    | {"search.document", "search.spool", "legacy.mhonarc", "legacy.pipermail"},
     {
         "plan.builders",
         "threadset",
@@ -56,9 +57,10 @@ LAYERS = [
     | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
-    | {"unrouted", "manifest", "stewardship", "threadedit"},
+    | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
-    | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "__main__"},
+    | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
+    | {"__main__"},
 ]
 ONLY_IN = {
     "sqlite3": {"sqlbulk", "sqlfile", "threadcache", "threadset", "plan.state", "search.state"}

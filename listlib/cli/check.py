@@ -25,12 +25,15 @@ from .common import (
 def check(obj: Context, repair: bool, as_json: bool) -> None:
     """Verify the store: every file indexed, every index row backed by a file,
     call numbers unique, no leftover temporary files, every file readable; the
-    index agrees with the ledger, no hidden message is still in output/, and
-    the thread overrides (content/threads.toml) name known messages, without loops.
+    index agrees with the ledger, no hidden message is still in output/, the
+    thread overrides (content/threads.toml) name known messages, without loops,
+    and the legacy redirect maps (content/<slug>/legacy.tsv) are there and name
+    known messages.
 
     Exits 1 when there are problems. With --repair, rebuilds the index from
     the files (the files are the truth) and removes leftovers, then checks again.
     """
+    from ..legacy.importer import legacy_problems
     from ..overrides import overrides_problems
     from ..stewardship import published_hidden
     from ..store.core import Store
@@ -42,6 +45,7 @@ def check(obj: Context, repair: bool, as_json: bool) -> None:
         report = check_store(store)
         _, bad_overrides = overrides_problems(store.root, store.index, [lst.slug for lst in config.lists])
         report.problems.extend(bad_overrides)
+        report.problems.extend(legacy_problems(config, store))
     report.problems.extend(published_hidden(config))
     if as_json:
         echo_json(

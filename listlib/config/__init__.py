@@ -24,6 +24,7 @@ from .load import CONFIG_NAME, find_config, load_config, parse_config
 from .schema import (
     Config,
     DeliveryConfig,
+    LegacyConfig,
     ListConfig,
     ListDelivery,
     Pop3Account,
@@ -38,6 +39,7 @@ __all__ = [
     "CONFIG_NAME",
     "Config",
     "DeliveryConfig",
+    "LegacyConfig",
     "ListConfig",
     "ListDelivery",
     "Pop3Account",

@@ -8,6 +8,7 @@ reads it at each run).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any, cast
 
@@ -16,11 +17,12 @@ from ..urls import ROOT_NAMES
 from ..values import RESERVED_SLUGS, is_slug
 from .checks import check_email, check_list_id, check_nonempty
 from .reader import Reader, kind_of
-from .schema import ListConfig, ListDelivery, Posters
+from .schema import LEGACY_KINDS, LegacyConfig, LegacyKind, ListConfig, ListDelivery, Posters
 
 __all__ = ["read_lists"]
 
-_LIST_KEYS = {"name", "description", "addresses", "list_ids", "publish"}
+_LIST_KEYS = {"name", "description", "addresses", "list_ids", "publish", "legacy"}
+_LEGACY_KEYS = {"kind", "path", "source", "address", "pages"}
 _LIST_DELIVERY_KEYS = {
     "deliver",
     "subscribers",
@@ -76,9 +78,77 @@ def read_lists(reader: Reader, data: Mapping[str, Any]) -> tuple[ListConfig, ...
                 list_ids=list_ids,
                 delivery=_read_list_delivery(reader, table, where, addresses, list_ids),
                 publish=reader.boolean(table, "publish", where, True),
+                legacy=_read_legacy(reader, table, where, addresses),
             )
         )
+    _check_legacy_paths(reader, out)
     return tuple(out)
+
+
+def _check_kind(value: str) -> str | None:
+    return None if value in LEGACY_KINDS else f"{value!r} is not one of {', '.join(map(repr, LEGACY_KINDS))}"
+
+
+_LEGACY_PATH_RE = re.compile(r"[A-Za-z0-9._~@+=/-]*\Z")
+
+
+def _check_legacy_path(value: str) -> str | None:
+    if not _LEGACY_PATH_RE.match(value):
+        return f"{value!r} may hold only letters, digits and . _ ~ @ + = - / (it is written in server maps as is)"
+    parts = value.strip("/").split("/") if value.strip("/") else []
+    if value.startswith("/") or any(part in ("", ".", "..") for part in parts):
+        return f"{value!r} is not a path relative to the site's root (like 'pipermail/dev')"
+    if parts and parts[0] in ROOT_NAMES:
+        return f"{value!r} is inside the site's own /{parts[0]}/"
+    return None
+
+
+def _read_legacy(
+    reader: Reader, table: Mapping[str, Any], where: str, addresses: tuple[str, ...]
+) -> LegacyConfig | None:
+    if "legacy" not in table:
+        return None
+    where = f"{where}.legacy"
+    legacy = reader.table(table, "legacy", where)
+    reader.unknown(legacy, _LEGACY_KEYS, where)
+    kind = reader.string(legacy, "kind", where, check=_check_kind)
+    path = reader.string(legacy, "path", where, check=_check_legacy_path).strip("/")
+    source = reader.path(legacy, "source", where, None)
+    if kind in ("mhonarc", "pipermail") and source is None and "source" not in legacy:
+        reader.issues.append(ConfigIssue(f"{where}.source", f"is required for kind = {kind!r} (the old HTML folder)"))
+    address = reader.string(legacy, "address", where, default=addresses[0] if addresses else "", check=check_email)
+    if kind == "hyperkitty" and not address:
+        reader.issues.append(ConfigIssue(f"{where}.address", "is required for kind = 'hyperkitty' (no addresses)"))
+    return LegacyConfig(
+        kind=cast(LegacyKind, kind if kind in LEGACY_KINDS else "mhonarc"),
+        path=path,
+        source=source,
+        address=address.lower(),
+        pages=reader.boolean(legacy, "pages", where, True),
+    )
+
+
+def _check_legacy_paths(reader: Reader, lists: list[ListConfig]) -> None:
+    """An old archive must not sit in a list's own folder, nor share its folder with
+    another list's (their pages would be made twice); HyperKitty's URLs hold the list's
+    address, so HyperKitty archives of several lists may share one."""
+    slugs = {lst.slug for lst in lists}
+    seen: dict[str, str] = {}
+    for lst in lists:
+        if lst.legacy is None:
+            continue
+        where = f"lists.{lst.slug}.legacy.path"
+        top = lst.legacy.path.split("/", 1)[0]
+        if top in slugs:
+            reader.issues.append(ConfigIssue(where, f"{lst.legacy.path!r} is inside list {top!r}'s own folder"))
+        if lst.legacy.kind == "pipermail" and not lst.legacy.path:
+            reader.issues.append(ConfigIssue(where, "a Pipermail archive's index.html cannot be the site's own"))
+        key = lst.legacy.path if lst.legacy.kind != "hyperkitty" else f"{lst.legacy.path}\0{lst.legacy.address}"
+        if key in seen:
+            reader.issues.append(
+                ConfigIssue(where, f"{lst.legacy.path!r} is also the old archive of list {seen[key]!r}")
+            )
+        seen[key] = lst.slug
 
 
 def _check_posters(value: str) -> str | None:

@@ -17,9 +17,12 @@ from ..values import NO_LIST
 __all__ = [
     "SECURITIES",
     "UNROUTED_LIST",
+    "LEGACY_KINDS",
     "Config",
     "DeliveryConfig",
     "ListConfig",
+    "LegacyConfig",
+    "LegacyKind",
     "ListDelivery",
     "Pop3Account",
     "Posters",
@@ -32,6 +35,8 @@ __all__ = [
 Security = Literal["ssl", "starttls", "none"]
 SECURITIES: tuple[Security, ...] = ("ssl", "starttls", "none")
 Posters = Literal["subscribers", "anyone"]
+LegacyKind = Literal["mhonarc", "hyperkitty", "pipermail"]
+LEGACY_KINDS: tuple[LegacyKind, ...] = ("mhonarc", "hyperkitty", "pipermail")
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,27 @@ class ListDelivery:
 
 
 @dataclass(frozen=True)
+class LegacyConfig:
+    """The ``[lists.<slug>.legacy]`` table: the archive a list had before listlib, whose
+    URLs the site keeps working with redirects (``listlib legacy import`` maps them)."""
+
+    kind: LegacyKind
+    """The old archiver: ``mhonarc``, ``hyperkitty`` (Mailman 3) or ``pipermail`` (Mailman 2)."""
+    path: str
+    """Where the old archive's URLs lived, relative to the site's root (``pipermail/dev``);
+    "" for the root itself. The redirect pages are written there in output/."""
+    source: Path | None = None
+    """The old archive's HTML folder (needed by ``mhonarc`` and ``pipermail``; read only by
+    ``listlib legacy import``)."""
+    address: str = ""
+    """The list's address as HyperKitty's URLs spell it (``dev@lists.example.org``;
+    default: the list's first ``addresses`` entry)."""
+    pages: bool = True
+    """Write a static redirect page at every old URL (off: only the server maps, for a
+    host that redirects with them; a page per old URL is a file per old URL)."""
+
+
+@dataclass(frozen=True)
 class ListConfig:
     """One ``[lists.<slug>]`` table."""
 
@@ -114,6 +140,8 @@ class ListConfig:
     """Whether the website shows the list (``publish = false``: its mail is still filed
     under it, and its pages are removed; the only way to take a list's pages down while
     its mail stays in the store)."""
+    legacy: LegacyConfig | None = None
+    """The list's archive before listlib, whose URLs redirect to their messages here."""
 
 
 UNROUTED_LIST = ListConfig(

@@ -23,12 +23,15 @@ from operator import attrgetter
 
 from ..config import ListConfig
 from ..controls import clean_header_text
+from ..legacy.mapfile import MBOX_TARGET, LegacyMap
 from ..store.index import Row
 from ..urls import (
     feed_path,
+    legacy_page_path,
     list_index_path,
     message_id_hash,
     message_path,
+    month_index_path,
     month_mbox_path,
     raw_path,
     sitemap_path,
@@ -43,6 +46,9 @@ from .kinds import (
     FeedEntry,
     FeedPage,
     LatestThread,
+    LegacyMaps,
+    LegacyPages,
+    LegacyRedirect,
     Link,
     ListInfo,
     ListPage,
@@ -101,11 +107,14 @@ class SiteJobs:
         sources: Sequence[ListSource],
         static_files: Sequence[StaticFile],
         code: str,
+        legacy: Mapping[str, tuple[str, LegacyMap, bool]] | None = None,
     ) -> None:
         """``fingerprints``: template name -> fingerprint, for every template of
         ``plan.kinds``; ``static_files``: the theme's static files; ``code``: the digest
         of the code that renders (``codedigest.render_digest``), part of every key:
-        other code may make other bytes from the same arguments."""
+        other code may make other bytes from the same arguments; ``legacy``: list slug
+        -> (the old archive's path, its map, whether to write a page per old URL), for
+        the lists that had one."""
         self.site = site
         self.hide = site.obfuscate_addresses
         self.fingerprints = {
@@ -121,6 +130,8 @@ class SiteJobs:
         self._mid_members: dict[str, list[tuple[str, str]]] | None = None
         self._mid_digests: dict[str, str] = {}
         """call -> its Message-ID's digest, kept by ``all_mid_members`` for ``mid``."""
+        self.legacy = {slug: found for slug, found in (legacy or {}).items() if slug in self.sources}
+        self._legacy_redirects: dict[tuple[str, Month | None], tuple[LegacyRedirect, ...]] = {}
 
     def make(self, kind: str, of: tuple[object, ...], record: tuple[object, ...], weight: int = 1) -> Job:
         """The job of kind ``kind`` named by ``of`` (``job_id``), with its record."""
@@ -146,9 +157,12 @@ class SiteJobs:
             yield self.list(slug)
             yield self.feed(slug)
             yield from self.sitemaps(slug, self.sitemap_months(slug))
+            for bucket in self.legacy_buckets(slug):
+                yield from _present(self.legacy_pages(slug, bucket))
         yield self.site_index()
         for prefix, members in sorted(self.all_mid_members().items()):
             yield from _present(self.mid(prefix, members))
+        yield from _present(self.legacy_maps())
         yield self.static()
 
     def all_mid_members(self) -> dict[str, list[tuple[str, str]]]:
@@ -461,6 +475,70 @@ class SiteJobs:
         )
         return self.make("mid", (prefix,), MidPages(self.site, groups), weight=max(1, len(groups) // 20))
 
+    # -- an old archive's URLs -----------------------------------------------------------
+
+    def legacy_buckets(self, slug: str) -> list[Month | None]:
+        """The legacy jobs of a list: one per month its mapped messages are filed under,
+        and None for its old index pages."""
+        found = self.legacy.get(slug)
+        if found is None:
+            return []
+        return [*sorted(found[1].messages), None]
+
+    def legacy_redirects(self, slug: str, bucket: Month | None) -> tuple[LegacyRedirect, ...]:
+        """The redirects of one legacy job: a message's old URLs lead to its permanent URL
+        (its thread page, the redirect into it, or its tombstone); a hidden message's
+        lead nowhere while it is hidden. Old index pages lead to their month's page, old
+        month downloads to its mbox (the list's index when that month has no messages)."""
+        key = (slug, bucket)
+        found = self._legacy_redirects.get(key)
+        if found is not None:
+            return found
+        prefix, legacy, _pages = self.legacy[slug]
+        source = self.sources[slug]
+        redirects: list[LegacyRedirect] = []
+        if bucket is None:
+            months = set(source.months())
+            for old, kind, month in legacy.pages:
+                if month is None or month not in months:
+                    target = list_index_path(slug)
+                elif kind == MBOX_TARGET:
+                    target = month_mbox_path(slug, month)
+                else:
+                    target = month_index_path(slug, month)
+                redirects.append((legacy_page_path(prefix, old), _joined(prefix, old), target))
+        else:
+            entries = legacy.messages.get(bucket, ())
+            rows = source.rows(call for _old, call in entries)
+            for old, call in entries:
+                row = rows.get(call)
+                if row is not None:
+                    target = message_path(slug, month_of(row), call)
+                    redirects.append((legacy_page_path(prefix, old), _joined(prefix, old), target))
+        found = self._legacy_redirects[key] = tuple(sorted(redirects))
+        return found
+
+    def legacy_pages(self, slug: str, bucket: Month | None) -> Job | None:
+        """A legacy job's redirect pages (None with ``pages = false``: the maps still list them)."""
+        redirects = self.legacy_redirects(slug, bucket)
+        if not redirects or not self.legacy[slug][2]:
+            return None
+        record = LegacyPages(self.site, redirects)
+        return self.make("legacy", (slug, bucket or "pages"), record, weight=1 + len(redirects) // 50)
+
+    def legacy_maps(self) -> Job | None:
+        """Every legacy redirect of the site in one job: its files list them all."""
+        redirects = sorted(
+            (url, target)
+            for slug in self.legacy
+            for bucket in self.legacy_buckets(slug)
+            for _page, url, target in self.legacy_redirects(slug, bucket)
+        )
+        if not redirects:
+            return None
+        record = LegacyMaps(self.site, tuple(redirects))
+        return self.make("legacymap", ("site",), record, weight=1 + len(redirects) // 1000)
+
     def static(self) -> Job:
         record = StaticFiles(self.site, self.static_files)
         return self.make("static", ("static",), record, weight=len(self.static_files))
@@ -479,6 +557,10 @@ def mid_digest(row: Row) -> str | None:
     if row.removed:
         return row.mid_hash
     return message_id_hash(row.message_id) if row.message_id else None
+
+
+def _joined(prefix: str, old: str) -> str:
+    return f"{prefix}/{old}" if prefix else old
 
 
 def _mbox_item(row: Row) -> MboxItem:

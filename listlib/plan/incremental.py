@@ -19,7 +19,11 @@ the jobs a change can reach are:
 - for each message stewards changed under its call number since (``Index.revisions``:
   removed, now a tombstone maybe with the same thread around it, or redacted, now an
   edited copy), its thread and its neighbours' (its subject may be theirs to show),
-  every job of its month, and its bucket.
+  every job of its month, and its bucket;
+- the legacy redirects (``legacy``) of the changed months (a message hidden, shown
+  again or removed changes its month), of the old index pages when the list's months
+  changed, and the site's legacy maps when any of those was looked at. (A new legacy
+  map or ``legacy`` table changes the site fingerprint: the build enumerates all.)
 
 Each is built with the same builders as a full build (``plan.builders.SiteJobs``); a job
 whose builder says it no longer exists is dropped. Nothing outside this scope is
@@ -155,6 +159,7 @@ def dirty_jobs(
     """Calls whose bucket entry may have changed."""
     fresh: list[tuple[str, str, str, str]] = []
     prefixes: set[str] = set()
+    legacy_looked = False
     for slug in sorted(slugs):
         source = jobs.sources[slug]
         order = [t.id for t in source.order()]
@@ -191,6 +196,13 @@ def dirty_jobs(
                 consider(job_id("mmbox", slug, month), jobs.mmbox(slug, month))
             marks.pop(month, None)
         marks.update(marks_now)
+        if slug in jobs.legacy:
+            buckets: list[Month | None] = [m for m in sorted(dirty_months) if m in jobs.legacy[slug][1].messages]
+            if before != months:
+                buckets.append(None)
+            for bucket in buckets:
+                consider(job_id("legacy", slug, bucket or "pages"), jobs.legacy_pages(slug, bucket))
+                legacy_looked = True
         consider(job_id("list", slug), jobs.list(slug))
         consider(job_id("feed", slug), jobs.feed(slug))
         # A month's sitemap lists the threads rooted in it with their last dates: it
@@ -216,6 +228,8 @@ def dirty_jobs(
                 fresh.append((row.call, slug, revised_threads.get(row.call, ""), mid_bucket(digest)))
     if slugs:
         consider(job_id("site", "site"), jobs.site_index())
+    if legacy_looked:
+        consider(job_id("legacymap", "site"), jobs.legacy_maps())
     for prefix in sorted(prefixes):
         members = [(s, c) for s, c in state.mids_in(prefix) if c not in forget]
         members.extend((slug, call) for call, slug, _thread, p in fresh if p == prefix)

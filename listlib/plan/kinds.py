@@ -31,6 +31,11 @@ sitemap   a month's sitemap: the thread pages rooted  those threads and their la
 site      site index, 404 page, robots.txt, sitemap   every list's summary and sitemaps
           index, search page
 mid       Message-ID lookup pages for one hash prefix those messages' pages
+legacy    redirect pages of an old archive's URLs:    the map's entries, where their messages
+          those of the messages filed in one month,   are (filed or removed), the list's
+          or its index pages (``pages``)              months
+legacymap ``_redirects``, nginx and Apache maps of    every legacy redirect
+          every legacy URL
 static    the theme's static files                    their digests
 ========  ==========================================  ======================================
 """
@@ -58,6 +63,9 @@ __all__ = [
     "FeedEntry",
     "FeedPage",
     "Kind",
+    "LegacyMaps",
+    "LegacyPages",
+    "LegacyRedirect",
     "LatestThread",
     "Link",
     "Removed",
@@ -348,6 +356,27 @@ class MidPages(NamedTuple):
     entries: tuple[MidGroup, ...]
 
 
+LegacyRedirect = tuple[str, str, str]
+"""An old URL's redirect: (its page in output/, the old URL relative to the site's root,
+the target in output/)."""
+
+
+class LegacyPages(NamedTuple):
+    """``legacy``: the redirect pages of some of a list's old URLs (``legacy.mapfile``)."""
+
+    site: SiteSettings
+    redirects: tuple[LegacyRedirect, ...]
+
+
+class LegacyMaps(NamedTuple):
+    """``legacymap``: every old URL and its target, as files web servers and static
+    hosts redirect by."""
+
+    site: SiteSettings
+    redirects: tuple[tuple[str, str], ...]
+    """(old URL relative to the site's root, target in output/), sorted."""
+
+
 class StaticFile(NamedTuple):
     rel: str
     """Its path under the theme's static/ folder."""
@@ -385,6 +414,8 @@ for _record in (
     SitePages,
     MidGroup,
     MidPages,
+    LegacyPages,
+    LegacyMaps,
     StaticFile,
     StaticFiles,
 ):
@@ -424,6 +455,8 @@ KINDS: dict[str, Kind] = {
         Kind("sitemap", SitemapPage, ("sitemap.xml",), "sitemaps", "render_sitemap"),
         Kind("site", SitePages, _SITE_TEMPLATES, "site_index", "render_site"),
         Kind("mid", MidPages, ("redirect.html", "mid.html", "tombstone.html"), "mid", "render_mid"),
+        Kind("legacy", LegacyPages, ("legacy.html",), "legacy_pages", "render_legacy"),
+        Kind("legacymap", LegacyMaps, (), "legacy_maps", "render_legacy_maps"),
         Kind("static", StaticFiles, (), "static", "render_static"),
     )
 }

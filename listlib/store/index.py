@@ -433,6 +433,11 @@ class Index:
         )
         return [call for (call,) in cursor]
 
+    def kept_rows(self, slug: str) -> list[Row]:
+        """Every message of a list that has a call number on the website: filed, hidden
+        (it may be shown again) and removed (a tombstone)."""
+        return self._rows(f"list = ? AND state IN ({FILED}, {HIDDEN}, {REMOVED})", (slug,))
+
     def removed_rows(self, slug: str) -> list[Row]:
         """Every removed message of a list (their tombstones)."""
         return self._rows(f"list = ? AND state = {REMOVED}", (slug,))

@@ -27,6 +27,7 @@ COMMANDS = [
     "remove",
     "redact",
     "ledger",
+    "legacy",
 ]
 
 

@@ -100,10 +100,11 @@ class WebServer:
             self.proc.stdout.close()
 
 
-def start_apache(docroot: Path, work: Path) -> WebServer:
-    """Apache httpd in the foreground (``-X``: one process) with Debian's stock type config."""
+def start_apache(docroot: Path, work: Path, *, modules: tuple[str, ...] = (), extra: str = "") -> WebServer:
+    """Apache httpd in the foreground (``-X``: one process) with Debian's stock type config;
+    ``modules``, ``extra``: more modules to load and more configuration lines."""
     port = free_port()
-    modules = ["mpm_event", "authz_core", "mime", "dir", "negotiation"]
+    modules = ("mpm_event", "authz_core", "mime", "dir", "negotiation", *modules)
     user = "User nobody\nGroup nogroup\n" if os.geteuid() == 0 else ""
     config = work / "apache.conf"
     config.write_text(
@@ -120,13 +121,14 @@ def start_apache(docroot: Path, work: Path) -> WebServer:
         f'DocumentRoot "{docroot}"\n'
         f'<Directory "{docroot}">\n'
         "  Options FollowSymLinks\n  AllowOverride None\n  Require all granted\n</Directory>\n"
-        "DirectoryIndex index.html\n"
+        "DirectoryIndex index.html\n" + extra
     )
     return WebServer("apache", [APACHE, "-X", "-f", str(config)], port, work / "apache-error.log")
 
 
-def start_nginx(docroot: Path, work: Path) -> WebServer:
-    """nginx in the foreground with Debian's stock ``mime.types`` and ``default_type``."""
+def start_nginx(docroot: Path, work: Path, *, http: str = "", server: str = "") -> WebServer:
+    """nginx in the foreground with Debian's stock ``mime.types`` and ``default_type``;
+    ``http``, ``server``: more lines for the ``http`` and ``server`` blocks."""
     port = free_port()
     user = "user nobody nogroup;\n" if os.geteuid() == 0 else ""
     temp = "".join(
@@ -142,8 +144,8 @@ def start_nginx(docroot: Path, work: Path) -> WebServer:
         f"  include {NGINX_MIME_TYPES};\n"
         "  default_type application/octet-stream;\n"
         "  access_log off;\n"
-        f"{temp}"
-        f"  server {{\n    listen 127.0.0.1:{port};\n    root {docroot};\n    index index.html;\n  }}\n"
+        f"{temp}{http}"
+        f"  server {{\n    listen 127.0.0.1:{port};\n    root {docroot};\n    index index.html;\n{server}  }}\n"
         "}\n"
     )
     log = work / "nginx-error.log"
