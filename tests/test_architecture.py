@@ -25,6 +25,7 @@ LAYERS = [
         "store.ledger",
         "overrides",
         "filers",
+        "filers.compressed",
         "filers.mbox",
         "filers.pop3",
         "uidls",

@@ -22,7 +22,6 @@ from ``new`` to ``cur``).
 
 from __future__ import annotations
 
-import bz2
 import errno
 import lzma
 import os
@@ -34,9 +33,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
 
-from isal import igzip, isal_zlib
+from isal import isal_zlib
 
 from ..errors import SourceError
+from .compressed import kind_of, open_compressed
 from .mbox import MboxFormat, is_separator, iter_mbox
 
 __all__ = ["OnError", "RawMail", "Source", "open_source"]
@@ -93,17 +93,8 @@ def _open_file(path: Path | BinaryIO) -> tuple[BinaryIO, BinaryIO]:
     raw = path.open("rb") if isinstance(path, Path) else path
     magic = raw.read(6)
     raw.seek(0)
-    stream: BinaryIO
-    if magic.startswith(b"\x1f\x8b"):
-        # ISA-L inflates about three times as fast as zlib.
-        stream = igzip.IGzipFile(fileobj=raw, mode="rb")  # type: ignore[assignment]
-    elif magic.startswith(b"BZh"):
-        stream = bz2.BZ2File(raw, "rb")  # type: ignore[assignment]
-    elif magic.startswith(b"\xfd7zXZ\x00"):
-        stream = lzma.LZMAFile(raw, "rb")  # type: ignore[assignment]  # noqa: SIM115
-    else:
-        stream = raw
-    return stream, raw
+    kind = kind_of(magic)
+    return (raw if kind is None else open_compressed(raw, kind)), raw
 
 
 def _pipermail_key(name: str) -> tuple[int, int, str]:

@@ -1,5 +1,6 @@
 import bz2
 import gzip
+import json
 import lzma
 import os
 import random
@@ -10,7 +11,7 @@ import pytest
 from listlib.errors import SourceError
 from listlib.filers import open_source
 
-from ..support.helpers import early_pipermail, make_message, mboxrd
+from ..support.helpers import SITE_TOML, early_pipermail, make_message, mboxrd, run_listlib
 
 
 def read_all(path: Path) -> list[tuple[str, bytes]]:
@@ -154,3 +155,68 @@ def test_a_broken_file_in_a_folder_is_reported_and_the_rest_still_read(tmp_path:
     assert 0 < sum(1 for m in mail if "#" in m.origin) < 200
     with pytest.raises(SourceError, match="gone"):
         list(open_source(tmp_path).iter_mail())
+
+
+CUT_SHORT = "Compressed file ended before the end-of-stream marker was reached"
+
+
+def _complete_before_the_break(data: bytes, decompressor) -> int:  # type: ignore[no-untyped-def]
+    """Messages whose end a streaming decompressor reaches in a damaged file: those
+    followed by another message's separator in what it inflates."""
+    out = bytearray()
+    for at in range(0, len(data), 1024):
+        try:
+            out += decompressor.decompress(data[at : at + 1024])
+        except (OSError, EOFError, ValueError, lzma.LZMAError):
+            break
+    return bytes(out).count(b"\nFrom ")
+
+
+@pytest.mark.parametrize(
+    ("compress", "decompressor"),
+    [
+        pytest.param(gzip.compress, lambda: __import__("zlib").decompressobj(31), id="gzip"),
+        pytest.param(bz2.compress, bz2.BZ2Decompressor, id="bzip2"),
+        pytest.param(lzma.compress, lzma.LZMADecompressor, id="xz"),
+    ],
+)
+@pytest.mark.parametrize("keep", [0.3, 0.7, 0.97])
+def test_a_cut_short_compressed_mbox_yields_every_complete_message_before_the_break(
+    tmp_path: Path, compress, decompressor, keep: float
+) -> None:  # type: ignore[no-untyped-def]
+    noise = random.Random(3)
+    bodies = ["".join(noise.choice("abcdefgh \n") for _ in range(3000)) + "\n" for _ in range(400)]
+    whole = compress(mboxrd([make_message(message_id=f"<c{i}@x>", body=bodies[i]) for i in range(400)]))
+    cut = whole[: int(len(whole) * keep)]
+    (tmp_path / "cut.mbox").write_bytes(cut)
+    told: list[tuple[Path, str]] = []
+    mail = list(open_source(tmp_path / "cut.mbox").iter_mail(on_error=lambda p, why: told.append((p, why))))
+    assert [why for _p, why in told] == [f"cannot be read: {CUT_SHORT}"]
+    expected = _complete_before_the_break(cut, decompressor())
+    assert [m.origin for m in mail] == [f"{tmp_path / 'cut.mbox'}#{n}" for n in range(1, expected + 1)]
+    assert all(f"<c{n}@x>".encode() in m.raw for n, m in enumerate(mail))
+    if compress is gzip.compress:  # deflate streams inflate up to the last byte: only the cut message is lost
+        assert expected >= int(400 * keep) - 2
+
+
+def test_concatenated_gzip_members_and_zero_padding_are_read_whole(tmp_path: Path) -> None:
+    first = mboxrd([make_message(message_id=f"<a{i}@x>") for i in range(30)])
+    second = mboxrd([make_message(message_id=f"<b{i}@x>") for i in range(20)])
+    (tmp_path / "two.mbox").write_bytes(gzip.compress(first) + gzip.compress(second) + bytes(512))
+    assert len(read_all(tmp_path / "two.mbox")) == 50
+
+
+def test_an_import_of_a_cut_short_source_files_and_reports_what_it_read(tmp_path: Path) -> None:
+    (tmp_path / "listlib.toml").write_text(SITE_TOML)
+    noise = random.Random(5)
+    bodies = ["".join(noise.choice("abcdefgh \n") for _ in range(3000)) + "\n" for _ in range(300)]
+    whole = gzip.compress(mboxrd([make_message(message_id=f"<i{i}@x>", body=bodies[i]) for i in range(300)]))
+    cut = whole[: len(whole) // 2]
+    (tmp_path / "cut.mbox.gz").write_bytes(cut)
+    expected = _complete_before_the_break(cut, __import__("zlib").decompressobj(31))
+    result = run_listlib("import", "--list", "dev", "--json", "cut.mbox.gz", cwd=tmp_path)
+    assert result.returncode == 1 and "cut.mbox.gz: cannot be read" in result.stderr
+    data = json.loads(result.stdout)
+    assert data["filed"] == expected > 100 and data["unreadable"][0]["path"] == "cut.mbox.gz"
+    result = run_listlib("import", "--list", "dev", "cut.mbox.gz", cwd=tmp_path)
+    assert f"{expected} messages" in result.stdout and f"{expected} duplicates" in result.stdout
