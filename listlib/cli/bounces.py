@@ -9,6 +9,7 @@ import click
 from ..values import plural
 from .common import (
     Context,
+    check_list_option,
     common_options,
     echo,
     echo_json,
@@ -33,6 +34,7 @@ def bounces(obj: Context, list_slug: str | None, as_json: bool) -> None:
     from ..delivery.bounce import bounce_report
 
     config = obj.load()
+    check_list_option(config, list_slug)
     rows = bounce_report(config, list_slug)
     if as_json:
         echo_json(rows, indent=2)

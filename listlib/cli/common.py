@@ -46,6 +46,14 @@ class Context:
         return config
 
 
+def check_list_option(config: Config, slug: str | None) -> None:
+    """A ``--list SLUG`` naming no configured list is a usage error, in the same words
+    for every command."""
+    if slug is not None and config.get_list(slug) is None:
+        known = ", ".join(lst.slug for lst in config.lists) or "none"
+        raise click.BadParameter(f"unknown list slug {slug!r} (configured lists: {known})", param_hint="--list")
+
+
 def command_line() -> str:
     """This command as typed (the ledger records who did what with it)."""
     return shlex.join(["listlib", *sys.argv[1:]])

@@ -19,6 +19,7 @@ from .common import (
     Context,
     Progress,
     build_option,
+    check_list_option,
     common_options,
     echo,
     echo_error,
@@ -115,9 +116,7 @@ def import_(
     if then_build and dry_run:
         raise click.UsageError("--build cannot be used with --dry-run")
     config = obj.load()
-    if list_slug is not None and config.get_list(list_slug) is None:
-        known = ", ".join(lst.slug for lst in config.lists) or "none"
-        raise click.BadParameter(f"unknown list slug {list_slug!r} (configured lists: {known})", param_hint="--list")
+    check_list_option(config, list_slug)
     if for_delivery and not any(lst.delivery for lst in config.lists):
         raise ListlibError(f"{config.path}: --deliver: no list has deliver = true")
     from ..filing import file_sources

@@ -9,6 +9,7 @@ import click
 from ..values import plural
 from .common import (
     Context,
+    check_list_option,
     common_options,
     echo,
     echo_json,
@@ -38,6 +39,7 @@ def search(obj: Context, query: tuple[str, ...], list_slug: str | None, as_json:
     from ..urls import SEARCH_DIR
 
     config = obj.load()
+    check_list_option(config, list_slug)
     results = run_search(
         Source(config.site.output_dir / SEARCH_DIR),
         " ".join(query),

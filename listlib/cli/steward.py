@@ -14,6 +14,7 @@ from .build import run_build
 from .common import (
     Context,
     build_option,
+    check_list_option,
     command_line,
     common_options,
     echo,
@@ -89,6 +90,7 @@ def _act(
         raise click.UsageError("--build cannot be used with --dry-run")
     selector = _selector(ids, from_file, query, list_slug, month, sender)
     config = obj.load()
+    check_list_option(config, list_slug)
     by = command_line()
     report = steward(
         config,
@@ -212,7 +214,9 @@ def _show_quotes(
     if then_build:
         raise click.UsageError("--build cannot be used with --show-quotes")
     selector = _selector(ids, from_file, query, list_slug, month, sender)
-    quotes = find_quotes(obj.load(), selector)
+    config = obj.load()
+    check_list_option(config, list_slug)
+    quotes = find_quotes(config, selector)
     if as_json:
         echo_json({"quotes": [quote.__dict__ for quote in quotes]}, indent=2, ensure_ascii=False)
         return

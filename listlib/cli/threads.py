@@ -8,6 +8,7 @@ import click
 from ..errors import ListlibError
 from .common import (
     Context,
+    check_list_option,
     command_line,
     common_options,
     echo,
@@ -69,6 +70,7 @@ def threads(
     from ..threadview import dumps_json, format_thread, parse_month, select_threads, thread_view
 
     config = obj.load()
+    check_list_option(config, list_slug)
     try:
         wanted_month = parse_month(month) if month else None
     except ValueError as exc:
@@ -120,6 +122,7 @@ def _edit(
         raise click.UsageError("--month and --message only choose threads to print; not with --attach/--detach/--undo")
     action = {"attach": "attach", "detach": "detach", "undo": "undo-override"}[name]
     config = obj.load()
+    check_list_option(config, list_slug)
     report = edit_override(
         config,
         action,  # type: ignore[arg-type]

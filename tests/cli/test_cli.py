@@ -101,13 +101,22 @@ def test_dry_run_writes_nothing(site: Path) -> None:
     assert stored_files(site / "content") == {}
 
 
+UNKNOWN_NOPE = "unknown list slug 'nope' (configured lists: dev, announce)"
+
+
 @pytest.mark.parametrize(
     ("setup", "args", "needle"),
     [
         (None, ["import", "missing.mbox"], "missing.mbox: no such file or folder"),
         ("emptydir", ["import", "emptydir"], "emptydir: no mail found"),
         ("notmail", ["import", "notmail"], "notmail: no mail found"),
-        (None, ["import", "--list", "nope", "."], "unknown list slug 'nope'"),
+        (None, ["import", "--list", "nope", "."], UNKNOWN_NOPE),
+        # Every command with --list names an unknown list in the same words.
+        (None, ["threads", "--list", "nope"], UNKNOWN_NOPE),
+        (None, ["search", "--list", "nope", "x"], UNKNOWN_NOPE),
+        (None, ["bounces", "--list", "nope"], UNKNOWN_NOPE),
+        (None, ["hide", "--list", "nope", "--reason", "x"], UNKNOWN_NOPE),
+        (None, ["remove", "--list", "nope", "--show-quotes"], UNKNOWN_NOPE),
     ],
 )
 def test_user_errors_are_one_clear_line(site: Path, setup: str | None, args: list[str], needle: str) -> None:

@@ -80,7 +80,7 @@ def test_threads_reports_bad_arguments_in_one_line(site: Path) -> None:
     import_conversation(site)
     for args, expected in [
         (("--month", "2024-13"), "'2024-13' is not a month like 2024-03"),
-        (("--list", "nope"), "no threaded messages in list 'nope'"),
+        (("--list", "nope"), "unknown list slug 'nope' (configured lists: dev, announce)"),
         (("--message", "<missing@x>"), "no filed message has call number or Message-ID '<missing@x>'"),
     ]:
         result = run_listlib("threads", *args, cwd=site)
