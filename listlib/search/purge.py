@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..fsutil import naming
-from .codec import drop_positions, drop_postings, postings_hold
+from .codec import SCRIPT_SUFFIX, drop_positions, drop_postings, postings_hold, script_twin
 
 __all__ = ["purge_segment"]
 
@@ -104,6 +104,7 @@ def purge_segment(old: Path, new: Path, deleted: Sequence[int]) -> bool:
                 rows[doc % size] = None
         files[f"d{number}.json"] = _json(rows)
     files["meta.json"] = _json(meta)
+    files.update([(name + SCRIPT_SUFFIX, script_twin(name, data)) for name, data in files.items()])
     _write(old, new, files)
     return True
 

@@ -19,6 +19,8 @@ a range of doc numbers and doc numbers roughly follow time. Files:
     url, subject, author, date, excerpt]``.
 ``days.bin``
     u16 day number (since 1970-01-01) of every document, for ``after:``/``before:``.
+``<file>.js``
+    each file's script twin (``codec.script_twin``), read by pages opened from ``file://``.
 
 Terms sort by UTF-16 code units (how JavaScript compares strings). Field terms are
 ``s:<word>`` (subject) and ``f:<word>`` (author); plain words cover every field with
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..fsutil import naming, write_all
-from .codec import MAX_POSITION, encode_positions, encode_postings, quantize
+from .codec import MAX_POSITION, SCRIPT_SUFFIX, encode_positions, encode_postings, quantize, script_twin
 
 __all__ = [
     "DOCS_CHUNK",
@@ -303,6 +305,12 @@ Written = Callable[[str, bytes | memoryview, int], None]
 
 
 def _put(folder: Path, name: str, data: bytes | memoryview, written: Written | None) -> None:
+    """Write the file ``name`` and its script twin (``codec.script_twin``)."""
+    _put_one(folder, name, data, written)
+    _put_one(folder, name + SCRIPT_SUFFIX, script_twin(name, data), written)
+
+
+def _put_one(folder: Path, name: str, data: bytes | memoryview, written: Written | None) -> None:
     path = f"{folder}/{name}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     try:

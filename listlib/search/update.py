@@ -47,7 +47,7 @@ from ..store.core import Store
 from ..store.index import Row
 from ..urls import SEARCH_DIR
 from .analysis import ANALYZER_VERSION
-from .codec import impact_table
+from .codec import SCRIPT_SUFFIX, impact_table, script_twin
 from .document import analyse, document
 from .merge import merge_segments, pick_merges, read_segment
 from .purge import purge_segment
@@ -69,6 +69,8 @@ of its documents alone, whichever segment, batch or merge they were indexed in (
 average estimated from the first batch made the same archive score differently when
 built incrementally; an exact running average would need every document's length at
 query time)."""
+MANIFEST = "manifest.json"
+MANIFEST_SCRIPT = MANIFEST + SCRIPT_SUFFIX
 _PARALLEL_FROM = 400
 _CHUNK_DOCS = 500
 _BULK_FROM = 100
@@ -188,10 +190,14 @@ def _load_manifest(folder: Path) -> dict[str, Any] | None:
 
 
 def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
-    temp = folder / f".manifest-{os.getpid()}.tmp"
-    with naming(temp):
-        temp.write_bytes(json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-    os.replace(temp, folder / "manifest.json")
+    """The manifest and its script twin, each atomically (the twin first: a page from
+    ``file://`` that reads it finds the segments it names)."""
+    data = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    for name, content in ((MANIFEST_SCRIPT, script_twin(MANIFEST, data)), (MANIFEST, data)):
+        temp = folder / f".{name}-{os.getpid()}.tmp"
+        with naming(temp):
+            temp.write_bytes(content)
+        os.replace(temp, folder / name)
 
 
 def _new_id(generation: int) -> str:
@@ -443,7 +449,7 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
     manifest = _load_manifest(folder)
     keep = {str(info["id"]) for info in manifest["segments"]} | set(manifest.get("previous", ())) if manifest else set()
     recorded = state.recorded_segments()
-    paths = ["manifest.json"] if manifest else []
+    paths = [MANIFEST, MANIFEST_SCRIPT] if manifest else []
     for sid in sorted(keep - recorded):
         try:
             with os.scandir(folder / "seg" / sid) as entries:
@@ -470,7 +476,7 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
         add.append((path, digest, found.st_size, found.st_mtime_ns))
     state.begin()
     state.forget_segments(recorded - keep)
-    state.set_files(add, [] if manifest else ["manifest.json"])
+    state.set_files(add, [] if manifest else [MANIFEST, MANIFEST_SCRIPT])
     state.set_folders(folder_marks(folder, ["", "seg", *(f"seg/{sid}" for sid in sorted(keep))]))
     state.commit()
 

@@ -459,9 +459,13 @@ def test_the_content_security_policy_refuses_inline_script_and_keeps_the_site_wo
         _value(browser, session, "document.querySelector('form.search-form').submit()")
         browser.wait_for("Page.loadEventFired", session)
         assert _value(browser, session, "location.href").startswith(base + "search/index.html?q=batching")
-        # The theme's own script ran: it shows the results area (from file:// its fetches
-        # of the index may fail, which is not the policy's doing).
+        # The theme's own script ran and found messages (from file:// it loads the index's
+        # script twins, which script-src 'self' allows).
         assert _value(browser, session, "document.getElementById('search-app').hidden") is False
+        done = browser.send(
+            "Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True, returnByValue=True
+        )
+        assert done["result"]["value"]["hits"], done
         assert _value(browser, session, INLINE_SCRIPT_JS) is False
         # Folding needs no script: a long quote is a <details> that opens.
         _open(browser, session, base + built["pages"]["thread"])
@@ -470,3 +474,76 @@ def test_the_content_security_policy_refuses_inline_script_and_keeps_the_site_wo
         assert _value(browser, session, INLINE_SCRIPT_JS) is False
     finally:
         browser.send("Target.closeTarget", targetId=target)
+
+
+def _search_in_tab(browser: DevTools, url: str) -> tuple[dict[str, Any], list[str]]:
+    """What the search page at ``url`` shows once done, and every resource it loaded."""
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        browser.send("Network.enable", session)
+        _open(browser, session, url)
+        done = browser.send(
+            "Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True, returnByValue=True
+        )
+        requested = [
+            event["params"]["request"]["url"]
+            for event in browser.events
+            if event.get("sessionId") == session and event["method"] == "Network.requestWillBeSent"
+        ]
+        return done["result"]["value"], requested
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+
+
+def _index_bytes(output: Path, base: str, loaded: list[str]) -> int:
+    """The bytes of the index files (or script twins) among ``loaded``."""
+    from urllib.parse import unquote, urlsplit
+
+    prefix = urlsplit(base + "search/").path
+    paths = {unquote(urlsplit(url).path) for url in loaded}
+    files = [output / "search" / path[len(prefix) :] for path in paths if path.startswith(prefix)]
+    return sum(f.stat().st_size for f in files if f.name != "search.js")
+
+
+@pytest.mark.parametrize("query", ["batching degraded", '"message number 13"', "from:person batch*"])
+def test_the_search_page_finds_the_same_from_disk_as_over_http(
+    browser: DevTools, server: Server, built: dict[str, Any], artifacts: Path, query: str
+) -> None:
+    from urllib.parse import quote
+
+    from listlib.search.reader import Source, search
+
+    expected = ["../" + hit.url for hit in search(Source(built["output"] / "search"), query, limit=20).hits]
+    assert expected
+    seen: dict[str, dict[str, Any]] = {}
+    loaded: dict[str, int] = {}
+    for scheme, base in (("http", str(server)), ("file", built["output"].as_uri() + "/")):
+        seen[scheme], resources = _search_in_tab(browser, base + "search/index.html?q=" + quote(query))
+        loaded[scheme] = _index_bytes(built["output"], base, resources)
+        index_files = [r for r in resources if "/search/seg/" in r or "/search/manifest" in r]
+        assert index_files, resources
+        # Over http the files themselves, as ever; from disk their script twins.
+        assert all(r.split("?")[0].endswith(".js") == (scheme == "file") for r in index_files), resources
+    assert seen["file"]["hits"] == seen["http"]["hits"] == expected, seen
+    assert seen["file"]["status"] == seen["http"]["status"]
+    assert seen["file"]["marks"] == seen["http"]["marks"]
+    # The script twins cost base64 (4/3) on the binary files, nothing on the JSON ones.
+    assert 0 < loaded["http"] <= loaded["file"] <= loaded["http"] * 4 / 3 + 2000, loaded
+    with (artifacts / "search-bytes.txt").open("a") as report:
+        report.write(f"{query!r}: http {loaded['http']} bytes, file {loaded['file']} bytes\n")
+
+
+def test_the_search_page_from_disk_says_what_to_do_without_the_script_twins(
+    browser: DevTools, built: dict[str, Any], tmp_path: Path
+) -> None:
+    import shutil
+
+    copy = tmp_path / "output"
+    shutil.copytree(built["output"], copy)
+    for twin in (copy / "search").rglob("*.js"):
+        twin.unlink()
+    seen, _resources = _search_in_tab(browser, copy.as_uri() + "/search/index.html?q=batching")
+    assert seen["hits"] == [] and seen["status"].startswith("Search failed"), seen
+    assert "listlib build" in seen["status"] and "listlib serve" in seen["status"], seen
