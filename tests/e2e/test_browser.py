@@ -547,3 +547,33 @@ def test_the_search_page_from_disk_says_what_to_do_without_the_script_twins(
     seen, _resources = _search_in_tab(browser, copy.as_uri() + "/search/index.html?q=batching")
     assert seen["hits"] == [] and seen["status"].startswith("Search failed"), seen
     assert "listlib build" in seen["status"] and "listlib serve" in seen["status"], seen
+
+
+TIMES_JS = """(() => ({
+  zone: [...document.querySelectorAll('[data-time-zone]')].map((e) => e.textContent),
+  times: [...document.querySelectorAll('time[data-utc]')].map((t) => [t.getAttribute('datetime'), t.textContent, t.title]),
+}))()"""
+
+
+@pytest.mark.parametrize("page", ["thread", "date"])
+def test_times_show_in_the_readers_zone_with_scripts(
+    browser: DevTools, server: Server, built: dict[str, Any], page: str
+) -> None:
+    path = built["pages"]["thread"] if page == "thread" else "dev/2024/05/date.html"
+    static = (built["output"] / path).read_text()
+    assert "<span data-time-zone>UTC</span>" in static and " UTC</time>" in static  # without scripts: UTC
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        browser.send("Emulation.setTimezoneOverride", session, timezoneId="Asia/Tokyo")
+        _open(browser, session, server + path)
+        seen = _value(browser, session, TIMES_JS)
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    assert seen["zone"] and all(zone == "your time (Asia/Tokyo)" for zone in seen["zone"]), seen
+    assert len(seen["times"]) >= 3
+    for iso, text, title in seen["times"]:
+        moment = datetime.fromisoformat(iso) + timedelta(hours=9)
+        assert text == f"{moment:%Y-%m-%d %H:%M} +0900", (iso, text)
+        assert title.endswith(" UTC")
