@@ -350,6 +350,10 @@ SEARCH_DONE_JS = """new Promise((resolve) => {
         status,
         hits: [...document.querySelectorAll('#search-results li a.subject')].map((a) => a.getAttribute('href')),
         marks: [...document.querySelectorAll('#search-results mark')].map((m) => m.textContent),
+        scope: document.getElementById('search-scope').hidden ? null : [
+          document.getElementById('search-scope').textContent,
+          document.querySelector('#search-scope a').getAttribute('href'),
+        ],
       });
     } else {
       setTimeout(check, 50);
@@ -412,6 +416,13 @@ def test_the_search_page_keeps_to_one_list_when_asked(browser: DevTools, server:
             browser.send("Target.closeTarget", targetId=target)
     assert seen["dev"]["hits"] and seen["announce"]["hits"] == []
     assert seen["announce"]["status"] == "No messages match."
+    # The page says that it searched one list, and links to the same search of all.
+    assert seen["dev"]["scope"] == ["Searching dev only. Search all lists", "?q=batching"], seen
+
+
+def test_the_search_page_explains_a_query_of_only_words_to_leave_out(browser: DevTools, server: Server) -> None:
+    seen, _resources = _search_in_tab(browser, server + "search/index.html?q=-batching")
+    assert seen["hits"] == [] and seen["status"].startswith("Only words to leave out: add a word"), seen
 
 
 def test_the_search_page_says_so_without_javascript(built: dict[str, Any]) -> None:
@@ -422,6 +433,10 @@ def test_the_search_page_says_so_without_javascript(built: dict[str, Any]) -> No
     thread = (built["output"] / built["pages"]["thread"]).read_text()
     assert 'class="site-search" href="../../../search/index.html"' in thread  # a link: no form on message pages
     assert 'name="list" value="dev"' in (built["output"] / "dev/index.html").read_text()
+    # Every search box says what it searches.
+    for path, scope in (("index.html", "Search all lists: "), ("dev/index.html", "Search dev only: ")):
+        assert f'placeholder="{scope}' in (built["output"] / path).read_text(), path
+    assert 'placeholder="words, ' in page
 
 
 INLINE_SCRIPT_JS = """(() => {
@@ -551,7 +566,8 @@ def test_the_search_page_from_disk_says_what_to_do_without_the_script_twins(
 
 TIMES_JS = """(() => ({
   zone: [...document.querySelectorAll('[data-time-zone]')].map((e) => e.textContent),
-  times: [...document.querySelectorAll('time[data-utc]')].map((t) => [t.getAttribute('datetime'), t.textContent, t.title]),
+  times: [...document.querySelectorAll('time[data-utc]')].map(
+    (t) => [t.getAttribute('datetime'), t.textContent, t.title]),
 }))()"""
 
 

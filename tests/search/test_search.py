@@ -270,6 +270,11 @@ def test_cli_search(searched_site: Path) -> None:
     assert json.loads(excluded)["total"] == 2
     text = run_listlib("search", "bitmap", "--list", "announce", cwd=searched_site, check=True).stdout
     assert text.strip().endswith("0 messages")
+    only_out = run_listlib("search", "--", "-journal", cwd=searched_site, check=True).stdout
+    assert only_out.splitlines() == [
+        "0 messages",
+        "Only words to leave out: add a word to search for (-word leaves out messages the other words find).",
+    ]
     config = load_config(searched_site / "listlib.toml")
     shutil.rmtree(config.site.output_dir)
     missing = run_listlib("search", "x", cwd=searched_site)

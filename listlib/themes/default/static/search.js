@@ -533,9 +533,25 @@
       else hidden.remove();
     }
     app.hidden = false;
+    var scope = doc.getElementById("search-scope");
+    function showScope() {  // a search of one list says so, and links to the same search of all
+      if (!only || !scope) return;
+      scope.textContent = "Searching " + (names[only] || only) + " only. ";
+      var all = doc.createElement("a");
+      all.href = "?q=" + encodeURIComponent(text);
+      all.textContent = "Search all lists";
+      scope.appendChild(all);
+      scope.hidden = false;
+    }
+    showScope();
     if (!text.trim()) return;
+    var parsed = parseQuery(text);
+    if (!parsed.must.length && parsed.mustNot.length) {
+      status.textContent = "Only words to leave out: add a word to search for (-word leaves out messages that the other words find).";
+      return;
+    }
     status.textContent = "Searching\u2026";
-    index.json("manifest.json").then(function (m) { names = m.lists || {}; return index.search(text, {
+    index.json("manifest.json").then(function (m) { names = m.lists || {}; showScope(); return index.search(text, {
       offset: (pageNo - 1) * perPage, limit: perPage, lists: only ? [only] : [] }); }).then(function (results) {
       list.textContent = "";
       var first = (pageNo - 1) * perPage + 1;
