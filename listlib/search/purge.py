@@ -28,10 +28,10 @@ from .codec import SCRIPT_SUFFIX, drop_positions, drop_postings, postings_hold, 
 __all__ = ["purge_segment"]
 
 
-def purge_segment(old: Path, new: Path, deleted: Sequence[int]) -> bool:
-    """Write ``new`` as ``old`` without the documents ``deleted`` (ascending); False
-    (nothing written) when a dictionary chunk would be left empty: then the caller
-    rewrites the segment whole."""
+def purge_segment(old: Path, new: Path, deleted: Sequence[int], *, twins: bool = True) -> bool:
+    """Write ``new`` as ``old`` without the documents ``deleted`` (ascending), the files
+    it rewrites with their script twins when ``twins``; False (nothing written) when a
+    dictionary chunk would be left empty: then the caller rewrites the segment whole."""
     meta = json.loads((old / "meta.json").read_bytes())
     blobs: dict[str, bytes] = {}
     base = f"{old}/"
@@ -104,7 +104,8 @@ def purge_segment(old: Path, new: Path, deleted: Sequence[int]) -> bool:
                 rows[doc % size] = None
         files[f"d{number}.json"] = _json(rows)
     files["meta.json"] = _json(meta)
-    files.update([(name + SCRIPT_SUFFIX, script_twin(name, data)) for name, data in files.items()])
+    if twins:
+        files.update([(name + SCRIPT_SUFFIX, script_twin(name, data)) for name, data in files.items()])
     _write(old, new, files)
     return True
 

@@ -169,6 +169,7 @@ def _settings(config: Config) -> str:
             ANALYZER_VERSION,
             search_digest(),
             config.site.obfuscate_addresses,
+            config.site.search_from_disk,
             sorted(WEIGHTS.items()),
             K1,
             B,
@@ -189,11 +190,14 @@ def _load_manifest(folder: Path) -> dict[str, Any] | None:
     return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT else None
 
 
-def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
-    """The manifest and its script twin, each atomically (the twin first: a page from
-    ``file://`` that reads it finds the segments it names)."""
+def _write_manifest(folder: Path, manifest: dict[str, Any], twins: bool) -> None:
+    """The manifest and its script twin (when ``twins``, else none), each atomically
+    (the twin first: a page from ``file://`` that reads it finds the segments it names)."""
     data = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    for name, content in ((MANIFEST_SCRIPT, script_twin(MANIFEST, data)), (MANIFEST, data)):
+    if not twins:
+        (folder / MANIFEST_SCRIPT).unlink(missing_ok=True)
+    writes = [(MANIFEST_SCRIPT, script_twin(MANIFEST, data))] if twins else []
+    for name, content in [*writes, (MANIFEST, data)]:
         temp = folder / f".{name}-{os.getpid()}.tmp"
         with naming(temp):
             temp.write_bytes(content)
@@ -308,6 +312,7 @@ def _update(
                     if old is None or old[0] != row.raw_hash:
                         add.append(row)
     obfuscate = config.site.obfuscate_addresses
+    twins = config.site.search_from_disk
     add.sort(key=lambda row: (row.list, row.date, row.call))  # months came in set order
     segments: list[dict[str, Any]] = manifest["segments"]
     by_id = {str(info["id"]): info for info in segments}
@@ -324,7 +329,7 @@ def _update(
     moves: list[tuple[str, int, str]] = []
     if add:
         data = _invert_all(add, content, obfuscate, AVGDL, workers, spool)
-        info = _write(folder, data, generation, made)
+        info = _write(folder, data, generation, made, twins)
         fault("search-segment")
         segments.append(info)
         hashes = {row.call: row for row in add}
@@ -339,7 +344,7 @@ def _update(
             group = groups[0]
         elif purge:
             sid = purge.pop()
-            purged = _purge(folder, current[sid], generation)
+            purged = _purge(folder, current[sid], generation, twins)
             if purged is not None:
                 fault("search-purge")
                 segments[:] = [purged if info is current[sid] else info for info in segments]
@@ -354,7 +359,7 @@ def _update(
         segments[:] = [info for info in segments if info["id"] not in group]
         report.merged += len(group)
         if merged.rows:
-            info = _write(folder, merged, generation, made)
+            info = _write(folder, merged, generation, made, twins)
             segments.append(info)
             moves.extend((str(info["id"]), number, row.call) for number, row in enumerate(merged.rows))
     segments.sort(key=lambda info: str(info["id"]))
@@ -375,7 +380,7 @@ def _update(
     manifest["lists"] = names
     manifest["previous"] = sorted(previous)
     manifest["purged"] = True
-    _write_manifest(folder, manifest)
+    _write_manifest(folder, manifest, twins)
     fault("search-manifest")
     state.begin()
     state.remove_docs(call for call, _segment, _doc in remove)
@@ -405,7 +410,7 @@ def _to_purge(manifest: dict[str, Any], remove: list[tuple[str, str, int]]) -> s
     return purge
 
 
-def _purge(folder: Path, info: dict[str, Any], generation: int) -> dict[str, Any] | None:
+def _purge(folder: Path, info: dict[str, Any], generation: int, twins: bool) -> dict[str, Any] | None:
     """The manifest entry of a copy of the segment ``info`` whose files hold nothing
     of its deleted documents, at the same doc numbers; None when it is small enough
     to rewrite (or its dictionary would lose a whole chunk)."""
@@ -413,7 +418,7 @@ def _purge(folder: Path, info: dict[str, Any], generation: int) -> dict[str, Any
         return None
     sid = _new_id(generation)
     deleted = sorted(info["deleted"])
-    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, deleted):
+    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, deleted, twins=twins):
         return None
     return {**info, "id": sid, "deleted": deleted}
 
@@ -449,7 +454,9 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
     manifest = _load_manifest(folder)
     keep = {str(info["id"]) for info in manifest["segments"]} | set(manifest.get("previous", ())) if manifest else set()
     recorded = state.recorded_segments()
-    paths = [MANIFEST, MANIFEST_SCRIPT] if manifest else []
+    paths = [MANIFEST] if manifest else []
+    if manifest and (folder / MANIFEST_SCRIPT).exists():
+        paths.append(MANIFEST_SCRIPT)
     for sid in sorted(keep - recorded):
         try:
             with os.scandir(folder / "seg" / sid) as entries:
@@ -476,7 +483,8 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
         add.append((path, digest, found.st_size, found.st_mtime_ns))
     state.begin()
     state.forget_segments(recorded - keep)
-    state.set_files(add, [] if manifest else [MANIFEST, MANIFEST_SCRIPT])
+    gone = [MANIFEST, MANIFEST_SCRIPT] if not manifest else [] if MANIFEST_SCRIPT in paths else [MANIFEST_SCRIPT]
+    state.set_files(add, gone)
     state.set_folders(folder_marks(folder, ["", "seg", *(f"seg/{sid}" for sid in sorted(keep))]))
     state.commit()
 
@@ -504,12 +512,15 @@ def _previous_segments(folder: Path) -> list[dict[str, Any]]:
     return list(manifest["segments"]) if manifest else []
 
 
-def _write(folder: Path, data: SegmentData, generation: int, made: dict[str, tuple[str, int, int]]) -> dict[str, Any]:
-    """Write a new segment; its files' (digest, size, mtime_ns) go into ``made``."""
+def _write(
+    folder: Path, data: SegmentData, generation: int, made: dict[str, tuple[str, int, int]], twins: bool
+) -> dict[str, Any]:
+    """Write a new segment (with script twins when ``twins``); its files' (digest, size,
+    mtime_ns) go into ``made``."""
     sid = _new_id(generation)
 
     def record(name: str, data: bytes | memoryview, mtime: int) -> None:
         made[f"seg/{sid}/{name}"] = (digest_of(data), memoryview(data).nbytes, mtime)
 
-    meta = write_segment(folder / "seg" / sid, data, record)
+    meta = write_segment(folder / "seg" / sid, data, record, twins=twins)
     return {"id": sid, "docs": meta["docs"], "min_day": meta["min_day"], "max_day": meta["max_day"], "deleted": []}

@@ -155,8 +155,8 @@ def test_an_index_from_before_purging_is_purged_by_the_next_build(site: Path, mo
     # The update of old: tombstones only, the segments and the previous generation untouched.
     write_manifest = update._write_manifest
 
-    def old_manifest(folder: Path, manifest: dict[str, object]) -> None:
-        write_manifest(folder, {key: value for key, value in manifest.items() if key != "purged"})
+    def old_manifest(folder: Path, manifest: dict[str, object], twins: bool) -> None:
+        write_manifest(folder, {key: value for key, value in manifest.items() if key != "purged"}, twins)
 
     monkeypatch.setattr(update, "_to_purge", lambda manifest, remove: set())
     monkeypatch.setattr(update, "_write_manifest", old_manifest)
