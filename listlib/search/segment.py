@@ -319,15 +319,15 @@ def _put(folder: Path, name: str, data: bytes | memoryview, written: Written) ->
         _put_one(folder, name + SCRIPT_SUFFIX, script_twin(name, data), written.told)
 
 
-def _put_one(folder: Path, name: str, data: bytes | memoryview, written: Told | None) -> None:
+def _put_one(folder: Path, name: str, data: bytes | memoryview, told: Told | None) -> None:
     path = f"{folder}/{name}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     try:
         write_all(fd, data)
     finally:
         os.close(fd)
-    if written is not None:
-        written(name, data, os.stat(path).st_mtime_ns)  # once closed: what a later stat sees
+    if told is not None:
+        told(name, data, os.stat(path).st_mtime_ns)  # once closed: what a later stat sees
 
 
 def _write_layout(folder: Path, layout: Layout, written: Written) -> list[str]:

@@ -23,7 +23,9 @@ What is indexed (``WEIGHTS`` in ``segment``): the subject (x3), the author's nam
 address (x2; with ``obfuscate_addresses`` only the shortened address pages show),
 attachment names (x2) and the body text readers see without quoted lines,
 signatures and list footers (x1; they repeat other messages and would make every
-reply match its thread's words). Never touches files outside ``output/search/``.
+reply match its thread's words). Every file is written with its script twin
+(``codec.script_twin``, for pages opened from ``file://``) unless the site's
+``search_from_disk`` is off. Never touches files outside ``output/search/``.
 """
 
 from __future__ import annotations
