@@ -593,3 +593,63 @@ def test_times_show_in_the_readers_zone_with_scripts(
         moment = datetime.fromisoformat(iso) + timedelta(hours=9)
         assert text == f"{moment:%Y-%m-%d %H:%M} +0900", (iso, text)
         assert title.endswith(" UTC")
+
+
+CONTRAST_JS = """(() => {
+  const rgb = (s) => {
+    const m = s.match(/[\\d.]+/g).map(Number);
+    return {c: m.slice(0, 3), a: m.length > 3 ? m[3] : 1};
+  };
+  const lin = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+  const ground = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const b = rgb(getComputedStyle(e).backgroundColor);
+      if (b.a > 0) return b.c;
+    }
+    return rgb(getComputedStyle(document.documentElement).backgroundColor).c;
+  };
+  const low = [];
+  let measured = 0;
+  for (const el of document.body.querySelectorAll('*')) {
+    if (['INPUT', 'BUTTON', 'TEXTAREA', 'SELECT', 'OPTION', 'SCRIPT'].includes(el.tagName)) continue;
+    const text = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!text || !el.getClientRects().length) continue;
+    const fg = rgb(getComputedStyle(el).color).c, bg = ground(el);
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    measured++;
+    if (ratio < 4.5) low.push(`${el.tagName.toLowerCase()}.${el.className}: ${ratio.toFixed(2)}`);
+  }
+  return {measured, low: low.slice(0, 10)};
+})()"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_text_on_the_pages_reaches_aa_contrast_in_both_schemes(
+    browser: DevTools, server: Server, built: dict[str, Any], scheme: str
+) -> None:
+    pages = [
+        "index.html",
+        "dev/index.html",
+        "dev/2024/05/index.html",
+        "dev/2024/05/date.html",
+        built["pages"]["thread"] + "#" + built["pages"]["thread"].rpartition("/")[2][: -len(".html")],
+        "search/index.html?q=batching+degraded&list=dev",
+    ]
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    seen = {}
+    try:
+        browser.send("Page.enable", session)
+        features = [{"name": "prefers-color-scheme", "value": scheme}]
+        browser.send("Emulation.setEmulatedMedia", session, features=features)
+        for page in pages:
+            _open(browser, session, server + page)
+            if page.startswith("search/"):
+                browser.send("Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True)
+            seen[page] = _value(browser, session, CONTRAST_JS)
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    assert all(found["measured"] > 5 for found in seen.values()), seen
+    assert {page: found["low"] for page, found in seen.items() if found["low"]} == {}, scheme
