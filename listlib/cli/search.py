@@ -34,6 +34,7 @@ def search(obj: Context, query: tuple[str, ...], list_slug: str | None, as_json:
     from:NAME, subject:WORD, list:SLUG, after:YYYY[-MM[-DD]], before:YYYY[-MM[-DD]].
     Put -- before a query that excludes words: listlib search -- bitmap -journal
     """
+    from ..search.query import only_excludes
     from ..search.reader import Source
     from ..search.reader import search as run_search
     from ..urls import SEARCH_DIR
@@ -70,3 +71,5 @@ def search(obj: Context, query: tuple[str, ...], list_slug: str | None, as_json:
         echo(f"    {base + hit.url}")
     shown = f"{offset + 1}-{offset + len(results.hits)} of " if results.hits else ""
     echo(shown + plural(results.total, "message"))
+    if not results.total and only_excludes(" ".join(query)):
+        echo("Only words to leave out: add a word to search for (-word leaves out messages the other words find).")

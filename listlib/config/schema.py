@@ -65,6 +65,10 @@ class SiteConfig:
     """Publish the mail that matched no list (``_no_list``) as a list of its own, "Unsorted
     mail", at ``_no_list/``. Off by default: that mail was not sent to a list the site
     archives and may be private. Its pages move when ``listlib unrouted --refile`` sorts it."""
+    search_from_disk: bool = True
+    """Write each search index file's script twin (``<file>.js``) too, so that the search
+    page works on a copy of the site opened from disk (``file://``); doubles the size
+    of ``output/search/``."""
     show_removal_reasons: bool = False
     """Show the reason given to ``listlib remove`` on the tombstone of a removed message
     (off: the tombstone says only when it was removed; the reason stays in the ledger)."""

@@ -28,6 +28,7 @@ _SITE_KEYS = {
     "load_remote_images",
     "publish_unrouted",
     "show_removal_reasons",
+    "search_from_disk",
 }
 _THEME_KEYS = {"name", "dir"}
 
@@ -50,6 +51,7 @@ def read_site(reader: Reader, site_table: Mapping[str, Any]) -> SiteConfig:
         queue_dir=reader.path(site_table, "queue_dir", "site", "queue") or root / "queue",
         publish_unrouted=reader.boolean(site_table, "publish_unrouted", "site", False),
         show_removal_reasons=reader.boolean(site_table, "show_removal_reasons", "site", False),
+        search_from_disk=reader.boolean(site_table, "search_from_disk", "site", True),
     )
 
 

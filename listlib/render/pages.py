@@ -18,7 +18,7 @@ import time
 import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -94,24 +94,39 @@ _SUBJECT_KEY_CHARS = SUBJECT_CHARS - 50
 subjects are cut at ``SUBJECT_CHARS``, and "Re: " moves the cut)."""
 
 
-def _utc(seconds: int) -> str:
-    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(seconds))
+def _seconds(moment: int | datetime) -> int:
+    """Unix seconds of a stored date or of a message's own (a date without a zone is UTC)."""
+    if isinstance(moment, datetime):
+        return int((moment if moment.tzinfo else moment.replace(tzinfo=UTC)).timestamp())
+    return moment
+
+
+def _utc(moment: int | datetime) -> str:
+    """A page's times are in one zone, UTC (the theme's ``times.js`` may show the reader's)."""
+    return time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(_seconds(moment)))
 
 
 def _day(seconds: int) -> str:
     return time.strftime("%Y-%m-%d", time.gmtime(seconds))
 
 
-def _iso(seconds: int) -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
+def _iso(moment: int | datetime) -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_seconds(moment)))
 
 
 def _local(moment: datetime | None) -> str:
+    """The sender's own clock: the date as written, with its offset."""
     return moment.strftime("%Y-%m-%d %H:%M %z") if moment else ""
 
 
 def _local_iso(moment: datetime | None) -> str:
     return moment.isoformat() if moment else ""
+
+
+def _offset(moment: datetime | None) -> str:
+    """The sender's UTC offset (``+0900``), or ``""`` when it is UTC or unknown."""
+    offset = moment.utcoffset() if moment else None
+    return moment.strftime("%z") if moment and offset else ""
 
 
 def _size(count: int) -> str:
@@ -168,7 +183,8 @@ class Renderer:
         self.on_display = on_display
         self.content_dir = content_dir
         self.writer = Writer(output_dir)
-        theme.env.filters.update(utc=_utc, iso=_iso, day=_day, local=_local, local_iso=_local_iso, size=_size)
+        theme.env.filters.update(utc=_utc, iso=_iso, day=_day, local=_local, local_iso=_local_iso, offset=_offset)
+        theme.env.filters["size"] = _size
         theme.env.filters["month_name"] = _month_name
         self._kinds: dict[str, Callable[[Any, Mapping[str, str]], Files]] = {
             name: getattr(self, kind.renderer) for name, kind in KINDS.items()

@@ -9,11 +9,19 @@ array in the browser.
 Positions of one term: for each posting in order, ``u16 count`` then that many
 ``u16`` positions (``MAX_POSITION``).
 
+Script twins (``script_twin``): every file of the index also exists as ``<name>.js``, a
+classic script that hands its bytes to the page (``ListlibSearch.put(name, data)``: a
+JSON file's value as it is, a binary file's bytes in base64). A page opened from
+``file://`` may not ``fetch`` files, but may load scripts: ``search.js`` reads the
+twins there, and the files themselves over http.
+
 Pure; no I/O.
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import math
 import struct
 import sys
@@ -32,9 +40,12 @@ __all__ = [
     "encode_postings",
     "impact_table",
     "postings_hold",
+    "script_twin",
+    "SCRIPT_SUFFIX",
 ]
 
 BLOCK = 128
+SCRIPT_SUFFIX = ".js"
 _TYPECODE = {1: "B", 2: "H", 4: "I"}
 _SWAP = sys.byteorder != "little"
 _TFN_BASE = 0.05
@@ -204,3 +215,12 @@ def decode_positions(data: bytes | memoryview, count: int) -> list[list[int]]:
         out.append(values[at + 1 : at + 1 + n].tolist())
         at += n + 1
     return out
+
+
+def script_twin(name: str, data: bytes | memoryview) -> bytes:
+    """The script that carries the index file ``name`` (a file name, without its
+    folder: a purged segment's copy shares its unchanged files with the original)."""
+    head = b"ListlibSearch.put(" + json.dumps(name).encode() + b","
+    if name.endswith(".json"):
+        return head + bytes(data) + b");\n"
+    return head + b'"' + base64.b64encode(data) + b'");\n'

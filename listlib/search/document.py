@@ -11,6 +11,7 @@ holds them to that). Pure.
 
 from __future__ import annotations
 
+import itertools
 from typing import NamedTuple
 
 from ..display import DisplayOptions, MessageDisplay, display_message, obfuscate_address
@@ -20,7 +21,16 @@ from ..values import Month
 from .analysis import words
 from .segment import Doc
 
-__all__ = ["EXCERPT", "SearchText", "analyse", "document", "excerpt_of", "indexer_options", "search_text"]
+__all__ = [
+    "EXCERPT",
+    "SearchText",
+    "analyse",
+    "author_words",
+    "document",
+    "excerpt_of",
+    "indexer_options",
+    "search_text",
+]
 
 EXCERPT = 240
 
@@ -64,11 +74,41 @@ def document(row: Row, text: SearchText) -> Doc:
         excerpt=excerpt_of(text.body),
         fields={
             "subject": words(text.subject),
-            "author": words(f"{text.author_name} {text.address}"),
+            "author": author_words(text.author_name, text.address),
             "attachments": words(text.attachments),
             "body": words(text.body),
         },
     )
+
+
+def author_words(name: str, address: str) -> list[str]:
+    """The author field's tokens: the name's and the address's words, each name word
+    written in several capitalised parts (``NeilBrown``, ``McDonald``, ``DMcKenzie``)
+    followed by those parts, so that ``from:neil`` finds NeilBrown as it finds Neil
+    Brown. Address local parts need nothing more: ``.``, ``_`` and ``-`` already
+    separate words (``neil.brown@`` gives ``neil`` and ``brown``)."""
+    out: list[str] = []
+    for word in name.split():
+        whole = words(word)
+        out.extend(whole)
+        parts = [part for part in _camel_parts(word) if part]
+        if len(parts) > 1:
+            out.extend(token for part in parts for token in words(part) if token not in whole)
+    out.extend(words(address))
+    return out
+
+
+def _camel_parts(word: str) -> list[str]:
+    """``word`` cut where a lower-case letter meets a capital (``Neil|Brown``) and
+    before the last capital of a run that a lower-case letter follows (``NEIL|Brown``)."""
+    cuts = [0]
+    for at in range(1, len(word)):
+        before, here = word[at - 1], word[at]
+        after = word[at + 1] if at + 1 < len(word) else ""
+        if here.isupper() and (before.islower() or (before.isupper() and after.islower())):
+            cuts.append(at)
+    cuts.append(len(word))
+    return [word[a:b] for a, b in itertools.pairwise(cuts)]
 
 
 def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:

@@ -23,15 +23,15 @@ from pathlib import Path
 from typing import Any
 
 from ..fsutil import naming
-from .codec import drop_positions, drop_postings, postings_hold
+from .codec import SCRIPT_SUFFIX, drop_positions, drop_postings, postings_hold, script_twin
 
 __all__ = ["purge_segment"]
 
 
-def purge_segment(old: Path, new: Path, deleted: Sequence[int]) -> bool:
-    """Write ``new`` as ``old`` without the documents ``deleted`` (ascending); False
-    (nothing written) when a dictionary chunk would be left empty: then the caller
-    rewrites the segment whole."""
+def purge_segment(old: Path, new: Path, deleted: Sequence[int], *, twins: bool = True) -> bool:
+    """Write ``new`` as ``old`` without the documents ``deleted`` (ascending), the files
+    it rewrites with their script twins when ``twins``; False (nothing written) when a
+    dictionary chunk would be left empty: then the caller rewrites the segment whole."""
     meta = json.loads((old / "meta.json").read_bytes())
     blobs: dict[str, bytes] = {}
     base = f"{old}/"
@@ -104,6 +104,8 @@ def purge_segment(old: Path, new: Path, deleted: Sequence[int]) -> bool:
                 rows[doc % size] = None
         files[f"d{number}.json"] = _json(rows)
     files["meta.json"] = _json(meta)
+    if twins:
+        files.update([(name + SCRIPT_SUFFIX, script_twin(name, data)) for name, data in files.items()])
     _write(old, new, files)
     return True
 

@@ -16,7 +16,7 @@ from datetime import date
 
 from .analysis import words
 
-__all__ = ["Clause", "Query", "parse_query"]
+__all__ = ["Clause", "Query", "only_excludes", "parse_query"]
 
 _ITEM_RE = re.compile(r'(-?)(?:([A-Za-z]+):)?(?:"([^"]*)"?|(\S+))')
 _DATE_RE = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?\Z")
@@ -85,3 +85,9 @@ def parse_query(text: str) -> Query:
         clause = Clause(toks, _FIELDS.get(name, ""), prefix and len(toks) == 1)
         (query.must_not if negate else query.must).append(clause)
     return query
+
+
+def only_excludes(text: str) -> bool:
+    """Whether the query has words to leave out and none to look for (it finds nothing)."""
+    query = parse_query(text)
+    return not query.must and bool(query.must_not)

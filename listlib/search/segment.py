@@ -19,6 +19,8 @@ a range of doc numbers and doc numbers roughly follow time. Files:
     url, subject, author, date, excerpt]``.
 ``days.bin``
     u16 day number (since 1970-01-01) of every document, for ``after:``/``before:``.
+``<file>.js``
+    each file's script twin (``codec.script_twin``), read by pages opened from ``file://``.
 
 Terms sort by UTF-16 code units (how JavaScript compares strings). Field terms are
 ``s:<word>`` (subject) and ``f:<word>`` (author); plain words cover every field with
@@ -43,7 +45,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from ..fsutil import naming, write_all
-from .codec import MAX_POSITION, encode_positions, encode_postings, quantize
+from .codec import MAX_POSITION, SCRIPT_SUFFIX, encode_positions, encode_postings, quantize, script_twin
 
 __all__ = [
     "DOCS_CHUNK",
@@ -298,22 +300,37 @@ def _le_bytes(values: array[int]) -> bytes:
 _NO_POSITIONS = (-1, 0, 0)
 
 
-Written = Callable[[str, bytes | memoryview, int], None]
+Told = Callable[[str, bytes | memoryview, int], None]
 """Told of each file of a segment as it is written: (name, bytes, mtime_ns)."""
 
 
-def _put(folder: Path, name: str, data: bytes | memoryview, written: Written | None) -> None:
+class Written(NamedTuple):
+    """How a segment's files are written: ``told`` of each (name, bytes, mtime_ns), and
+    with their script twins (``codec.script_twin``) or not."""
+
+    told: Told | None = None
+    twins: bool = True
+
+
+def _put(folder: Path, name: str, data: bytes | memoryview, written: Written) -> None:
+    """Write the file ``name``, and its script twin when asked."""
+    _put_one(folder, name, data, written.told)
+    if written.twins:
+        _put_one(folder, name + SCRIPT_SUFFIX, script_twin(name, data), written.told)
+
+
+def _put_one(folder: Path, name: str, data: bytes | memoryview, told: Told | None) -> None:
     path = f"{folder}/{name}"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o666)
     try:
         write_all(fd, data)
     finally:
         os.close(fd)
-    if written is not None:
-        written(name, data, os.stat(path).st_mtime_ns)  # once closed: what a later stat sees
+    if told is not None:
+        told(name, data, os.stat(path).st_mtime_ns)  # once closed: what a later stat sees
 
 
-def _write_layout(folder: Path, layout: Layout, written: Written | None) -> list[str]:
+def _write_layout(folder: Path, layout: Layout, written: Written) -> list[str]:
     """The dictionary, postings and positions files of the laid-out terms; returns the
     dictionary chunks' first terms. A postings or positions file is one slice of the
     blobs, and where each file and dictionary chunk ends is found by bisecting running
@@ -335,7 +352,7 @@ def _write_layout(folder: Path, layout: Layout, written: Written | None) -> list
 
 
 def _pack(
-    folder: Path, letter: str, limit: int, blob: bytes | memoryview, at: list[int], written: Written | None
+    folder: Path, letter: str, limit: int, blob: bytes | memoryview, at: list[int], written: Written
 ) -> list[tuple[int, int, int]]:
     """Each piece's (file, offset, length) (empty pieces: ``_NO_POSITIONS``, not
     stored), writing the files on the way. A file takes pieces while they fit in
@@ -359,16 +376,19 @@ def _json(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def write_segment(folder: Path, data: SegmentData, written: Written | None = None) -> dict[str, object]:
+def write_segment(
+    folder: Path, data: SegmentData, told: Told | None = None, *, twins: bool = True
+) -> dict[str, object]:
     """Write ``data`` as the segment ``folder`` (which must not exist); returns its meta.
-    ``written`` is told of each file (its mtime is kept when the folder is renamed into
-    place), so that the caller need not read them back to record them."""
+    ``told`` is told of each file (its mtime is kept when the folder is renamed into
+    place), so that the caller need not read them back to record them; ``twins``: each
+    file's script twin too."""
     temp = folder.with_name(folder.name + ".tmp")
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir(parents=True)
     try:
         with naming(folder):
-            meta = _write(temp, data, written)
+            meta = _write(temp, data, Written(told, twins))
         os.replace(temp, folder)
     except BaseException:
         shutil.rmtree(temp, ignore_errors=True)
@@ -376,7 +396,7 @@ def write_segment(folder: Path, data: SegmentData, written: Written | None = Non
     return meta
 
 
-def _write(folder: Path, data: SegmentData, written: Written | None) -> dict[str, object]:
+def _write(folder: Path, data: SegmentData, written: Written) -> dict[str, object]:
     rows = data.rows
     firsts = _write_layout(folder, data.layout() if data.layout is not None else _laid_out(data.postings), written)
     for start in range(0, len(rows), DOCS_CHUNK):

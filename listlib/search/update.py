@@ -23,7 +23,9 @@ What is indexed (``WEIGHTS`` in ``segment``): the subject (x3), the author's nam
 address (x2; with ``obfuscate_addresses`` only the shortened address pages show),
 attachment names (x2) and the body text readers see without quoted lines,
 signatures and list footers (x1; they repeat other messages and would make every
-reply match its thread's words). Never touches files outside ``output/search/``.
+reply match its thread's words). Every file is written with its script twin
+(``codec.script_twin``, for pages opened from ``file://``) unless the site's
+``search_from_disk`` is off. Never touches files outside ``output/search/``.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ from ..store.core import Store
 from ..store.index import Row
 from ..urls import SEARCH_DIR
 from .analysis import ANALYZER_VERSION
-from .codec import impact_table
+from .codec import SCRIPT_SUFFIX, impact_table, script_twin
 from .document import analyse, document
 from .merge import merge_segments, pick_merges, read_segment
 from .purge import purge_segment
@@ -69,6 +71,8 @@ of its documents alone, whichever segment, batch or merge they were indexed in (
 average estimated from the first batch made the same archive score differently when
 built incrementally; an exact running average would need every document's length at
 query time)."""
+MANIFEST = "manifest.json"
+MANIFEST_SCRIPT = MANIFEST + SCRIPT_SUFFIX
 _PARALLEL_FROM = 400
 _CHUNK_DOCS = 500
 _BULK_FROM = 100
@@ -167,6 +171,7 @@ def _settings(config: Config) -> str:
             ANALYZER_VERSION,
             search_digest(),
             config.site.obfuscate_addresses,
+            config.site.search_from_disk,
             sorted(WEIGHTS.items()),
             K1,
             B,
@@ -187,11 +192,18 @@ def _load_manifest(folder: Path) -> dict[str, Any] | None:
     return manifest if isinstance(manifest, dict) and manifest.get("format") == FORMAT else None
 
 
-def _write_manifest(folder: Path, manifest: dict[str, Any]) -> None:
-    temp = folder / f".manifest-{os.getpid()}.tmp"
-    with naming(temp):
-        temp.write_bytes(json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
-    os.replace(temp, folder / "manifest.json")
+def _write_manifest(folder: Path, manifest: dict[str, Any], twins: bool) -> None:
+    """The manifest and its script twin (when ``twins``, else none), each atomically
+    (the twin first: a page from ``file://`` that reads it finds the segments it names)."""
+    data = json.dumps(manifest, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    if not twins:
+        (folder / MANIFEST_SCRIPT).unlink(missing_ok=True)
+    writes = [(MANIFEST_SCRIPT, script_twin(MANIFEST, data))] if twins else []
+    for name, content in [*writes, (MANIFEST, data)]:
+        temp = folder / f".{name}-{os.getpid()}.tmp"
+        with naming(temp):
+            temp.write_bytes(content)
+        os.replace(temp, folder / name)
 
 
 def _new_id(generation: int) -> str:
@@ -302,6 +314,7 @@ def _update(
                     if old is None or old[0] != row.raw_hash:
                         add.append(row)
     obfuscate = config.site.obfuscate_addresses
+    twins = config.site.search_from_disk
     add.sort(key=lambda row: (row.list, row.date, row.call))  # months came in set order
     segments: list[dict[str, Any]] = manifest["segments"]
     by_id = {str(info["id"]): info for info in segments}
@@ -318,7 +331,7 @@ def _update(
     moves: list[tuple[str, int, str]] = []
     if add:
         data = _invert_all(add, content, obfuscate, AVGDL, workers, spool)
-        info = _write(folder, data, generation, made)
+        info = _write(folder, data, generation, made, twins)
         fault("search-segment")
         segments.append(info)
         hashes = {row.call: row for row in add}
@@ -333,7 +346,7 @@ def _update(
             group = groups[0]
         elif purge:
             sid = purge.pop()
-            purged = _purge(folder, current[sid], generation)
+            purged = _purge(folder, current[sid], generation, twins)
             if purged is not None:
                 fault("search-purge")
                 segments[:] = [purged if info is current[sid] else info for info in segments]
@@ -348,7 +361,7 @@ def _update(
         segments[:] = [info for info in segments if info["id"] not in group]
         report.merged += len(group)
         if merged.rows:
-            info = _write(folder, merged, generation, made)
+            info = _write(folder, merged, generation, made, twins)
             segments.append(info)
             moves.extend((str(info["id"]), number, row.call) for number, row in enumerate(merged.rows))
     segments.sort(key=lambda info: str(info["id"]))
@@ -369,7 +382,7 @@ def _update(
     manifest["lists"] = names
     manifest["previous"] = sorted(previous)
     manifest["purged"] = True
-    _write_manifest(folder, manifest)
+    _write_manifest(folder, manifest, twins)
     fault("search-manifest")
     state.begin()
     state.remove_docs(call for call, _segment, _doc in remove)
@@ -399,7 +412,7 @@ def _to_purge(manifest: dict[str, Any], remove: list[tuple[str, str, int]]) -> s
     return purge
 
 
-def _purge(folder: Path, info: dict[str, Any], generation: int) -> dict[str, Any] | None:
+def _purge(folder: Path, info: dict[str, Any], generation: int, twins: bool) -> dict[str, Any] | None:
     """The manifest entry of a copy of the segment ``info`` whose files hold nothing
     of its deleted documents, at the same doc numbers; None when it is small enough
     to rewrite (or its dictionary would lose a whole chunk)."""
@@ -407,7 +420,7 @@ def _purge(folder: Path, info: dict[str, Any], generation: int) -> dict[str, Any
         return None
     sid = _new_id(generation)
     deleted = sorted(info["deleted"])
-    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, deleted):
+    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, deleted, twins=twins):
         return None
     return {**info, "id": sid, "deleted": deleted}
 
@@ -443,7 +456,9 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
     manifest = _load_manifest(folder)
     keep = {str(info["id"]) for info in manifest["segments"]} | set(manifest.get("previous", ())) if manifest else set()
     recorded = state.recorded_segments()
-    paths = ["manifest.json"] if manifest else []
+    paths = [MANIFEST] if manifest else []
+    if manifest and (folder / MANIFEST_SCRIPT).exists():
+        paths.append(MANIFEST_SCRIPT)
     for sid in sorted(keep - recorded):
         try:
             with os.scandir(folder / "seg" / sid) as entries:
@@ -470,7 +485,8 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
         add.append((path, digest, found.st_size, found.st_mtime_ns))
     state.begin()
     state.forget_segments(recorded - keep)
-    state.set_files(add, [] if manifest else ["manifest.json"])
+    gone = [MANIFEST, MANIFEST_SCRIPT] if not manifest else [] if MANIFEST_SCRIPT in paths else [MANIFEST_SCRIPT]
+    state.set_files(add, gone)
     state.set_folders(folder_marks(folder, ["", "seg", *(f"seg/{sid}" for sid in sorted(keep))]))
     state.commit()
 
@@ -498,12 +514,15 @@ def _previous_segments(folder: Path) -> list[dict[str, Any]]:
     return list(manifest["segments"]) if manifest else []
 
 
-def _write(folder: Path, data: SegmentData, generation: int, made: dict[str, tuple[str, int, int]]) -> dict[str, Any]:
-    """Write a new segment; its files' (digest, size, mtime_ns) go into ``made``."""
+def _write(
+    folder: Path, data: SegmentData, generation: int, made: dict[str, tuple[str, int, int]], twins: bool
+) -> dict[str, Any]:
+    """Write a new segment (with script twins when ``twins``); its files' (digest, size,
+    mtime_ns) go into ``made``."""
     sid = _new_id(generation)
 
     def record(name: str, data: bytes | memoryview, mtime: int) -> None:
         made[f"seg/{sid}/{name}"] = (digest_of(data), memoryview(data).nbytes, mtime)
 
-    meta = write_segment(folder / "seg" / sid, data, record)
+    meta = write_segment(folder / "seg" / sid, data, record, twins=twins)
     return {"id": sid, "docs": meta["docs"], "min_day": meta["min_day"], "max_day": meta["max_day"], "deleted": []}

@@ -229,12 +229,15 @@ def test_a_template_can_extend_the_default_one_block_by_block(site: Path) -> Non
     theme.mkdir(parents=True)
     (theme / "base.html").write_text(
         '{% extends "!default/base.html" %}{% block footer %}<p>Hosted by the Quill project.</p>{% endblock %}'
+        '{% block head %}<link rel="stylesheet" href="site.css">{% endblock %}'
     )
     with (site / "listlib.toml").open("a") as handle:
         handle.write('\n[theme]\ndir = "mytheme"\n')
     build(site)
     page = (site / "output" / page_of(site, 1)).read_text()
     assert "Hosted by the Quill project." in page and "Message number 1." in page
+    # The thread page adds its script to the head block, after the site's own.
+    assert '<link rel="stylesheet" href="site.css"><script src="../../../static/times.js" defer>' in page
 
 
 def test_a_broken_template_names_file_and_line(site: Path) -> None:

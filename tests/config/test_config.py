@@ -98,7 +98,7 @@ kep_on_server = true
         "list: unknown table (did you mean lists?)",
         "site.base_ulr: unknown key (did you mean base_url?)",
         "site.colour: unknown key (known: base_url, cache_dir, content_dir, load_remote_images, obfuscate_addresses, "
-        "output_dir, publish_unrouted, queue_dir, show_removal_reasons, title)",
+        "output_dir, publish_unrouted, queue_dir, search_from_disk, show_removal_reasons, title)",
         "lists.dev.adresses: unknown key (did you mean addresses?)",
         "pop3.box.kep_on_server: unknown key (did you mean keep_on_server?)",
     ]

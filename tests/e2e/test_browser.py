@@ -350,6 +350,10 @@ SEARCH_DONE_JS = """new Promise((resolve) => {
         status,
         hits: [...document.querySelectorAll('#search-results li a.subject')].map((a) => a.getAttribute('href')),
         marks: [...document.querySelectorAll('#search-results mark')].map((m) => m.textContent),
+        scope: document.getElementById('search-scope').hidden ? null : [
+          document.getElementById('search-scope').textContent,
+          document.querySelector('#search-scope a').getAttribute('href'),
+        ],
       });
     } else {
       setTimeout(check, 50);
@@ -412,6 +416,13 @@ def test_the_search_page_keeps_to_one_list_when_asked(browser: DevTools, server:
             browser.send("Target.closeTarget", targetId=target)
     assert seen["dev"]["hits"] and seen["announce"]["hits"] == []
     assert seen["announce"]["status"] == "No messages match."
+    # The page says that it searched one list, and links to the same search of all.
+    assert seen["dev"]["scope"] == ["Searching dev only. Search all lists", "?q=batching"], seen
+
+
+def test_the_search_page_explains_a_query_of_only_words_to_leave_out(browser: DevTools, server: Server) -> None:
+    seen, _resources = _search_in_tab(browser, server + "search/index.html?q=-batching")
+    assert seen["hits"] == [] and seen["status"].startswith("Only words to leave out: add a word"), seen
 
 
 def test_the_search_page_says_so_without_javascript(built: dict[str, Any]) -> None:
@@ -422,6 +433,10 @@ def test_the_search_page_says_so_without_javascript(built: dict[str, Any]) -> No
     thread = (built["output"] / built["pages"]["thread"]).read_text()
     assert 'class="site-search" href="../../../search/index.html"' in thread  # a link: no form on message pages
     assert 'name="list" value="dev"' in (built["output"] / "dev/index.html").read_text()
+    # Every search box says what it searches.
+    for path, scope in (("index.html", "Search all lists: "), ("dev/index.html", "Search dev only: ")):
+        assert f'placeholder="{scope}' in (built["output"] / path).read_text(), path
+    assert 'placeholder="words, ' in page
 
 
 INLINE_SCRIPT_JS = """(() => {
@@ -459,9 +474,13 @@ def test_the_content_security_policy_refuses_inline_script_and_keeps_the_site_wo
         _value(browser, session, "document.querySelector('form.search-form').submit()")
         browser.wait_for("Page.loadEventFired", session)
         assert _value(browser, session, "location.href").startswith(base + "search/index.html?q=batching")
-        # The theme's own script ran: it shows the results area (from file:// its fetches
-        # of the index may fail, which is not the policy's doing).
+        # The theme's own script ran and found messages (from file:// it loads the index's
+        # script twins, which script-src 'self' allows).
         assert _value(browser, session, "document.getElementById('search-app').hidden") is False
+        done = browser.send(
+            "Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True, returnByValue=True
+        )
+        assert done["result"]["value"]["hits"], done
         assert _value(browser, session, INLINE_SCRIPT_JS) is False
         # Folding needs no script: a long quote is a <details> that opens.
         _open(browser, session, base + built["pages"]["thread"])
@@ -470,3 +489,168 @@ def test_the_content_security_policy_refuses_inline_script_and_keeps_the_site_wo
         assert _value(browser, session, INLINE_SCRIPT_JS) is False
     finally:
         browser.send("Target.closeTarget", targetId=target)
+
+
+def _search_in_tab(browser: DevTools, url: str) -> tuple[dict[str, Any], list[str]]:
+    """What the search page at ``url`` shows once done, and every resource it loaded."""
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        browser.send("Network.enable", session)
+        _open(browser, session, url)
+        done = browser.send(
+            "Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True, returnByValue=True
+        )
+        requested = [
+            event["params"]["request"]["url"]
+            for event in browser.events
+            if event.get("sessionId") == session and event["method"] == "Network.requestWillBeSent"
+        ]
+        return done["result"]["value"], requested
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+
+
+def _index_bytes(output: Path, base: str, loaded: list[str]) -> int:
+    """The bytes of the index files (or script twins) among ``loaded``."""
+    from urllib.parse import unquote, urlsplit
+
+    prefix = urlsplit(base + "search/").path
+    paths = {unquote(urlsplit(url).path) for url in loaded}
+    files = [output / "search" / path[len(prefix) :] for path in paths if path.startswith(prefix)]
+    return sum(f.stat().st_size for f in files if f.name != "search.js")
+
+
+@pytest.mark.parametrize("query", ["batching degraded", '"message number 13"', "from:person batch*"])
+def test_the_search_page_finds_the_same_from_disk_as_over_http(
+    browser: DevTools, server: Server, built: dict[str, Any], artifacts: Path, query: str
+) -> None:
+    from urllib.parse import quote
+
+    from listlib.search.reader import Source, search
+
+    expected = ["../" + hit.url for hit in search(Source(built["output"] / "search"), query, limit=20).hits]
+    assert expected
+    seen: dict[str, dict[str, Any]] = {}
+    loaded: dict[str, int] = {}
+    for scheme, base in (("http", str(server)), ("file", built["output"].as_uri() + "/")):
+        seen[scheme], resources = _search_in_tab(browser, base + "search/index.html?q=" + quote(query))
+        loaded[scheme] = _index_bytes(built["output"], base, resources)
+        index_files = [r for r in resources if "/search/seg/" in r or "/search/manifest" in r]
+        assert index_files, resources
+        # Over http the files themselves, as ever; from disk their script twins.
+        assert all(r.split("?")[0].endswith(".js") == (scheme == "file") for r in index_files), resources
+    assert seen["file"]["hits"] == seen["http"]["hits"] == expected, seen
+    assert seen["file"]["status"] == seen["http"]["status"]
+    assert seen["file"]["marks"] == seen["http"]["marks"]
+    # The script twins cost base64 (4/3) on the binary files, nothing on the JSON ones.
+    assert 0 < loaded["http"] <= loaded["file"] <= loaded["http"] * 4 / 3 + 2000, loaded
+    with (artifacts / "search-bytes.txt").open("a") as report:
+        report.write(f"{query!r}: http {loaded['http']} bytes, file {loaded['file']} bytes\n")
+
+
+def test_the_search_page_from_disk_says_what_to_do_without_the_script_twins(
+    browser: DevTools, built: dict[str, Any], tmp_path: Path
+) -> None:
+    import shutil
+
+    copy = tmp_path / "output"
+    shutil.copytree(built["output"], copy)
+    for twin in (copy / "search").rglob("*.js"):
+        twin.unlink()
+    seen, _resources = _search_in_tab(browser, copy.as_uri() + "/search/index.html?q=batching")
+    assert seen["hits"] == [] and seen["status"].startswith("Search failed"), seen
+    assert "listlib build" in seen["status"] and "listlib serve" in seen["status"], seen
+
+
+TIMES_JS = """(() => ({
+  zone: [...document.querySelectorAll('[data-time-zone]')].map((e) => e.textContent),
+  times: [...document.querySelectorAll('time[data-utc]')].map(
+    (t) => [t.getAttribute('datetime'), t.textContent, t.title]),
+}))()"""
+
+
+@pytest.mark.parametrize("page", ["thread", "date"])
+def test_times_show_in_the_readers_zone_with_scripts(
+    browser: DevTools, server: Server, built: dict[str, Any], page: str
+) -> None:
+    path = built["pages"]["thread"] if page == "thread" else "dev/2024/05/date.html"
+    static = (built["output"] / path).read_text()
+    assert "<span data-time-zone>UTC</span>" in static and " UTC</time>" in static  # without scripts: UTC
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        browser.send("Emulation.setTimezoneOverride", session, timezoneId="Asia/Tokyo")
+        _open(browser, session, server + path)
+        seen = _value(browser, session, TIMES_JS)
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    assert seen["zone"] and all(zone == "your time (Asia/Tokyo)" for zone in seen["zone"]), seen
+    assert len(seen["times"]) >= 3
+    for iso, text, title in seen["times"]:
+        moment = datetime.fromisoformat(iso) + timedelta(hours=9)
+        assert text == f"{moment:%Y-%m-%d %H:%M} +0900", (iso, text)
+        assert title.endswith(" UTC")
+
+
+CONTRAST_JS = """(() => {
+  document.querySelectorAll('details').forEach((d) => { d.open = true; });  // folded quotes too
+  const rgb = (s) => {
+    const m = s.match(/[\\d.]+/g).map(Number);
+    return {c: m.slice(0, 3), a: m.length > 3 ? m[3] : 1};
+  };
+  const lin = (v) => { v /= 255; return v <= 0.04045 ? v / 12.92 : Math.pow((v + 0.055) / 1.055, 2.4); };
+  const lum = (c) => 0.2126 * lin(c[0]) + 0.7152 * lin(c[1]) + 0.0722 * lin(c[2]);
+  const ground = (el) => {
+    for (let e = el; e; e = e.parentElement) {
+      const b = rgb(getComputedStyle(e).backgroundColor);
+      if (b.a > 0) return b.c;
+    }
+    return rgb(getComputedStyle(document.documentElement).backgroundColor).c;
+  };
+  const low = [];
+  let measured = 0;
+  for (const el of document.body.querySelectorAll('*')) {
+    if (['INPUT', 'BUTTON', 'TEXTAREA', 'SELECT', 'OPTION', 'SCRIPT'].includes(el.tagName)) continue;
+    const text = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!text || !el.getClientRects().length) continue;
+    const fg = rgb(getComputedStyle(el).color).c, bg = ground(el);
+    const [hi, lo] = [lum(fg), lum(bg)].sort((a, b) => b - a);
+    const ratio = (hi + 0.05) / (lo + 0.05);
+    measured++;
+    if (ratio < 4.5) low.push(`${el.tagName.toLowerCase()}.${el.className}: ${ratio.toFixed(2)}`);
+  }
+  return {measured, low: low.slice(0, 10)};
+})()"""
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_every_text_on_the_pages_reaches_aa_contrast_in_both_schemes(
+    browser: DevTools, server: Server, built: dict[str, Any], scheme: str
+) -> None:
+    pages = [
+        "index.html",
+        "dev/index.html",
+        "dev/2024/05/index.html",
+        "dev/2024/05/date.html",
+        built["pages"]["thread"] + "#" + built["pages"]["thread"].rpartition("/")[2][: -len(".html")],
+        "search/index.html?q=batching+degraded&list=dev",
+    ]
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    seen = {}
+    try:
+        browser.send("Page.enable", session)
+        features = [{"name": "prefers-color-scheme", "value": scheme}]
+        browser.send("Emulation.setEmulatedMedia", session, features=features)
+        for page in pages:
+            _open(browser, session, server + page)
+            if page.startswith("search/"):
+                browser.send("Runtime.evaluate", session, expression=SEARCH_DONE_JS, awaitPromise=True)
+            seen[page] = _value(browser, session, CONTRAST_JS)
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    assert all(found["measured"] > 5 for found in seen.values()), seen
+    assert {page: found["low"] for page, found in seen.items() if found["low"]} == {}, scheme

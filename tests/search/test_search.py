@@ -5,6 +5,7 @@ merging, and removed, redacted and X-No-Archive messages never found."""
 
 from __future__ import annotations
 
+import base64
 import json
 import shutil
 import subprocess
@@ -88,6 +89,22 @@ def _node(payload: object, index: Path) -> object:
     return json.loads(result.stdout)
 
 
+def assert_twins_match(folder: Path) -> None:
+    """Every file of the index has a script twin that carries its bytes (and every twin a file)."""
+    files = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"index.html"}
+    data = {p for p in files if not p.endswith(".js")}
+    assert {p for p in files if p.endswith(".js")} == {p + ".js" for p in data}
+    assert any(p.startswith("seg/") for p in data)
+    for path in data:
+        twin = (folder / (path + ".js")).read_bytes()
+        head = b"ListlibSearch.put(" + json.dumps(path.rpartition("/")[2]).encode() + b","
+        assert twin.startswith(head) and twin.endswith(b");\n"), path
+        payload = twin[len(head) : -3]
+        original = (folder / path).read_bytes()
+        carried = payload if path.endswith(".json") else base64.b64decode(json.loads(payload))
+        assert carried == original, path
+
+
 @pytest.fixture
 def searched_site(site: Path) -> Path:
     add(site, *MESSAGES)
@@ -164,12 +181,30 @@ def test_one_new_message_writes_one_small_segment_and_the_manifest(searched_site
     changed = {path for path in after if before.get(path) != after[path]}
     new_segments = {path.split("/")[1] for path in changed if path.startswith("seg/")}
     assert len(new_segments) == 1
-    assert changed - {p for p in changed if p.startswith("seg/")} == {"manifest.json"}
-    assert all(p in after and after[p] == before[p] for p in before if p != "manifest.json")
-    assert sum(len(after[p]) for p in changed if p.startswith("seg/")) < 4000
+    assert changed - {p for p in changed if p.startswith("seg/")} == {"manifest.json", "manifest.json.js"}
+    assert all(p in after and after[p] == before[p] for p in before if not p.startswith("manifest.json"))
+    files = [p for p in changed if p.startswith("seg/") and not p.endswith(".js")]
+    assert sum(len(after[p]) for p in files) < 4000
+    assert {p for p in changed if p.endswith(".js")} == {"manifest.json.js", *(p + ".js" for p in files)}
     assert found(searched_site, "raid6") == ["A late question about raid6"]
     assert build(searched_site).search.indexed == 0
     assert tree(folder) == after
+
+
+def test_search_from_disk_can_be_turned_off_and_on_again(searched_site: Path) -> None:
+    folder = searched_site / "output/search"
+    toml = searched_site / "listlib.toml"
+    answers = found(searched_site, "bitmap")
+    assert_twins_match(folder)
+    toml.write_text(toml.read_text().replace("[site]\n", "[site]\nsearch_from_disk = false\n"))
+    assert build(searched_site).search.rebuilt
+    assert [p for p in folder.rglob("*.js")] == [] and found(searched_site, "bitmap") == answers
+    add(searched_site, post(30, "A late bitmap question"))
+    build(searched_site)
+    assert [p for p in folder.rglob("*.js")] == [] and len(found(searched_site, "bitmap")) == len(answers) + 1
+    toml.write_text(toml.read_text().replace("search_from_disk = false", "search_from_disk = true"))
+    assert build(searched_site).search.rebuilt
+    assert_twins_match(folder)
 
 
 def test_removed_and_redacted_messages_disappear(searched_site: Path) -> None:
@@ -251,6 +286,11 @@ def test_cli_search(searched_site: Path) -> None:
     assert json.loads(excluded)["total"] == 2
     text = run_listlib("search", "bitmap", "--list", "announce", cwd=searched_site, check=True).stdout
     assert text.strip().endswith("0 messages")
+    only_out = run_listlib("search", "--", "-journal", cwd=searched_site, check=True).stdout
+    assert only_out.splitlines() == [
+        "0 messages",
+        "Only words to leave out: add a word to search for (-word leaves out messages the other words find).",
+    ]
     config = load_config(searched_site / "listlib.toml")
     shutil.rmtree(config.site.output_dir)
     missing = run_listlib("search", "x", cwd=searched_site)
@@ -277,7 +317,9 @@ def test_an_empty_archive_answers_no_messages(site: Path) -> None:
     build(site)  # lists, but no mail yet
     for query in ("foo", "foo*", "foo after:2024", "-foo"):
         result = run_listlib("search", "--", query, cwd=site)
-        assert (result.returncode, result.stdout, result.stderr) == (0, "0 messages\n", ""), query
+        hint = "Only words to leave out: add a word to search for" if query == "-foo" else ""
+        assert (result.returncode, result.stdout.startswith("0 messages\n"), result.stderr) == (0, True, ""), query
+        assert (hint in result.stdout) and (result.stdout == "0 messages\n") == (not hint), query
         assert json.loads(run_listlib("search", "--json", "--", query, cwd=site, check=True).stdout) == {
             "total": 0,
             "hits": [],

@@ -18,7 +18,7 @@ from listlib.verify import repair_store
 
 from ..build.test_build import add, build
 from ..support.helpers import SITE_TOML, make_message
-from .test_search import NODE, _node
+from .test_search import NODE, _node, assert_twins_match
 
 WORDS = [
     "raid",
@@ -98,8 +98,10 @@ def _answers(folder: Path) -> list[list[tuple[str, float]]]:
     return out
 
 
-def _js_answers(folder: Path) -> list[list[tuple[str, float]]]:
+def _js_answers(folder: Path, scripts: bool = False) -> list[list[tuple[str, float]]]:
+    """The JS client's answers, reading the index files (or their script twins, as from file://)."""
     cases = [{"q": q, "limit": 1000} for q in QUERIES] + [{"q": q, "offset": o, "limit": n} for q, o, n in PAGES]
+    cases = [{**case, "scripts": scripts} for case in cases]
     got = _node(cases, folder)
     return [[(call, score) for call, score in case["hits"]] for case in got]  # type: ignore[union-attr]
 
@@ -136,6 +138,8 @@ def test_incremental_index_answers_like_one_built_from_scratch(tmp_path: Path, s
     expected = _answers(scratch / "output/search")
     assert sum(map(len, expected)) > 100
     assert _answers(site / "output/search") == expected
+    assert_twins_match(site / "output/search")
     if NODE is not None:
         assert _js_answers(site / "output/search") == expected
+        assert _js_answers(site / "output/search", scripts=True) == expected
         assert _js_answers(scratch / "output/search") == expected

@@ -2,9 +2,11 @@
 //   node search_node.js SEARCH_JS INDEX_DIR < queries.json  -> results as JSON lines
 // queries.json: [{"q": ..., "offset": 0, "limit": 10, "lists": [...], "stale": FILE}, ...] or {"vectors": [texts]}.
 // "stale": FILE is served as the first manifest.json (one a browser had cached before an update).
+// "scripts": true reads each file's script twin (FILE.js) instead, as a page opened from file:// does.
 "use strict";
 const fs = require("fs");
 const path = require("path");
+const vm = require("vm");
 const api = require(path.resolve(process.argv[2]));
 const dir = process.argv[3];
 const input = JSON.parse(fs.readFileSync(0, "utf8"));
@@ -16,6 +18,19 @@ function fetchFile(url) {
   } catch (e) {
     return { ok: false, status: 404, arrayBuffer: async () => new ArrayBuffer(0) };
   }
+}
+
+// Runs the twin FILE.js with ListlibSearch.put and answers what search.js's script loader would.
+function fetchTwin(url) {
+  let code;
+  try {
+    code = fs.readFileSync(url + ".js", "utf8");
+  } catch (e) {
+    return api.twinResponse(url, null);
+  }
+  let got = null;
+  vm.runInNewContext(code, { ListlibSearch: { put: (name, value) => { got = { name, value }; } } });
+  return api.twinResponse(url, got);
 }
 
 function staleFirst(file) {
@@ -36,7 +51,7 @@ function staleFirst(file) {
   }
   const out = [];
   for (const q of input) {
-    const index = new api.Index(dir, q.stale ? staleFirst(q.stale) : fetchFile);
+    const index = new api.Index(dir, q.stale ? staleFirst(q.stale) : q.scripts ? fetchTwin : fetchFile);
     const r = await index.search(q.q, { offset: q.offset || 0, limit: q.limit || 10, lists: q.lists });
     out.push({ total: r.total, hits: r.hits.map((h) => [h.call, h.score]), fetched: index.fetched });
   }

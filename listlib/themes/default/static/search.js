@@ -145,6 +145,45 @@
     this.fetched = 0;
   }
 
+  // -- script twins (codec.py's script_twin): the index read from file:// ------------------
+  // A page opened from disk may not fetch files, but may load scripts: each index file
+  // has a twin "<file>.js" that calls ListlibSearch.put(name, data). A classic script's
+  // load event follows its execution at once, so the last put is that script's.
+  var pending = null;
+
+  function put(name, value) { pending = { name: name, value: value }; }
+
+  function fromBase64(text) {
+    var raw = root.atob(text), out = new Uint8Array(raw.length);
+    for (var i = 0; i < raw.length; i++) out[i] = raw.charCodeAt(i);
+    return out;
+  }
+
+  // What fetch would have answered for url, from the put of its twin (or none: missing).
+  function twinResponse(url, got) {
+    var name = url.slice(url.lastIndexOf("/") + 1);
+    if (!got || got.name !== name) return { ok: false, status: 404 };
+    if (typeof got.value === "string") {
+      var data = fromBase64(got.value);
+      return { ok: true, status: 200, size: got.value.length, arrayBuffer: function () { return Promise.resolve(data.buffer); } };
+    }
+    return { ok: true, status: 200, size: JSON.stringify(got.value).length, value: got.value };
+  }
+
+  function scriptFetcher(doc) {
+    return function (url, init) {
+      return new Promise(function (resolve) {
+        var script = doc.createElement("script");
+        function done(got) { script.remove(); resolve(twinResponse(url, got)); }
+        script.onload = function () { var got = pending; pending = null; done(got); };
+        script.onerror = function () { done(null); };
+        // After a segment went missing, the manifest's twin is loaded past the cache.
+        script.src = url + ".js" + (init && init.cache === "no-cache" ? "?" + Date.now() : "");
+        doc.head.appendChild(script);
+      });
+    };
+  }
+
   Index.prototype.bytes = function (path) {
     var self = this, fresh = this.fresh;
     if (!this.files[path]) {
@@ -156,17 +195,23 @@
           error.segmentGone = response.status === 404 && path.slice(0, 4) === "seg/";
           throw error;
         }
-        return response.arrayBuffer();
-      }).then(function (buffer) {
-        self.fetched += buffer.byteLength;
-        return new Uint8Array(buffer);
+        if (response.value !== undefined) {  // a JSON file's twin: its value, parsed already
+          self.fetched += response.size;
+          return response.value;
+        }
+        return Promise.resolve(response.arrayBuffer()).then(function (buffer) {
+          self.fetched += response.size !== undefined ? response.size : buffer.byteLength;
+          return new Uint8Array(buffer);
+        });
       });
     }
     return this.files[path];
   };
 
   Index.prototype.json = function (path) {
-    return this.bytes(path).then(function (b) { return JSON.parse(new TextDecoder().decode(b)); });
+    return this.bytes(path).then(function (b) {
+      return b instanceof Uint8Array ? JSON.parse(new TextDecoder().decode(b)) : b;
+    });
   };
 
   function Segment(index, info, meta) {
@@ -477,7 +522,8 @@
     var status = doc.getElementById("search-status"), list = doc.getElementById("search-results");
     var pager = doc.getElementById("search-pager"), siteRoot = app.getAttribute("data-root") || "../";
     var names = {}, perPage = 20;
-    var index = new Index(app.getAttribute("data-index") || "./");
+    var fromDisk = root.location.protocol === "file:";
+    var index = new Index(app.getAttribute("data-index") || "./", fromDisk ? scriptFetcher(doc) : null);
     var params = new URLSearchParams(root.location.search);
     var text = params.get("q") || "", pageNo = Math.max(1, parseInt(params.get("page") || "1", 10) || 1);
     var only = params.get("list") || "", hidden = form.querySelector("input[name=list]");
@@ -487,9 +533,25 @@
       else hidden.remove();
     }
     app.hidden = false;
+    var scope = doc.getElementById("search-scope");
+    function showScope() {  // a search of one list says so, and links to the same search of all
+      if (!only || !scope) return;
+      scope.textContent = "Searching " + (names[only] || only) + " only. ";
+      var all = doc.createElement("a");
+      all.href = "?q=" + encodeURIComponent(text);
+      all.textContent = "Search all lists";
+      scope.appendChild(all);
+      scope.hidden = false;
+    }
+    showScope();
     if (!text.trim()) return;
+    var parsed = parseQuery(text);
+    if (!parsed.must.length && parsed.mustNot.length) {
+      status.textContent = "Only words to leave out: add a word to search for (-word leaves out messages that the other words find).";
+      return;
+    }
     status.textContent = "Searching\u2026";
-    index.json("manifest.json").then(function (m) { names = m.lists || {}; return index.search(text, {
+    index.json("manifest.json").then(function (m) { names = m.lists || {}; showScope(); return index.search(text, {
       offset: (pageNo - 1) * perPage, limit: perPage, lists: only ? [only] : [] }); }).then(function (results) {
       list.textContent = "";
       var first = (pageNo - 1) * perPage + 1;
@@ -528,11 +590,14 @@
       if (pageNo > 1) link("\u2190 Previous", pageNo - 1);
       if (pageNo * perPage < results.total) link("Next \u2192", pageNo + 1);
     }).catch(function (error) {
-      status.textContent = "Search failed: " + error.message;
+      status.textContent = "Search failed: " + error.message + (fromDisk ?
+        " (opened from disk, this page reads the index's .js files, which a build writes unless" +
+        " search_from_disk = false: build the site again with listlib build, or serve it with listlib serve)" : "");
     });
   }
 
-  var api = { fold: fold, words: words, parseQuery: parseQuery, Index: Index, decodePostings: decodePostings };
+  var api = { fold: fold, words: words, parseQuery: parseQuery, Index: Index, decodePostings: decodePostings,
+    put: put, twinResponse: twinResponse };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ListlibSearch = api;
   if (typeof document !== "undefined") {
