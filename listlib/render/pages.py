@@ -77,7 +77,7 @@ from ..urls import (
     static_path,
     thread_mbox_path,
 )
-from ..values import Month
+from ..values import Month, plural
 from .downloads import encode_mboxrd, gzip_bytes
 from .writer import Writer
 
@@ -186,6 +186,7 @@ class Renderer:
         theme.env.filters.update(utc=_utc, iso=_iso, day=_day, local=_local, local_iso=_local_iso, offset=_offset)
         theme.env.filters["size"] = _size
         theme.env.filters["month_name"] = _month_name
+        theme.env.filters["counted"] = plural  # {{ n|counted("message") }}: "1 message", "2 messages"
         self._kinds: dict[str, Callable[[Any, Mapping[str, str]], Files]] = {
             name: getattr(self, kind.renderer) for name, kind in KINDS.items()
         }
