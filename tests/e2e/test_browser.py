@@ -654,3 +654,37 @@ def test_every_text_on_the_pages_reaches_aa_contrast_in_both_schemes(
         browser.send("Target.closeTarget", targetId=target)
     assert all(found["measured"] > 5 for found in seen.values()), seen
     assert {page: found["low"] for page, found in seen.items() if found["low"]} == {}, scheme
+
+
+TOC_ROWS_JS = """(() => [...document.querySelectorAll('.toc li')].map((li) => {
+  const link = li.querySelector('a'), style = getComputedStyle(link);
+  const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.5;
+  return {height: link.getBoundingClientRect().height, line, text: li.textContent.trim() === link.textContent.trim()};
+}))()"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_the_contents_of_a_long_thread_keep_each_row_on_one_line(
+    browser: DevTools, server: Server, built: dict[str, Any], width: str
+) -> None:
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        size = WIDTHS[width]
+        browser.send(
+            "Emulation.setDeviceMetricsOverride",
+            session,
+            width=size[0],
+            height=size[1],
+            deviceScaleFactor=1,
+            mobile=size[0] < 600,
+        )
+        _open(browser, session, server + built["pages"]["thread"])
+        rows = _value(browser, session, TOC_ROWS_JS)
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    assert len(rows) > 30
+    for row in rows:
+        assert row["text"], "a row holds text outside its link"
+        assert row["height"] < 1.6 * max(row["line"], 24), row  # one line (24 px: the smallest target)

@@ -30,3 +30,21 @@ def test_the_continues_tag_does_not_touch_the_date(site: Path) -> None:
     month = ((site / "output" / path).parent / "index.html").read_text()
     assert re.search(r'</time> <span class="tag"[^>]*>continues</span>', month)
     assert "</time><span" not in month
+
+
+def test_each_contents_row_is_one_link_holding_the_author_date_and_a_changed_subject(site: Path) -> None:
+    add(
+        site,
+        post(1, "Plans"),
+        *(post(n, "Re: Plans", reply_to=n - 1, refs=tuple(range(1, n))) for n in range(2, 7)),
+        post(7, "Other plans (was: Plans)", reply_to=6, refs=tuple(range(1, 7))),
+    )
+    build(site)
+    _call, path = call_of(site, 1)
+    page = (site / "output" / path.replace(".eml", ".html")).read_text()
+    toc = page[page.index('<details class="toc"') : page.index("</details>")]
+    rows = re.findall(r"<li[^>]*>(.*?)</li>", toc, re.S)
+    assert len(rows) == 7
+    for row in rows:  # nothing outside the row's one link
+        assert row.startswith("<a ") and row.endswith("</a>") and row.count("<a ") == 1
+    assert '<span class="subject">Other plans (was: Plans)</span></a>' in rows[-1]
