@@ -1,5 +1,6 @@
-"""Pages count in words a reader reads aloud: "1 message in 1 thread", never "1
-messages"; a thread's tags stand apart from its dates."""
+"""What pages say and how it reads: counts in words a reader reads aloud ("1 message in
+1 thread", never "1 messages"), a thread's tags apart from its dates, and a thread's
+contents as one link per row."""
 
 from __future__ import annotations
 
