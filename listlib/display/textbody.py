@@ -434,25 +434,62 @@ def _trim(text: str) -> str:
     return _LEADING_BLANK_RE.sub("", text).rstrip()
 
 
+MEASURE = 82
+"""Characters of a line of prose: a block with longer lines that are not prose (logs,
+code, diffs, tables) keeps them whole in a box that scrolls sideways (``WIDE_PRE``)."""
+
+WIDE_PRE = '<pre class="text wide" tabindex="0" role="region" aria-label="Text with long lines, scrolls sideways">'
+"""A block with long lines (themes show a "wrap long lines" switch above a body that has one)."""
+
+_SENTENCE_BREAK_RE = re.compile(r"[.!?][\"')\]]?\s+\S")
+
+
+def is_wide(text: str) -> bool:
+    """Whether a block of text has a line longer than ``MEASURE`` that is not prose: a
+    paragraph a mail client did not wrap (two sentences or more, or past three
+    measures) wraps; a log line, a line of code or of a diff does not."""
+    for line in text.split("\n"):
+        if len(line) <= MEASURE or len(line) > 3 * MEASURE:
+            continue
+        if len(_SENTENCE_BREAK_RE.findall(line)) < 2:
+            return True
+    return False
+
+
 def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
-    """(safe HTML, ``plain_text``) of a cleaned plain-text body."""
+    """(safe HTML, ``plain_text``) of a cleaned plain-text body. Text and short quotes
+    show in one ``<pre>``; paragraphs with long lines that are not prose (``is_wide``)
+    in a ``<pre>`` of their own (``WIDE_PRE``)."""
     html: list[str] = []
     new_text: list[str] = []
     pending: list[str] = []  # marked-up text and short quotes, shown in one <pre>
+    run_wide = False  # whether the pending pieces are wide ones
 
     def flush() -> None:
         joined = _trim("\n".join(pending))
         if joined:
-            html.append(f'<pre class="text">{joined}</pre>')
+            html.append(f"{WIDE_PRE}{joined}</pre>" if run_wide else f'<pre class="text">{joined}</pre>')
         pending.clear()
+
+    def show(marked: str, wide: bool) -> None:
+        nonlocal run_wide
+        if wide != run_wide:
+            flush()
+            run_wide = wide
+        pending.append(marked)
 
     for block in _structure(text):
         if block.kind == "text":
             marked, plain = _markup(block.text, obfuscate)
-            pending.append(marked)
             new_text.append(plain)
+            if not is_wide(block.text):
+                show(marked, False)
+                continue
+            # Paragraph by paragraph: each keeps its blank line ("\n" joins them again).
+            for paragraph in _PARAGRAPH_RE.split(block.text):
+                show(_markup(paragraph, obfuscate)[0], is_wide(paragraph))
         elif block.kind == "quote":
-            pending.append(f'<span class="quote">{markup_text(block.text, obfuscate)}</span>')
+            show(f'<span class="quote">{markup_text(block.text, obfuscate)}</span>', is_wide(block.text))
         else:
             flush()
             body = _trim(block.text)
@@ -460,6 +497,9 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
                 html.append(_folded(block, body, obfuscate))
     flush()
     return "".join(html), _new_text(new_text)
+
+
+_PARAGRAPH_RE = re.compile(r"\n(?=[ \t]*\n)")
 
 
 def plain_text(text: str, obfuscate: bool) -> str:

@@ -71,6 +71,7 @@ class _Checker(HTMLParser):
 _TAG_RE = re.compile(r"<[^>]*>")
 _OWN_TAG_RE = re.compile(
     r'<(?:div class="(?:msg-body|note [a-z -]+)"|pre class="text"|span class="(?:quote|attribution|lines)"'
+    r'|pre class="text wide" tabindex="0" role="region" aria-label="Text with long lines, scrolls sideways"'
     r'|a href="(?i:https?|ftp|mailto):[^"<>]*" rel="nofollow noopener noreferrer"'
     r'|details class="(?:quote|signature|footer)"|summary|section class="attached-message"'
     r'|dl class="attached-header"|dt|dd|time datetime="[0-9T:.+-]+")>'
