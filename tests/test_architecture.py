@@ -26,7 +26,9 @@ LAYERS = [
         "filers",
         "filers.mbox",
         "filers.pop3",
+        "filers.publicinbox",
         "uidls",
+        "inboxlog",
         "plan.sources",
         "plan.shown",
     }
@@ -56,7 +58,7 @@ LAYERS = [
     | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
-    | {"unrouted", "manifest", "stewardship", "threadedit"},
+    | {"unrouted", "manifest", "stewardship", "threadedit", "upstream"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "__main__"},
 ]
