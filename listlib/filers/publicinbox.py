@@ -112,10 +112,14 @@ def _root(repo: Path, head: str) -> str:
 
 
 def _is_ancestor(repo: Path, commit: str, head: str) -> bool:
+    if commit == head:
+        return True
     return _run_git(repo, "merge-base", "--is-ancestor", commit, head, ok=(0, 1, 128)).returncode == 0
 
 
 def _count(repo: Path, since: str | None, head: str) -> int:
+    if since == head:
+        return 0
     span = f"{since}..{head}" if since else head
     return int(_run_git(repo, "rev-list", "--count", span).stdout)
 
@@ -208,6 +212,9 @@ class InboxSource(Source):
 
     def _iter_epoch(self, epoch: _Epoch, done: int) -> Iterator[RawMail]:
         position = 0
+        if epoch.since == epoch.head:  # nothing new (most cron runs): start no git at all
+            epoch.complete = True
+            return
         for commit, kind, raw in iter_commits(epoch.path, epoch.since, epoch.head):
             position += 1
             if kind == "m":
