@@ -25,8 +25,9 @@ from typing import BinaryIO, NamedTuple
 from .config import ListConfig
 from .dating import choose_date, plausible
 from .errors import SourceError
-from .filers import RawMail, Source, open_source
+from .filers import Mark, RawMail, Source, Tracker, open_source
 from .filers.mbox import MboxFormat, count_separator_like, separator_date
+from .inboxlog import STATE_FOLDER
 from .message import MessageFacts, parse_message, raw_hash
 from .routing import Router
 from .store.batch import Outcome, Prepared
@@ -74,6 +75,12 @@ class FilingReport:
     """Files that could not be read (``path``, ``reason``): everything else was filed."""
     collision_details: list[dict[str, object]] = field(default_factory=list)
     failures: list[dict[str, object]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    """Things a source says the operator should know (a rewritten public-inbox epoch)."""
+    deleted_upstream: list[dict[str, object]] = field(default_factory=list)
+    """Deletions read from public-inbox epochs (``epoch``, ``root``, ``commit``,
+    ``message_id``, ``subject``, ``raw_hash``, and ``calls``: the call numbers of the
+    stored messages with those exact bytes, with their ``states``)."""
     seconds: float = 0.0
 
     def add(self, outcome: Outcome, reason: str | None, detail: str | None = None) -> None:
@@ -111,10 +118,11 @@ class FilingReport:
         verb = "would be filed" if self.dry_run else "filed"
         rate = f" in {self.seconds:.1f} s" if self.seconds else ""
         unreadable = f"; {plural(len(self.unreadable), 'unreadable file')}" if self.unreadable else ""
+        upstream = f"; {len(self.deleted_upstream)} deleted upstream" if self.deleted_upstream else ""
         return (
             f"{plural(self.messages, 'message')}{rate}: {self.filed} {verb} "
             f"({plural(self.collisions, 'Message-ID collision')}, {self.no_list} to {NO_LIST}), "
-            f"{plural(self.duplicates, 'duplicate')}{self.refusals()}, {self.failed} failed{unreadable}"
+            f"{plural(self.duplicates, 'duplicate')}{self.refusals()}, {self.failed} failed{unreadable}{upstream}"
         )
 
     def refusals(self) -> str:
@@ -314,10 +322,35 @@ def file_sources(
     """
     started = time.monotonic()
     lists = tuple(lists)
-    sources: list[Source] = [open_source(path, mbox_format, stdin) for path in paths]
+    sources: list[Source] = []
+    try:
+        for path in paths:
+            sources.append(
+                open_source(
+                    path, mbox_format, stdin, state=store.root / STATE_FOLDER, dry_run=dry_run, fault=store.fault
+                )
+            )
+        return _file_opened(store, lists, sources, forced_list, dry_run, progress, parallel, after_filing, started)
+    finally:
+        for source in sources:
+            source.close()
+
+
+def _file_opened(
+    store: Store,
+    lists: tuple[ListConfig, ...],
+    sources: list[Source],
+    forced_list: str | None,
+    dry_run: bool,
+    progress: ProgressCallback | None,
+    parallel: bool | None,
+    after_filing: AfterFiling | None,
+    started: float,
+) -> FilingReport:
     report = FilingReport(sources=[str(s.path) for s in sources], dry_run=dry_run)
     for source in sources:
         report.skipped_files.extend(str(p) for p in source.skipped)
+        report.warnings.extend(source.warnings)
     total = sum(s.total_bytes for s in sources)
     now = int(store.clock())
     if parallel is None:
@@ -346,15 +379,17 @@ def file_sources(
         mails, decisions, done = batch, batch_decisions, min(last_done, total)
         batch, batch_decisions, batch_bytes = [], [], 0
 
-        def report_progress() -> None:
+        def durable() -> None:
+            if not dry_run:
+                _settle(mails)
             if progress is not None:
                 progress(done, total, report.messages)
 
         if pipeline is None:
             filer.file(mails, decisions)
-            report_progress()
+            durable()
         else:
-            filer.submit(pipeline, mails, decisions, report_progress)
+            filer.submit(pipeline, mails, decisions, durable)
 
     def file_chunk(chunk: list[RawMail], decisions: list[_Decision]) -> None:
         nonlocal batch_bytes, last_done
@@ -391,8 +426,48 @@ def file_sources(
         finally:
             if dry_run:
                 store.end_dry_run()
+    # Every batch is durable now: sources that remember how far they were read say so.
+    if not dry_run:
+        for source in sources:
+            source.finish()
+    report.deleted_upstream = _upstream_deletions(store, sources)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _settle(mails: Sequence[RawMail]) -> None:
+    """Tell the sources that remember how far they were read that these messages are durable."""
+    last: dict[int, tuple[Tracker, Mark]] = {}
+    for mail in mails:
+        if mail.mark is not None:
+            last[id(mail.mark.tracker)] = (mail.mark.tracker, mail.mark)
+    for tracker, mark in last.values():
+        tracker.settle(mark)
+
+
+def _upstream_deletions(store: Store, sources: list[Source]) -> list[dict[str, object]]:
+    """The deletions public-inbox sources read (or recorded earlier and not yet dealt with),
+    each with the stored messages that have its exact bytes."""
+    found = [item for source in sources for item in source.pending_deletions()]
+    if not found:
+        return []
+    rows = store.index.rows_by_raw_hash({deletion.raw_hash for _epoch, _root, deletion in found})
+    by_hash: dict[str, list[tuple[str, int]]] = {}
+    for row in rows:
+        by_hash.setdefault(row.raw_hash, []).append((row.call, row.state))
+    return [
+        {
+            "epoch": epoch,
+            "root": root,
+            "commit": deletion.commit,
+            "message_id": deletion.message_id,
+            "subject": deletion.subject,
+            "raw_hash": deletion.raw_hash,
+            "calls": [call for call, _state in by_hash.get(deletion.raw_hash, [])],
+            "states": [state for _call, state in by_hash.get(deletion.raw_hash, [])],
+        }
+        for epoch, root, deletion in found
+    ]
 
 
 def _run_pool(

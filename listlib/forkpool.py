@@ -24,6 +24,10 @@ The rules for forking, written once:
   run its ``finally`` blocks and ``atexit`` hooks. Pool workers leave through
   ``multiprocessing`` (which flushes the standard streams before forking);
   ``run_in_child``'s child leaves with ``os._exit``.
+- A worker dies with its parent (Linux: ``PR_SET_PDEATHSIG``): a parent killed by
+  ``kill -9`` must not leave workers behind, blocked for ever on the task queue and
+  holding copies of the parent's file locks (the store lock, a public-inbox epoch's
+  lock), which would make the next run wait for locks nobody releases.
 - Results come back pickled: keep them small (a worker drops what the parent does not
   need). A child of ``run_in_child`` that fails or sends nothing is not an error:
   the work is done again in this process, with the same result, only later.
@@ -31,10 +35,12 @@ The rules for forking, written once:
 
 from __future__ import annotations
 
+import ctypes
 import gc
 import multiprocessing
 import os
 import pickle
+import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -45,8 +51,28 @@ __all__ = ["ForkPool", "run_in_child"]
 T = TypeVar("T")
 
 
+_PR_SET_PDEATHSIG = 1
+
+
 def _ready() -> None:
     """A first task: makes the pool fork its workers now."""
+
+
+def _die_with_parent(parent: int) -> None:
+    """Ask the kernel to SIGKILL this process when its parent dies (Linux; elsewhere
+    nothing), and leave at once if the parent already died before the request."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+def _start_worker(parent: int, initializer: Callable[..., object], initargs: tuple[Any, ...]) -> None:
+    _die_with_parent(parent)
+    initializer(*initargs)
 
 
 class ForkPool(ProcessPoolExecutor):
@@ -68,8 +94,8 @@ class ForkPool(ProcessPoolExecutor):
             super().__init__(
                 max_workers=workers,
                 mp_context=multiprocessing.get_context("fork"),
-                initializer=initializer,
-                initargs=initargs,
+                initializer=_start_worker,
+                initargs=(os.getpid(), initializer, initargs),
             )
             self.submit(_ready)
         except BaseException:

@@ -28,7 +28,9 @@ LAYERS = [
         "filers.compressed",
         "filers.mbox",
         "filers.pop3",
+        "filers.publicinbox",
         "uidls",
+        "inboxlog",
         "plan.sources",
         "plan.shown",
     }
@@ -58,7 +60,7 @@ LAYERS = [
     | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
-    | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer"},
+    | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer", "upstream"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
     | {"__main__"},

@@ -20,6 +20,7 @@ from .common import (
     Progress,
     build_option,
     check_list_option,
+    command_line,
     common_options,
     echo,
     echo_error,
@@ -32,6 +33,7 @@ if TYPE_CHECKING:
     from ..delivery.intake import Intake
     from ..filing import FilingReport
     from ..store.core import Store
+    from ..upstream import UpstreamReport
 
 
 def failure_line(item: dict[str, object]) -> str:
@@ -40,6 +42,8 @@ def failure_line(item: dict[str, object]) -> str:
 
 
 def _print_report(report: FilingReport, quiet: bool) -> None:
+    for warning in report.warnings:
+        echo(f"warning: {warning}", err=True)
     if not quiet:
         if report.skipped_files:
             shown = ", ".join(report.skipped_files[:5])
@@ -85,6 +89,12 @@ def print_unrouted_hint(count: int, *, dry_run: bool = False) -> None:
     is_flag=True,
     help="Also queue the messages of lists with deliver = true for 'listlib deliver' (posts, not old archives).",
 )
+@click.option(
+    "--apply-deletions",
+    is_flag=True,
+    help="Public-inbox sources: take down (as 'listlib remove' does) the stored copies of messages "
+    "deleted upstream; without it they are only reported.",
+)
 @build_option
 @common_options()
 @click.pass_obj
@@ -97,6 +107,7 @@ def import_(
     as_json: bool,
     mbox_format: str,
     for_delivery: bool,
+    apply_deletions: bool,
     then_build: bool,
 ) -> None:
     """File the mail in SOURCES into the store.
@@ -104,7 +115,12 @@ def import_(
     Each SOURCE is '-' (one message or an mbox on standard input, e.g. from an
     MTA alias), an mbox file (mboxo, mboxrd, mboxcl/cl2; gzip, bzip2 or xz
     compressed), a Pipermail .txt/.txt.gz month or a folder of them, a maildir
-    (with sub-folders), or a folder of message files. Mail is routed to lists by
+    (with sub-folders), a folder of message files, or a public-inbox v2 inbox
+    (a folder with git/0.git, git/1.git, ...; or one epoch's .git folder). A
+    public-inbox is read from its git history, and each epoch remembers the last
+    commit filed, so that the next import reads only new commits (a cron 'git
+    fetch' then 'listlib import' keeps a mirror); messages deleted upstream are
+    reported, and taken down with --apply-deletions. Mail is routed to lists by
     List-Id, then by To/Cc/Delivered-To addresses; unmatched mail goes to
     _no_list, and mail that cannot be filed to _failed with its reason.
     Importing the same mail again files nothing twice. With --deliver, the
@@ -137,12 +153,21 @@ def import_(
             stdin=sys.stdin.buffer if "-" in map(str, sources) else None,
             after_filing=intake,
         )
+    upstream = None
+    if report.deleted_upstream:
+        from ..upstream import settle_upstream_deletions
+
+        upstream = settle_upstream_deletions(
+            config, report, apply=apply_deletions, by=command_line(), clock=clock_from_env(), fault=fault
+        )
     if not as_json:
         _print_report(report, obj.quiet)
         if not obj.quiet:
             print_unrouted_hint(report.no_list, dry_run=dry_run)
         if intake is not None:
             print_intake(intake, obj.quiet)
+        if upstream is not None:
+            print_upstream(upstream, obj.quiet)
     for item in report.unreadable:
         echo_error(f"{item['path']}: {item['reason']}")
     # A file that could not be read: the rest is filed, but the import is not complete.
@@ -151,6 +176,8 @@ def import_(
         data = report.to_dict()
         if intake is not None:
             data["delivery"] = asdict(intake.report)
+        if upstream is not None:
+            data["upstream_deletions"] = upstream.to_dict()
         if built is not None:
             data["build"] = built.to_dict()
         echo_json(data, indent=2, sort_keys=True)
@@ -166,6 +193,19 @@ def open_intake(config: Config, store: Store, fault: Callable[[str], None] | Non
     from ..delivery.intake import open_intake as open_delivery_intake
 
     return open_delivery_intake(config, store, clock=clock_from_env(), fault=fault)
+
+
+def print_upstream(upstream: UpstreamReport, quiet: bool) -> None:
+    """The messages deleted upstream (a few, one per line), then what became of them."""
+    if not quiet:
+        for item in upstream.deletions[:20]:
+            calls = ", ".join(map(str, item["calls"])) or "not in the store"  # type: ignore[call-overload]
+            echo(f"deleted upstream: <{item['message_id']}> {item['subject']!r} ({calls})", err=True)
+        if len(upstream.deletions) > 20:
+            echo(f"... and {len(upstream.deletions) - 20} more (see --json)", err=True)
+        if upstream.removal is not None:
+            echo(upstream.removal.summary())
+    echo(upstream.summary())
 
 
 def print_intake(intake: Intake, quiet: bool) -> None:

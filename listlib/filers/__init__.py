@@ -6,6 +6,8 @@
 - an mbox file (mboxo, mboxrd, mboxcl/cl2; Pipermail ``.txt``), possibly
   compressed with gzip, bzip2 or xz (recognised by content, not by name);
 - a single message file (``.eml``, a maildir entry, anything mail-like);
+- a public-inbox v2 inbox (a folder holding ``git/0.git``, ``git/1.git``, ...) or
+  one of its epochs (a bare git repository): see ``filers.publicinbox``;
 - a folder: a maildir (``cur``/``new``, nested folders), a Pipermail archive
   folder (months in date order) or any folder of message and mbox files,
   walked recursively. Dot-files, maildir ``tmp/`` folders and obvious
@@ -31,7 +33,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, NamedTuple
+from typing import TYPE_CHECKING, BinaryIO, NamedTuple, Protocol
 
 from isal import isal_zlib
 
@@ -39,7 +41,10 @@ from ..errors import SourceError
 from .compressed import kind_of, open_compressed
 from .mbox import MboxFormat, is_separator, iter_mbox
 
-__all__ = ["OnError", "RawMail", "Source", "open_source"]
+if TYPE_CHECKING:
+    from ..inboxlog import PendingDeletion
+
+__all__ = ["Mark", "OnError", "RawMail", "Source", "Tracker", "open_source"]
 
 OnError = Callable[[Path, str], None]
 """Told of a file that cannot be read: its path and the reason."""
@@ -73,6 +78,23 @@ _NOT_MAIL_NAME_RE = re.compile(
 _DECOMPRESS_ERRORS = (OSError, EOFError, isal_zlib.error, lzma.LZMAError, ValueError)
 
 
+class Tracker(Protocol):
+    """A source that remembers how far it was read (a public-inbox epoch)."""
+
+    def settle(self, mark: Mark) -> None:
+        """Record that the message at ``mark``, and everything before it, is durable."""
+
+
+class Mark(NamedTuple):
+    """Where a message stands in a source that remembers how far it was read."""
+
+    tracker: Tracker
+    position: int
+    """The message's place in its source (its commit's number, for an epoch)."""
+    key: str
+    """What the tracker records for it (a commit id)."""
+
+
 class RawMail(NamedTuple):
     """One message as read from a source, before filing (a named tuple: imports send
     thousands a second between processes)."""
@@ -86,6 +108,8 @@ class RawMail(NamedTuple):
     the message's own dates are unusable: see ``filing.prepare_message``)."""
     done: int
     """Bytes of the source read so far (compressed bytes for compressed files), for progress."""
+    mark: Mark | None = None
+    """For sources that remember how far they were read: settled once the message is durable."""
 
 
 def _open_file(path: Path | BinaryIO) -> tuple[BinaryIO, BinaryIO]:
@@ -117,6 +141,20 @@ class Source:
     total_bytes: int = 0
     spool: BinaryIO | None = None
     """Standard input, copied to a seekable spool, when the source is ``-``."""
+    warnings: list[str] = field(default_factory=list)
+    """Things the import summary should mention (a rewritten public-inbox epoch)."""
+
+    def finish(self) -> None:
+        """Called once every message read is durable (and not on a dry run): a source
+        that remembers how far it was read records its end."""
+
+    def close(self) -> None:
+        """Release what the source holds (locks); called whatever happened."""
+
+    def pending_deletions(self) -> list[tuple[str, str, PendingDeletion]]:
+        """(epoch path, epoch root commit, deletion) for each deletion the source recorded
+        (a public-inbox ``d`` commit) that the import has yet to deal with."""
+        return []
 
     def iter_mail(self, on_error: OnError | None = None) -> Iterator[RawMail]:
         """Yield every message of the source, in order.
@@ -211,11 +249,21 @@ def _walk(folder: Path, files: list[Path], skipped: list[Path], unreadable: list
             unreadable.append((Path(entry.path), f"a link to {os.readlink(entry.path)!r}, which does not exist"))
 
 
-def open_source(path: Path, mbox_format: MboxFormat = "auto", stdin: BinaryIO | None = None) -> Source:
+def open_source(
+    path: Path,
+    mbox_format: MboxFormat = "auto",
+    stdin: BinaryIO | None = None,
+    *,
+    state: Path | None = None,
+    dry_run: bool = False,
+    fault: Callable[[str], None] | None = None,
+) -> Source:
     """Recognise an import source; raise SourceError naming the path when unusable.
 
     The path ``-`` reads one message or an mbox from ``stdin`` (for delivery
-    from an MTA alias: ``| listlib import -``).
+    from an MTA alias: ``| listlib import -``). ``state`` is the folder where
+    public-inbox epochs record how far they were read (none: every epoch is read
+    whole and nothing is recorded); with ``dry_run`` nothing is recorded either.
     """
     if str(path) == "-":
         if stdin is None:
@@ -228,6 +276,13 @@ def open_source(path: Path, mbox_format: MboxFormat = "auto", stdin: BinaryIO | 
         return Source(path=label, files=[label], mbox_format=mbox_format, total_bytes=size, spool=spool)
     if not path.exists():
         raise SourceError(f"{path}: no such file or folder")
+    if path.is_dir():
+        # Imported here: only an import of a public-inbox needs git.
+        from .publicinbox import find_epochs, open_inbox
+
+        epochs = find_epochs(path)
+        if epochs is not None:
+            return open_inbox(path, epochs, state=state, dry_run=dry_run, fault=fault)
     unreadable: list[tuple[Path, str]] = []
     if path.is_dir():
         files: list[Path] = []

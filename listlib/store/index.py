@@ -506,6 +506,25 @@ class Index:
         )
         return pins_as_overrides(cursor)
 
+    def rows_by_raw_hash(self, raw_hashes: Iterable[str]) -> list[Row]:
+        """Rows of any list and state with these exact-bytes hashes, in call order."""
+        values = sorted(set(raw_hashes))
+        # Every list ever filed to, one index seek each (a loose index scan), then the
+        # (list, raw_hash) index for each: no read of every row.
+        cursor = self.db.execute(
+            "WITH RECURSIVE lists(slug) AS (SELECT min(list) FROM messages UNION ALL"
+            " SELECT (SELECT min(list) FROM messages WHERE list > slug) FROM lists WHERE slug IS NOT NULL)"
+            " SELECT slug FROM lists WHERE slug IS NOT NULL"
+        )
+        found: list[Row] = []
+        for (slug,) in list(cursor):
+            for start in range(0, len(values), _IN_CHUNK):
+                chunk = values[start : start + _IN_CHUNK]
+                where = f"list = ? AND raw_hash IN ({', '.join('?' for _ in chunk)})"
+                found.extend(self._rows(where, (slug, *chunk)))
+        found.sort()
+        return found
+
     def rows_by_call(self, calls: Iterable[str]) -> list[Row]:
         """Rows for these call numbers (unknown ones are left out), in call order."""
         values = list(calls)

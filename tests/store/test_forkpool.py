@@ -5,9 +5,17 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
+import subprocess
+import sys
 import threading
+import time
+
+import pytest
 
 from listlib.forkpool import ForkPool, run_in_child
+
+from ..support.helpers import subprocess_env
 
 _setting: int | None = None
 
@@ -76,3 +84,41 @@ def test_a_child_that_sends_nothing_means_the_work_is_done_here() -> None:
     join = run_in_child(compute, big=True)
     assert join is not compute
     assert join() == 42
+
+
+_KILLED_PARENT = """
+import os, signal, sys
+from listlib.forkpool import ForkPool
+
+def pid(_n):
+    return os.getpid()
+
+pool = ForkPool(2, int, ())
+workers = set(pool.map(pid, range(20)))
+print(" ".join(map(str, sorted(workers))), flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[1][0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_workers_die_with_a_parent_killed_by_sigkill() -> None:
+    # Orphaned workers would keep copies of the parent's file locks (the store lock)
+    # for ever, and the next run would wait for them.
+    result = subprocess.run(
+        [sys.executable, "-c", _KILLED_PARENT], capture_output=True, text=True, env=subprocess_env(), timeout=60
+    )
+    assert result.returncode == -signal.SIGKILL
+    workers = [int(pid) for pid in result.stdout.split()]
+    assert workers
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in workers)
