@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .checks import check_nonempty, check_url
+from .checks import check_message_id_folder, check_nonempty, check_url
 from .reader import Reader
 from .schema import SiteConfig, ThemeConfig
 
@@ -28,6 +28,8 @@ _SITE_KEYS = {
     "load_remote_images",
     "publish_unrouted",
     "show_removal_reasons",
+    "message_id_paths",
+    "message_id_folder",
 }
 _THEME_KEYS = {"name", "dir"}
 
@@ -50,6 +52,10 @@ def read_site(reader: Reader, site_table: Mapping[str, Any]) -> SiteConfig:
         queue_dir=reader.path(site_table, "queue_dir", "site", "queue") or root / "queue",
         publish_unrouted=reader.boolean(site_table, "publish_unrouted", "site", False),
         show_removal_reasons=reader.boolean(site_table, "show_removal_reasons", "site", False),
+        message_id_paths=reader.boolean(site_table, "message_id_paths", "site", False),
+        message_id_folder=reader.string(
+            site_table, "message_id_folder", "site", default="", check=check_message_id_folder
+        ),
     )
 
 
