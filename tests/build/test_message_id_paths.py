@@ -354,6 +354,7 @@ def _b4_missing() -> str | None:
     return None
 
 
+@pytest.mark.corpus
 @pytest.mark.skipif(_b4_missing() is not None, reason=str(_b4_missing()))
 def test_b4_fetches_patch_series_from_a_static_copy_of_the_site(tmp_path: Path) -> None:
     site = tmp_path / "site"
