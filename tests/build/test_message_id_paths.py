@@ -22,6 +22,7 @@ import pytest
 
 from listlib.config import load_config
 from listlib.errors import ConfigError
+from listlib.store.core import Store
 from listlib.urls import NAME_MAX, message_id_folder, mid_escape
 
 from ..support.helpers import CORPORA, SITE_TOML, make_message, run_listlib
@@ -177,6 +178,30 @@ def test_removed_and_hidden_messages_have_no_folder_and_redacted_ones_serve_the_
     assert (out / "dev/m3@example.org/raw").read_bytes() == edited
     thread = gzip.decompress((out / "dev/m3@example.org/t.mbox.gz").read_bytes())
     assert b"Message number [redacted]." in thread and b"Message number 3." not in thread
+
+
+def test_check_reports_the_folders_of_removed_and_hidden_mail_until_the_build(site: Path) -> None:
+    site_with(site)
+    twin = make_message("Same id, other text", message_id="<m2@example.org>", date=T0 + timedelta(days=9))
+    add(site, *THREAD, twin)
+    build(site)
+    call1, _stored = call_of(site, 1)
+    run_listlib("hide", call1, "--reason", "spam", cwd=site, check=True)
+    run_listlib("remove", "<m3@example.org>", "--reason", "privacy", cwd=site, check=True)
+    with Store(site / "content").open() as store:
+        twin_call = [
+            r.call for r in store.index.rows_by_message_id("dev", "m2@example.org") if b"other" in r.subject.encode()
+        ]
+    run_listlib("remove", *twin_call, "--reason", "privacy", cwd=site, check=True)
+    result = run_listlib("check", cwd=site)
+    assert result.returncode == 1, result.stderr
+    reported = {line.split(": ")[1] for line in result.stderr.splitlines() if "still published" in line}
+    for name in ("index.html", "raw", "t.mbox.gz"):
+        assert f"dev/m1@example.org/{name}" in reported and f"dev/m3@example.org/{name}" in reported
+        assert f"dev/m2@example.org/{name}" not in reported  # the folder of the other m2, which stays
+    build(site)
+    assert run_listlib("check", cwd=site).returncode == 0
+    assert (site / "output/dev/m2@example.org/raw").exists()
 
 
 def test_incremental_builds_make_the_same_links_and_files_as_a_clean_build(site: Path) -> None:
