@@ -26,6 +26,7 @@ from listlib.store.core import Store
 from listlib.urls import NAME_MAX, message_id_folder, mid_escape
 
 from ..support.helpers import CORPORA, SITE_TOML, make_message, run_listlib
+from ..support.hostile.headers import control_header_messages, odd_header_messages
 from ..support.webservers import apache_missing, free_port, nginx_missing, public_copy, start_apache, start_nginx
 from .test_build import T0, add, build, call_of, post, tree
 
@@ -178,6 +179,37 @@ def test_removed_and_hidden_messages_have_no_folder_and_redacted_ones_serve_the_
     assert (out / "dev/m3@example.org/raw").read_bytes() == edited
     thread = gzip.decompress((out / "dev/m3@example.org/t.mbox.gz").read_bytes())
     assert b"Message number [redacted]." in thread and b"Message number 3." not in thread
+
+
+def test_hostile_message_ids_build_and_stay_inside_the_list_folder(site: Path) -> None:
+    site_with(site)
+    crafted = [
+        "<../../../escape@example.org>",
+        "<a@b/../../../../tmp/x>",
+        "<..@example.org>",
+        "<.hidden@example.org>",
+        "<" + "x" * 300 + "@example.org>",
+        "<index.html>",
+        "<2024>",
+        "<%2e%2e@example.org>",
+    ]
+    messages = [
+        make_message(f"Crafted {n}", message_id=mid, date=T0 + timedelta(days=n)) for n, mid in enumerate(crafted)
+    ]
+    add(site, *control_header_messages(), *odd_header_messages(), *messages)
+    build(site)
+    out = site / "output"
+    folders = {p.parent for p in out.rglob("raw") if p.is_symlink()}
+    assert folders and all(folder.parent == out / "dev" for folder in folders)
+    names = {folder.name for folder in folders}
+    assert all("@" in name and not name.startswith(".") and len(name.encode()) <= NAME_MAX for name in names)
+    assert not any(ch in name for name in names for ch in "\x00\x01\x1b\x7f/\\")
+    assert "%2e%2e@example.org" in names  # a name of its own: no server decodes it to ".."
+    for folder in folders:
+        assert (folder / "raw").resolve().is_relative_to(out) and (folder / "raw").read_bytes()
+        assert (folder / "t.mbox.gz").resolve().is_relative_to(out)
+    assert sorted(p.name for p in out.iterdir() if p.is_symlink()) == []
+    assert not (site / "escape@example.org").exists() and not Path("/tmp/x").exists()
 
 
 def test_check_reports_the_folders_of_removed_and_hidden_mail_until_the_build(site: Path) -> None:
