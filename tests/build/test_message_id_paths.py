@@ -339,10 +339,11 @@ RAID = CORPORA / "mbox" / "linux-raid.mboxrd.gz"
 SEPARATOR = b"From mboxrd@z Thu Jan  1 00:00:00 1970\n"
 SERIES = {
     # [PATCH 0/3] enable fail last device in raid1/10 array: a cover letter, three patches, replies.
-    "20190724090921.13296-1-guoqing.jiang@cloud.ionos.com": 3,
+    "20190724090921.13296-1-guoqing.jiang@cloud.ionos.com": (3, True),
     # [PATCH 1/2] mdadm: add --no-devices ...: no cover letter, the second patch answers the first.
-    "20190730164024.97862-1-colyli@suse.de": 2,
+    "20190730164024.97862-1-colyli@suse.de": (2, False),
 }
+"""Root Message-ID -> (patches, whether a cover letter leads them)."""
 RAID_TOML = """\
 [site]
 title = "Test archive"
@@ -441,17 +442,20 @@ def test_b4_fetches_patch_series_from_a_static_copy_of_the_site(tmp_path: Path) 
         subprocess.run(["git", "config", "--file", str(home / ".gitconfig"), key, value], check=True)
     try:
         _wait_for(port)
-        for root, patches in SERIES.items():
+        for root, (patches, cover) in SERIES.items():
             folder = static / "raid" / root
+            # t.mbox.gz is the thread's own download: beside the thread page the root's page leads to.
+            page = re.search(r'url=\.\./([^"#]+)\.html', (folder / "index.html").read_text())
+            assert page is not None
+            download = static / "raid" / f"{page[1]}.mbox.gz"
+            assert os.path.samefile(folder / "t.mbox.gz", download)
             local = tmp_path / f"{root}.mbox"
-            local.write_bytes(gzip.decompress((folder / "t.mbox.gz").read_bytes()))
-            # The thread's own download, found from its Message-ID folder, is the thread page's download.
-            assert os.path.realpath(folder / "t.mbox.gz").endswith(".mbox.gz")
+            local.write_bytes(gzip.decompress(download.read_bytes()))
             for command in ("mbox", "am"):
                 remote_out, local_out = tmp_path / f"{command}-remote", tmp_path / f"{command}-local"
                 remote_out.mkdir()
                 local_out.mkdir()
-                fetched = _b4(home, command, "-o", remote_out, root, cwd=tmp_path)
+                fetched = _b4(home, command, "--no-cache", "-o", remote_out, root, cwd=tmp_path)
                 assert fetched.returncode == 0, fetched.stderr
                 offline = _b4(home, command, "-m", local, "-o", local_out, root, cwd=tmp_path)
                 assert offline.returncode == 0, offline.stderr
@@ -466,6 +470,7 @@ def test_b4_fetches_patch_series_from_a_static_copy_of_the_site(tmp_path: Path) 
                     assert len(subjects) == patches
                     assert all(re.match(rb"\[PATCH[^\]]* \d+/\d+\]", subject) for subject in subjects)
                     assert all(remote_files[n].rstrip() == local_files[n].rstrip() for n in remote_files)
+                    assert any(n.endswith(".cover") for n in remote_files) == cover
                 else:
                     # The whole thread, as in its download.
                     fetched_messages = _messages(remote_files[name])
@@ -483,8 +488,8 @@ def test_b4_fetches_patch_series_from_a_static_copy_of_the_site(tmp_path: Path) 
     # b4 gets each thread's t.mbox.gz; 'b4 am' also POSTs a search for code-review
     # trailers sent outside the thread (?x=m&q=patchid:...), which a static site cannot
     # answer (501 here): b4 goes on without them.
-    gets = [path for method, path in requests if method == "GET"]
-    assert gets and all(path.endswith("/t.mbox.gz") for path in gets)
+    gets = [urllib.parse.unquote(path) for method, path in requests if method == "GET"]
+    assert sorted(gets) == sorted(f"/raid/{root}/t.mbox.gz" for root in SERIES for _command in ("mbox", "am"))
     assert all(method in ("GET", "POST") for method, _path in requests)
     assert all("?x=m" in path for method, path in requests if method == "POST")
 
