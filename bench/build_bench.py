@@ -375,16 +375,40 @@ def show(label: str, step: str, run: Run, extra: str = "") -> None:
     print(f"{label:<11} {step:<24} {run.wall:8.1f} {run.cpu:8.1f} {run.peak / 2**20:8.0f}  {extra}", flush=True)
 
 
-def bench(label: str, mbox: Path, scratch: Path, mhonarc: bool) -> dict[str, Run]:
+def output_size(output: Path) -> str:
+    """What the built site costs its host: files, symbolic links and folders, and bytes
+    (apparent, and allocated on this file system)."""
+    files = links = folders = apparent = allocated = 0
+    for dirpath, dirnames, filenames in os.walk(output):
+        folders += 1
+        for name in filenames + [d for d in dirnames if os.path.islink(os.path.join(dirpath, d))]:
+            found = os.lstat(os.path.join(dirpath, name))
+            if os.path.islink(os.path.join(dirpath, name)):
+                links += 1
+            else:
+                files += 1
+            apparent += found.st_size
+            allocated += found.st_blocks * 512
+    return (
+        f"output: {files} files, {links} symlinks, {folders} folders, "
+        f"{apparent / 2**20:.0f} MB apparent, {allocated / 2**20:.0f} MB allocated"
+    )
+
+
+def bench(label: str, mbox: Path, scratch: Path, mhonarc: bool, message_id_paths: bool = False) -> dict[str, Run]:
     runs: dict[str, Run] = {}
     site = scratch / f"site-{label}"
     site.mkdir()
-    (site / "listlib.toml").write_text(SITE_TOML)
+    toml = SITE_TOML
+    if message_id_paths:
+        toml = toml.replace("[site]\n", "[site]\nmessage_id_paths = true\n", 1)
+    (site / "listlib.toml").write_text(toml)
     runs["import"] = imported = listlib("import", "--json", "--list", "bench", mbox, cwd=site)
     report = json.loads(imported.out)
     show(label, "listlib import", imported, f"{report['messages']} messages, {report['filed']} filed")
     runs["build"] = built = listlib("build", "--json", cwd=site)
     show(label, "listlib build", built, f"{json.loads(built.out)['written']} files written")
+    print(f"{'':<11} {output_size(site / 'output')}", flush=True)
     runs["full"] = imported + built
     show(label, "listlib import+build", runs["full"])
     one = scratch / f"one-{label}.eml"
@@ -451,6 +475,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("raid", "generated"), help="one archive only")
     parser.add_argument("--no-mhonarc", action="store_true", help="skip MHonArc even when installed")
     parser.add_argument("--messages", type=int, default=50_000, help="size of the generated archive (default 50000)")
+    parser.add_argument(
+        "--message-id-paths", action="store_true", help="build with [site] message_id_paths = true (b4's paths)"
+    )
     args = parser.parse_args()
     mhonarc = not args.no_mhonarc and shutil.which("mhonarc") is not None
     if not args.no_mhonarc and not mhonarc:
@@ -465,7 +492,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="build-bench-", dir=args.site_dir) as tmp:
         scratch = Path(tmp)
         if args.only != "generated":
-            results["linux-raid"] = bench("linux-raid", raid, scratch, mhonarc)
+            results["linux-raid"] = bench("linux-raid", raid, scratch, mhonarc, args.message_id_paths)
         if args.only != "raid":
             started = time.monotonic()
             mbox = generate(args.messages, scratch / "generated.mbox")
@@ -474,7 +501,9 @@ def main() -> None:
                 f"(generated {args.messages} messages, {size / 2**20:.0f} MB, in {time.monotonic() - started:.0f} s; "
                 "not measured)"
             )
-            results[f"gen-{args.messages // 1000}k"] = bench(f"gen-{args.messages // 1000}k", mbox, scratch, mhonarc)
+            results[f"gen-{args.messages // 1000}k"] = bench(
+                f"gen-{args.messages // 1000}k", mbox, scratch, mhonarc, args.message_id_paths
+            )
     print()
     for label, runs in results.items():
         for line in ratios(label, runs, targets=label.startswith("gen")):

@@ -176,6 +176,7 @@ def _site_fingerprint(
         config.published_lists,
         sorted(markdowns.items()),
         sorted((slug, found.digest) for slug, (_path, found, _pages) in legacy.items()),
+        (config.site.message_id_paths, config.site.message_id_folder),
     )
     return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -209,6 +210,7 @@ def _plan(
     lists = config.published_lists  # with _no_list when [site] publish_unrouted is on
     markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in lists}
     legacy = _legacy_maps(config)
+    mid_folder = config.site.message_id_folder if config.site.message_id_paths else None
     fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns, legacy)
     with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
         threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
@@ -219,7 +221,7 @@ def _plan(
                 on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
                 sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in lists]
-                jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy)
+                jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy, mid_folder)
                 built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint, threadset.cache.month_marks)
             previous = state.keys_of(considered)
             plan = plan_build(previous, built)
@@ -231,7 +233,7 @@ def _plan(
         with threadset.cache.snapshot():
             loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in lists]
             marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
-    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest(), legacy)
+    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest(), legacy, mid_folder)
     plan = plan_build(state.job_keys(), jobs.all())
     memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint, marks)
     return _Planned(plan, memory, len(plan.kept), incremental=False)

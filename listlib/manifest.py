@@ -4,6 +4,12 @@ Read from the records the build and the search index keep as they write (the bui
 state's files, the search state's files), never by walking output/: files someone else
 put there (a host's ``CNAME``) are not in it, and nothing is hashed again. Publishing
 and take-downs read it. Never writes anything.
+
+The symbolic links of ``[site] message_id_paths`` (``<list>/<Message-ID>/raw`` and
+``t.mbox.gz``) are in it too, each with ``render.writer.link_digest`` of its target and
+the target's length as its size: a publisher tells them by ``os.path.islink`` and makes
+each a redirect to ``os.readlink``'s target (S3's ``x-amz-website-redirect-location``)
+rather than uploading a copy of what it leads to.
 """
 
 from __future__ import annotations

@@ -30,6 +30,9 @@ base_url = {base_url}
 # Show addresses in pages as "us…@example.org"; let HTML mail load remote images.
 # obfuscate_addresses = true
 # load_remote_images = false
+# public-inbox's paths, <list>/<Message-ID>/raw and .../t.mbox.gz, for b4
+# (git config b4.midmask https://archive.example.org/dev/%s).
+# message_id_paths = false
 
 # One table per list. The slug ("dev" below) is the list's folder and URL path.
 [lists.dev]

@@ -22,7 +22,10 @@ here prints.
 
 from __future__ import annotations
 
+import os
+import posixpath
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -507,17 +510,51 @@ def published_hidden(config: Config) -> list[str]:
         published = load_manifest(config)
     except ListlibError:
         return []  # nothing built yet, or a build to finish first: nothing to compare with
+    mid_folders = _mid_folders(config, published)
     found = []
     for row in gone:
         month = Month(row.year, row.month)
         paths = {raw_path(row.list, month, row.call)}
         if row.state == HIDDEN:
             paths.add(message_path(row.list, month, row.call))
-        folder = attachment_dir(row.list, month, row.call) + "/"
+        folders = [attachment_dir(row.list, month, row.call) + "/"]
+        digest = row.mid_hash if row.state == REMOVED else message_id_hash(row.message_id) if row.message_id else None
+        mid_folder = mid_folders.get((row.list, digest or ""))
+        if mid_folder is not None and _links_to(config.site.output_dir, mid_folder, paths):
+            folders.append(mid_folder + "/")
         what = "hidden" if row.state == HIDDEN else "removed"
         found.extend(
             f"{path}: {what} message {row.call} is still published; run 'listlib build'"
             for path in sorted(published)
-            if path in paths or path.startswith(folder)
+            if path in paths or path.startswith(tuple(folders))
         )
     return found
+
+
+def _mid_folders(config: Config, published: Iterable[str]) -> dict[tuple[str, str], str]:
+    """(list slug, ``message_id_hash``) -> the published Message-ID folder of that
+    Message-ID (``[site] message_id_paths``), read from the folders' names."""
+    from .urls import MID_RAW_NAME, message_id_folder
+
+    found: dict[tuple[str, str], str] = {}
+    for path in published:
+        folder, _, name = path.rpartition("/")
+        if name != MID_RAW_NAME:
+            continue
+        slug = folder.partition("/")[0]
+        message_id = folder.rpartition("/")[2]
+        if message_id_folder(slug, config.site.message_id_folder, message_id) == folder:
+            found[slug, message_id_hash(message_id)] = folder
+    return found
+
+
+def _links_to(output: Path, folder: str, paths: set[str]) -> bool:
+    """Whether the ``raw`` link of a Message-ID folder leads to one of ``paths`` (another
+    message with the same Message-ID may have the folder)."""
+    from .urls import MID_RAW_NAME
+
+    try:
+        target = os.readlink(output / folder / MID_RAW_NAME)
+    except OSError:
+        return False
+    return posixpath.normpath(posixpath.join(folder, target)) in paths

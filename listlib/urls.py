@@ -10,6 +10,10 @@ therefore keep working too: the old root's page turns into such a redirect.
 A message can also be found from its Message-ID alone: ``mid/<h[0:2]>/<h[2:]>.html``
 where ``h`` is the lower-case hex SHA-256 of the Message-ID without its angle brackets
 (see ``message_id_path``).
+With ``[site] message_id_paths`` a message is also at public-inbox's (lore's) place:
+``<list>/<Message-ID>/`` (a redirect to the message), ``.../raw`` (its ``.eml`` copy)
+and ``.../t.mbox.gz`` (its thread's download), the last two as symbolic links (see
+``message_id_folder``; ``mid_escape`` spells their URLs as public-inbox does).
 
 Links inside the site are relative (``relative_url``) so the output works from any
 sub-path and from ``file://``; directory pages are linked as ``.../index.html``.
@@ -47,7 +51,9 @@ __all__ = [
     "legacy_page_path",
     "list_index_path",
     "message_id_hash",
+    "message_id_folder",
     "message_id_path",
+    "mid_escape",
     "mid_page_path",
     "message_path",
     "month_date_path",
@@ -58,6 +64,10 @@ __all__ = [
     "sitemap_path",
     "static_path",
     "thread_mbox_path",
+    "MID_RAW_NAME",
+    "MID_THREAD_MBOX_NAME",
+    "MID_PAGE_NAME",
+    "NAME_MAX",
 ]
 
 SITE_INDEX_PATH = "index.html"
@@ -162,6 +172,51 @@ def message_id_path(message_id: str) -> str:
 def mid_page_path(digest: str) -> str:
     """The lookup page of the Message-ID whose ``message_id_hash`` is ``digest``."""
     return f"{MID_DIR}/{digest[:2]}/{digest[2:]}.html"
+
+
+MID_PAGE_NAME = "index.html"
+"""In a Message-ID folder: the page that redirects to the message."""
+MID_RAW_NAME = "raw"
+"""In a Message-ID folder: the message as stored (public-inbox's ``/raw``)."""
+MID_THREAD_MBOX_NAME = "t.mbox.gz"
+"""In a Message-ID folder: its whole thread as gzipped mboxrd (public-inbox's ``/t.mbox.gz``)."""
+NAME_MAX = 255
+"""The longest file name (in bytes) of the file systems output/ is written to."""
+
+_MID_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=:@")
+"""What public-inbox's ``mid_escape`` leaves as it is (``PublicInbox::MID::MID_ESC``:
+RFC 3986's unreserved characters and the sub-delimiters, ``:`` and ``@``)."""
+_MID_NAME_BAD_RE = re.compile(r"[\x00-\x1f\x7f/\\]|[\ud800-\udfff]")
+
+
+def mid_escape(message_id: str) -> str:
+    """A Message-ID (without its angle brackets) as public-inbox spells it in a URL: its
+    UTF-8 bytes, each outside ``_MID_UNRESERVED`` (``/`` and ``%`` among them) as ``%XX``."""
+    data = message_id.encode("utf-8", "surrogateescape")
+    return "".join(chr(b) if b in _MID_UNRESERVED else f"%{b:02X}" for b in data)
+
+
+def message_id_folder(slug: str, folder: str, message_id: str) -> str | None:
+    """The folder of a Message-ID's public-inbox-style paths under list ``slug`` (``folder``:
+    ``[site] message_id_folder``, "" for the list's own folder, as on lore), or None when
+    the Message-ID cannot have one (it is then found only through ``mid/``).
+
+    Static servers (Apache, nginx, ``python -m http.server``, object storage, ``file://``)
+    decode a URL's ``%XX`` before they look for the file, so the folder's name on disk is
+    the Message-ID itself: what ``mid_escape``'s URL (or b4's ``quote_plus``) decodes to.
+    None for a Message-ID without ``@`` (so no name can meet the list's own files: years,
+    ``index.html``, ``feed.atom``), with a ``/`` (a server would look in a subfolder, and
+    Apache refuses an encoded ``/`` by default), a ``\\``, a control character or bytes
+    that are not UTF-8, one starting with ``.`` (hidden, or not published, on many hosts),
+    or one longer than ``NAME_MAX`` bytes in UTF-8."""
+    if (
+        "@" not in message_id
+        or message_id.startswith(".")
+        or _MID_NAME_BAD_RE.search(message_id)
+        or len(message_id.encode("utf-8")) > NAME_MAX
+    ):
+        return None
+    return f"{slug}/{folder}/{message_id}" if folder else f"{slug}/{message_id}"
 
 
 def legacy_page_path(prefix: str, old: str) -> str:

@@ -15,6 +15,7 @@ __all__ = [
     "check_env_name",
     "check_host",
     "check_list_id",
+    "check_message_id_folder",
     "check_nonempty",
     "check_security",
     "check_url",
@@ -25,6 +26,7 @@ _LIST_ID_RE = re.compile(r"[A-Za-z0-9_.+-]+(?:\.[A-Za-z0-9_-]+)+\Z")
 _URL_RE = re.compile(r"https?://[^\s/]+(/\S*)?\Z")
 _HOST_RE = re.compile(r"[^\s/@:]+\Z|\[[0-9A-Fa-f:.]+\]\Z")
 _ENV_NAME_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_FOLDER_RE = re.compile(r"[A-Za-z][A-Za-z0-9_-]*(?:/[A-Za-z][A-Za-z0-9_-]*)*\Z")
 
 
 def check_email(value: str) -> str | None:
@@ -56,3 +58,11 @@ def check_env_name(value: str) -> str | None:
 
 def check_security(value: str) -> str | None:
     return None if value in SECURITIES else f"{value!r} is not one of 'ssl', 'starttls', 'none'"
+
+
+def check_message_id_folder(value: str) -> str | None:
+    """A folder under a list: names that start with a letter (never a year, never a
+    Message-ID, which has an ``@``), joined by ``/``; "" for the list's own folder."""
+    if value == "" or _FOLDER_RE.match(value):
+        return None
+    return f"{value!r} is not a folder of names of letters, digits, '_' and '-' that start with a letter"

@@ -72,6 +72,14 @@ class SiteConfig:
     show_removal_reasons: bool = False
     """Show the reason given to ``listlib remove`` on the tombstone of a removed message
     (off: the tombstone says only when it was removed; the reason stays in the ledger)."""
+    message_id_paths: bool = False
+    """Give every message public-inbox's (lore's) paths under its list, for b4 and the
+    other kernel-style tools: ``<list>/<Message-ID>/`` (a redirect to the message),
+    ``.../raw`` and ``.../t.mbox.gz`` (symbolic links to its ``.eml`` copy and to its
+    thread's download). Off by default: it adds a folder and three files per message."""
+    message_id_folder: str = ""
+    """Where under each list the Message-ID folders go ("" : right in the list's folder, as
+    on lore; e.g. ``m`` for ``<list>/m/<Message-ID>/``)."""
 
 
 @dataclass(frozen=True)

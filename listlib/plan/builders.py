@@ -29,6 +29,7 @@ from ..urls import (
     feed_path,
     legacy_page_path,
     list_index_path,
+    message_id_folder,
     message_id_hash,
     message_path,
     month_index_path,
@@ -58,6 +59,7 @@ from .kinds import (
     MidEntry,
     MidGroup,
     MidPages,
+    MidPath,
     MonthCount,
     MonthFrame,
     MonthPage,
@@ -108,14 +110,17 @@ class SiteJobs:
         static_files: Sequence[StaticFile],
         code: str,
         legacy: Mapping[str, tuple[str, LegacyMap, bool]] | None = None,
+        message_id_folder: str | None = None,
     ) -> None:
         """``fingerprints``: template name -> fingerprint, for every template of
         ``plan.kinds``; ``static_files``: the theme's static files; ``code``: the digest
         of the code that renders (``codedigest.render_digest``), part of every key:
         other code may make other bytes from the same arguments; ``legacy``: list slug
         -> (the old archive's path, its map, whether to write a page per old URL), for
-        the lists that had one."""
+        the lists that had one; ``message_id_folder``: ``[site] message_id_folder`` with
+        ``message_id_paths`` on, None with it off."""
         self.site = site
+        self.message_id_folder = message_id_folder
         self.hide = site.obfuscate_addresses
         self.fingerprints = {
             name: ",".join([code, *(fingerprints[template] for template in kind.templates)])
@@ -448,10 +453,14 @@ class SiteJobs:
             calls_of[slug].append(call)
         entries: dict[str, list[MidEntry]] = defaultdict(list)
         removed: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+        paths: dict[str, tuple[tuple[int, str], MidPath]] = {}
+        """Message-ID folder -> (date, call) of the message it leads to, and its paths."""
         for slug, calls in calls_of.items():
             source = self.sources[slug]
             rows = source.rows(calls)
-            links, _thread_of = source.links(rows)
+            links, thread_of = source.links(rows)
+            if self.message_id_folder is not None:
+                self._mid_paths(slug, rows.values(), links, thread_of, paths)
             for row in rows.values():
                 if row.removed and row.mid_hash:
                     removed[row.mid_hash].append((source.config.name, *self._tombstone(row)))
@@ -473,7 +482,42 @@ class SiteJobs:
             MidGroup(digest, tuple(sorted(entries.get(digest, ()))), tuple(sorted(removed.get(digest, ()))))
             for digest in sorted(entries.keys() | removed.keys())
         )
-        return self.make("mid", (prefix,), MidPages(self.site, groups), weight=max(1, len(groups) // 20))
+        record = MidPages(self.site, groups, tuple(sorted(path for _order, path in paths.values())))
+        return self.make("mid", (prefix,), record, weight=max(1, (len(groups) + len(paths)) // 20))
+
+    def _mid_paths(
+        self,
+        slug: str,
+        rows: Iterable[Row],
+        links: Mapping[str, str],
+        thread_of: Mapping[str, str],
+        paths: dict[str, tuple[tuple[int, str], MidPath]],
+    ) -> None:
+        """Add the public-inbox-style folders of these messages of list ``slug`` to
+        ``paths``. Not for a removed, unarchived (``X-No-Archive``) or threadless message,
+        nor a Message-ID ``urls.message_id_folder`` refuses (hidden messages are in no
+        source); of two messages with one Message-ID in a list, the earlier one's."""
+        assert self.message_id_folder is not None
+        wanted = [r for r in rows if not r.removed and not r.no_archive and r.message_id and r.call in thread_of]
+        roots = self.sources[slug].rows({thread_of[r.call] for r in wanted})
+        for row in wanted:
+            folder = message_id_folder(slug, self.message_id_folder, row.message_id or "")
+            if folder is None:
+                continue
+            order = (row.date, row.call)
+            if folder in paths and paths[folder][0] <= order:
+                continue
+            thread_id = thread_of[row.call]
+            paths[folder] = (
+                order,
+                (
+                    folder,
+                    links[row.call],
+                    raw_path(slug, month_of(row), row.call),
+                    thread_mbox_path(slug, month_of(roots[thread_id]), thread_id),
+                    self._subject(row),
+                ),
+            )
 
     # -- an old archive's URLs -----------------------------------------------------------
 

@@ -30,7 +30,9 @@ sitemap   a month's sitemap: the thread pages rooted  those threads and their la
           in it
 site      site index, 404 page, robots.txt, sitemap   every list's summary and sitemaps
           index, search page
-mid       Message-ID lookup pages for one hash prefix those messages' pages
+mid       Message-ID lookup pages for one hash prefix those messages' pages (and threads,
+          and with ``message_id_paths`` their        for the links)
+          public-inbox-style folders
 legacy    redirect pages of an old archive's URLs:    the map's entries, where their messages
           those of the messages filed in one month,   are (filed or removed), the list's
           or its index pages (``pages``)              months
@@ -52,6 +54,7 @@ __all__ = [
     "MBOX_ITEM_FIELDS",
     "MESSAGE_COPY_FIELDS",
     "MID_ENTRY_FIELDS",
+    "MID_PATH_FIELDS",
     "MONTH_THREAD_FIELDS",
     "SITEMAP_ENTRY_FIELDS",
     "THREAD_MESSAGE_FIELDS",
@@ -78,6 +81,7 @@ __all__ = [
     "MidEntry",
     "MidGroup",
     "MidPages",
+    "MidPath",
     "MonthCount",
     "MonthFrame",
     "MonthPage",
@@ -349,11 +353,21 @@ class MidGroup(NamedTuple):
     removed: tuple[tuple[str, str, str], ...] = ()
 
 
+MidPath = tuple[str, str, str, str, str]
+"""A Message-ID's public-inbox-style folder under a list (a plain tuple, see ``MboxItem``)."""
+MID_PATH_FIELDS = ("folder", "link", "raw", "tmbox", "subject")
+"""``folder``: ``urls.message_id_folder``; ``link``: the message's place in its thread
+page (its ``index.html`` redirects there); ``raw``: its ``.eml`` copy (the ``raw`` link);
+``tmbox``: its thread's download (the ``t.mbox.gz`` link); ``subject``: as its page shows it."""
+
+
 class MidPages(NamedTuple):
-    """``mid``: the Message-ID lookup pages of one bucket."""
+    """``mid``: the Message-ID lookup pages of one bucket, and the public-inbox-style
+    folders of its Message-IDs (``[site] message_id_paths``)."""
 
     site: SiteSettings
     entries: tuple[MidGroup, ...]
+    paths: tuple[MidPath, ...] = ()
 
 
 LegacyRedirect = tuple[str, str, str]

@@ -14,6 +14,7 @@ import calendar
 import dataclasses
 import html
 import logging
+import posixpath
 import time
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -57,6 +58,9 @@ from ..threader import normalize_subject
 from ..urls import (
     LEGACY_APACHE_PATH,
     LEGACY_NGINX_PATH,
+    MID_PAGE_NAME,
+    MID_RAW_NAME,
+    MID_THREAD_MBOX_NAME,
     NOT_FOUND_PATH,
     REDIRECTS_PATH,
     ROBOTS_PATH,
@@ -215,6 +219,12 @@ class Renderer:
         if path in files:
             raise ValueError(f"one job wrote {path!r} twice")
         files[path] = self.writer.put(path, data, old.get(path))
+
+    def _link(self, files: Files, old: Mapping[str, str], path: str, to: str) -> None:
+        """Make ``path`` a relative symbolic link to the output file ``to``."""
+        if path in files:
+            raise ValueError(f"one job wrote {path!r} twice")
+        files[path] = self.writer.link(path, posixpath.relpath(to, posixpath.dirname(path)), old.get(path))
 
     def _raw(self, stored: str) -> bytes:
         return read_file(f"{self.content_dir}/{stored}")
@@ -454,6 +464,11 @@ class Renderer:
                     "mid.html", path, args.site, messages=found, message_id=found[0]["message_id"], removed=removed
                 )
             self._put(files, old, path, html)
+        for folder, link, raw, tmbox, subject in args.paths:
+            page = f"{folder}/{MID_PAGE_NAME}"
+            self._put(files, old, page, self._page("redirect.html", page, args.site, target=link, title=subject))
+            self._link(files, old, f"{folder}/{MID_RAW_NAME}", raw)
+            self._link(files, old, f"{folder}/{MID_THREAD_MBOX_NAME}", tmbox)
         return files
 
     def render_legacy(self, args: LegacyPages, old: Mapping[str, str]) -> Files:

@@ -2,8 +2,8 @@
 
 Every file goes to a temporary name in its final folder and is renamed into place,
 so a reader (or an interrupted build) sees the old file or the new one, never half of
-one. A file whose digest matches the last build's record, or whose bytes on disk are
-already the same, is left alone: a build with no changes writes nothing. The size and
+one (symbolic links too: ``Writer.link``). A file whose digest matches the last build's
+record, or whose bytes on disk are already the same, is left alone: a build with no changes writes nothing. The size and
 modification time of every file made or found the same are kept (``Writer.stats``) so
 that the next build can tell, with a stat pass (``changed_files``), which files were
 deleted or edited since: the folders first (``changed_folders``: a file made, deleted or
@@ -37,6 +37,7 @@ __all__ = [
     "folder_marks",
     "folder_of",
     "folders_with_parents",
+    "link_digest",
     "prune_empty_dirs",
     "remove_files",
     "sweep",
@@ -90,7 +91,7 @@ class Writer:
     def _same_on_disk(target: str, data: bytes) -> Stat | None:
         """The stat of ``target`` when it holds ``data``."""
         try:
-            found = os.stat(target)
+            found = os.lstat(target)
             if found.st_size != len(data) or not stat.S_ISREG(found.st_mode):
                 return None
             with open(target, "rb") as handle:
@@ -126,6 +127,30 @@ class Writer:
         self._replace(path, target, read_file(source))
         return digest
 
+    def link(self, path: str, to: str, old_digest: str | None) -> str:
+        """Make ``path`` a symbolic link to ``to`` (a path relative to ``path``'s folder);
+        returns its digest (``link_digest``). Made beside it and renamed into place, as files are."""
+        target = _checked(self.root, path)
+        digest = link_digest(to)
+        found = _lstat(target)
+        if found is not None and stat.S_ISLNK(found.st_mode) and (digest == old_digest or _readlink(target) == to):
+            self._kept(path, (found.st_size, found.st_mtime_ns))
+            return digest
+        temp = self._temp(target)
+        try:
+            os.symlink(to, temp)
+            made = os.lstat(temp)
+            os.replace(temp, target)
+        except OSError as exc:
+            _unlink(temp)
+            error = named(exc, target)
+            if error is exc:
+                raise
+            raise error from exc
+        self.written_paths.append(path)
+        self.stats[path] = (made.st_size, made.st_mtime_ns)
+        return digest
+
     def _replace(self, path: str, target: str, data: bytes) -> None:
         """Write ``data`` to a temporary file beside ``target``, then rename it into place."""
         temp = self._temp(target)
@@ -153,12 +178,29 @@ class Writer:
 
 
 def _stat(target: str) -> Stat | None:
-    """(size, mtime_ns) of a regular file, or None when there is none."""
+    """(size, mtime_ns) of a regular file, or None when there is none (or a link is there)."""
+    found = _lstat(target)
+    return (found.st_size, found.st_mtime_ns) if found is not None and stat.S_ISREG(found.st_mode) else None
+
+
+def _lstat(target: str) -> os.stat_result | None:
     try:
-        found = os.stat(target)
+        return os.lstat(target)
     except OSError:
         return None
-    return (found.st_size, found.st_mtime_ns) if stat.S_ISREG(found.st_mode) else None
+
+
+def _readlink(target: str) -> str | None:
+    try:
+        return os.readlink(target)
+    except OSError:
+        return None
+
+
+def link_digest(to: str) -> str:
+    """The digest recorded for a symbolic link to ``to``: never that of a file's bytes
+    (a file holding the text ``to`` is not the link)."""
+    return digest_of(b"\0symlink\0" + to.encode("utf-8", "surrogateescape"))
 
 
 def folder_of(path: str) -> str:
@@ -230,9 +272,13 @@ def changed_files(root: Path, recorded: Iterable[tuple[str, Stat | None]]) -> li
             except OSError:
                 changed.append(path)
                 continue
-            if (found.st_size, found.st_mtime_ns) != recorded_stat or not stat.S_ISREG(found.st_mode):
+            if (found.st_size, found.st_mtime_ns) != recorded_stat or not _file_or_link(found.st_mode):
                 changed.append(path)
     return changed
+
+
+def _file_or_link(mode: int) -> bool:
+    return stat.S_ISREG(mode) or stat.S_ISLNK(mode)
 
 
 def _make_dir(folder: str) -> bool:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from listlib.render.writer import Writer, changed_folders, digest_of, folder_marks
+from listlib.render.writer import Writer, changed_files, changed_folders, digest_of, folder_marks, link_digest
 
 
 def test_files_in_folders_the_writer_made_are_written_without_reading_the_disk(
@@ -65,3 +65,29 @@ def test_folder_marks_are_the_folders_mtimes(tmp_path: Path) -> None:
     assert changed_folders(tmp_path / "out", recorded) == []
     (tmp_path / "out/a/b/page.html").unlink()
     assert changed_folders(tmp_path / "out", recorded) == ["a/b"]
+
+
+def test_links_are_made_kept_and_replaced_like_files(tmp_path: Path) -> None:
+    Writer(tmp_path).put("2024/05/x.eml", b"message", None)
+    writer = Writer(tmp_path)
+    digest = writer.link("dev/m@h/raw", "../../2024/05/x.eml", None)
+    raw = tmp_path / "dev/m@h/raw"
+    assert digest == link_digest("../../2024/05/x.eml") != digest_of(b"../../2024/05/x.eml")
+    assert raw.is_symlink() and raw.read_bytes() == b"message"
+    made = os.lstat(raw)
+    again = Writer(tmp_path)
+    again.link("dev/m@h/raw", "../../2024/05/x.eml", digest)
+    assert (again.written_paths, again.unchanged, os.lstat(raw).st_ino) == ([], 1, made.st_ino)
+    # The stat pass sees a link left alone as unchanged, and a file put in its place as changed.
+    recorded = [("dev/m@h/raw", again.stats["dev/m@h/raw"])]
+    assert changed_files(tmp_path, recorded) == []
+    raw.unlink()
+    raw.write_bytes(b"message")
+    assert changed_files(tmp_path, recorded) == ["dev/m@h/raw"]
+    third = Writer(tmp_path)
+    third.link("dev/m@h/raw", "../../2024/05/x.eml", digest)
+    assert third.written_paths == ["dev/m@h/raw"] and raw.is_symlink()
+    # A file wanted where a link is: written, never taken for the same bytes through the link.
+    fourth = Writer(tmp_path)
+    fourth.put("dev/m@h/raw", b"message", None)
+    assert fourth.written_paths == ["dev/m@h/raw"] and not raw.is_symlink()

@@ -53,11 +53,12 @@ def public_copy(folder: Path) -> Path:
     """A copy of ``folder`` that every user may read (a server's ``nobody`` worker too)."""
     root = Path(tempfile.mkdtemp(prefix="listlib-www-"))
     root.chmod(0o755)
-    shutil.copytree(folder, root / "www")
+    shutil.copytree(folder, root / "www", symlinks=True)
     for dirpath, _dirnames, filenames in os.walk(root / "www"):
         os.chmod(dirpath, 0o755)
         for name in filenames:
-            os.chmod(os.path.join(dirpath, name), 0o644)
+            if not os.path.islink(os.path.join(dirpath, name)):
+                os.chmod(os.path.join(dirpath, name), 0o644)
     return root / "www"
 
 
