@@ -15,7 +15,7 @@ LAYERS = [
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
-    | {"config.pop3", "config.smtp", "config.folders", "config.load"}
+    | {"config.pop3", "config.smtp", "config.publish", "config.folders", "config.load"}
     | {"legacy", "legacy.mapfile", "legacy.hyperkitty"},
     {
         "routing",
@@ -57,9 +57,11 @@ LAYERS = [
     | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
-    | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer"},
+    | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer"}
+    | {"publish", "publish.plan", "publish.s3", "publish.run"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
+    | {"cli.publish"}
     | {"__main__"},
 ]
 ONLY_IN = {
@@ -74,6 +76,8 @@ ONLY_IN = {
     "aiosmtpd": set(),
     "numpy": {"search.bulk"},
     "multiprocessing": {"forkpool"},
+    "boto3": {"publish.s3"},
+    "botocore": {"publish.s3"},
 }
 CONFIG_ORDER = [
     "config.schema",
@@ -84,6 +88,7 @@ CONFIG_ORDER = [
     "config.lists",
     "config.pop3",
     "config.smtp",
+    "config.publish",
     "config.folders",
     "config.load",
     "config",

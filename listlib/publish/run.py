@@ -1,0 +1,225 @@
+"""``listlib publish``'s work: read the build's manifest and the record of the last
+publish, plan (``plan``), then upload on a bounded pool phase by phase, delete what is
+due, and write the record last (``s3`` does the I/O).
+
+The record lives in the bucket (``<prefix>/.listlib-published.json.gz``) and a copy in
+the cache folder with its ETag, so a publish with nothing new reads nothing but a
+"not modified" answer. Nothing is deleted unless every upload succeeded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, PublishConfig
+from ..errors import PublishError
+from ..fsutil import make_dirs
+from ..manifest import load_manifest
+from ..values import plural
+from .plan import RECORD_NAME, Plan, Record, Upload, plan_publish
+from .s3 import Bucket
+
+__all__ = ["PublishReport", "publish_site", "publish_target"]
+
+Fault = Callable[[str], None]
+Progress = Callable[[int, int, int], None]
+
+
+@dataclass
+class PublishReport:
+    target: str
+    uploaded: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    pending: int = 0
+    """Files a build removed, left for readers until the next publish deletes them."""
+    bytes: int = 0
+    seconds: float = 0.0
+    dry_run: bool = False
+    uploads: list[str] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        verb = "would upload" if self.dry_run else "uploaded"
+        deleted = "would delete" if self.dry_run else "deleted"
+        later = f" ({self.pending} to delete next time)" if self.pending else ""
+        return (
+            f"{self.target}: {plural(self.uploaded, 'file')} {verb}, {self.unchanged} unchanged, "
+            f"{self.deleted} {deleted}{later}, {_size(self.bytes)} in {self.seconds:.2f} s"
+        )
+
+    def to_dict(self, with_files: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "target": self.target,
+            "dry_run": self.dry_run,
+            "uploaded": self.uploaded,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "pending": self.pending,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+        }
+        if with_files:
+            data["uploads"] = self.uploads
+            data["deletes"] = self.deletes
+        return data
+
+
+def publish_target(config: Config, target: str | None) -> PublishConfig:
+    """The ``[publish]`` table, its target replaced by ``target`` when one is given."""
+    from ..config.publish import check_target
+
+    if target is not None:
+        problem = check_target(target)
+        if problem:
+            raise PublishError(problem)
+        return replace(config.publish, target=target) if config.publish else PublishConfig(target=target)
+    if config.publish is None:
+        raise PublishError(
+            f'{config.path}: no [publish] table (with target = "s3://bucket/prefix") and no TARGET given'
+        )
+    return config.publish
+
+
+def publish_site(
+    config: Config,
+    target: PublishConfig,
+    *,
+    dry_run: bool = False,
+    progress: Progress | None = None,
+    fault: Fault | None = None,
+) -> PublishReport:
+    """Bring the bucket to output/ as the last build left it (see the module docstring)."""
+    started = time.monotonic()
+    fault = fault or _no_fault
+    manifest = load_manifest(config)
+    bucket = Bucket(target)
+    cache = _Cache(config.site.cache_dir, target)
+    record = _read_record(bucket, cache)
+    plan = plan_publish(manifest, record)
+    report = PublishReport(
+        target=target.target,
+        uploaded=plan.uploads,
+        unchanged=plan.unchanged,
+        deleted=len(plan.delete),
+        pending=len(plan.record.pending),
+        bytes=plan.bytes,
+        dry_run=dry_run,
+        uploads=[upload.path for phase in plan.phases for upload in phase],
+        deletes=plan.delete,
+    )
+    if not dry_run and not plan.empty:
+        _carry_out(plan, bucket, cache, config.site.output_dir, target.workers, progress, fault)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _carry_out(
+    plan: Plan,
+    bucket: Bucket,
+    cache: _Cache,
+    output: Path,
+    workers: int,
+    progress: Progress | None,
+    fault: Fault,
+) -> None:
+    total = plan.uploads
+    done = 0
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish") as pool:
+        for phase in plan.phases:
+            running: set[Future[None]] = set()
+            for upload in phase:
+                if len(running) >= workers * 2:
+                    done += _collect(running, fault)
+                    if progress:
+                        progress(done, total, done)
+                running.add(pool.submit(_put, bucket, output, upload))
+            while running:
+                done += _collect(running, fault)
+                if progress:
+                    progress(done, total, done)
+            fault("publish-phase")
+    if plan.delete:
+        fault("publish-delete")
+        bucket.delete(plan.delete)
+        fault("publish-deleted")
+    data = plan.record.to_bytes()
+    etag = bucket.put_bytes(RECORD_NAME, data, "application/gzip")
+    fault("publish-record")
+    cache.save(data, etag)
+
+
+def _put(bucket: Bucket, output: Path, upload: Upload) -> None:
+    bucket.put_file(upload.path, output / upload.path, upload.content_type, upload.cache_control, upload.size)
+
+
+def _collect(running: set[Future[None]], fault: Fault) -> int:
+    """Wait for at least one upload; raise the first failure (the rest are abandoned)."""
+    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+    for future in finished:
+        running.discard(future)
+        error = future.exception()
+        if error is not None:
+            for other in running:
+                other.cancel()
+            raise error
+        fault("publish-upload")
+    return len(finished)
+
+
+def _read_record(bucket: Bucket, cache: _Cache) -> Record:
+    """The bucket's record (from the cached copy when its ETag still matches), or an empty one."""
+    cached, etag = cache.load()
+    data, current = bucket.get(RECORD_NAME, etag if cached is not None else None)
+    if data is None and current is not None and cached is not None:
+        data = cached
+    if data is None:
+        return Record()
+    return Record.from_bytes(data, f"{bucket.where}/{RECORD_NAME}")
+
+
+class _Cache:
+    """The local copy of the bucket's record, with the ETag it had."""
+
+    def __init__(self, cache_dir: Path, target: PublishConfig) -> None:
+        name = hashlib.sha256(f"{target.endpoint_url or ''}\n{target.target}".encode()).hexdigest()[:16]
+        self.folder = cache_dir / "publish"
+        self.data = self.folder / f"{name}.json.gz"
+        self.etag = self.folder / f"{name}.etag"
+
+    def load(self) -> tuple[bytes | None, str | None]:
+        try:
+            return self.data.read_bytes(), self.etag.read_text().strip() or None
+        except (OSError, UnicodeDecodeError):
+            return None, None
+
+    def save(self, data: bytes, etag: str | None) -> None:
+        make_dirs(self.folder)
+        for path, content in ((self.data, data), (self.etag, (etag or "").encode())):
+            temporary = path.with_name(path.name + ".tmp")
+            temporary.write_bytes(content)
+            os.replace(temporary, path)
+        if not etag:
+            self.etag.unlink(missing_ok=True)
+
+
+def _no_fault(_point: str) -> None:
+    pass
+
+
+def _size(count: int) -> str:
+    if count < 1000:
+        return f"{count} bytes"
+    amount = count / 1000
+    for unit in ("kB", "MB", "GB"):
+        if amount < 1000 or unit == "GB":
+            break
+        amount /= 1000
+    return f"{amount:.1f} {unit}"
