@@ -1,0 +1,126 @@
+"""A real S3 API on 127.0.0.1 for the publishing tests: moto's threaded server mode
+(werkzeug serving moto's S3 over HTTP in this process), its request log kept so tests
+can count the PUTs and DELETEs a publish made. Skips when moto[server] is missing."""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import pytest
+
+CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent/listlib-test-credentials",
+    "AWS_CONFIG_FILE": "/nonexistent/listlib-test-config",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+"""The environment a publish runs with: moto's test keys, nothing from the user's ~/.aws."""
+
+_REQUEST_RE = re.compile(r'"([A-Z]+) (\S+) HTTP/[\d.]+" (\d{3})')
+_ANSI_RE = re.compile(r"\x1b\[[\d;]*m")  # werkzeug colours some status lines (a 304 is cyan)
+
+
+class RequestLog(logging.Handler):
+    """werkzeug's access log lines, parsed: (method, path, status)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.INFO)
+        self.requests: list[tuple[str, str, int]] = []
+        self.guard = threading.Lock()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        found = _REQUEST_RE.search(_ANSI_RE.sub("", record.getMessage()))
+        if found:
+            with self.guard:
+                self.requests.append((found[1], unquote(found[2].partition("?")[0]), int(found[3])))
+
+
+@dataclass
+class S3Server:
+    url: str
+    log: RequestLog
+    client: Any
+
+    def new_bucket(self, name: str) -> str:
+        self.client.create_bucket(Bucket=name)
+        return name
+
+    def requests(self, method: str, under: str) -> list[str]:
+        """The paths (``/bucket/key``) of the requests with this method under ``under``."""
+        with self.log.guard:
+            return [path for verb, path, _ in self.log.requests if verb == method and path.startswith(under)]
+
+    def mark(self) -> int:
+        with self.log.guard:
+            return len(self.log.requests)
+
+    def since(self, mark: int, method: str, under: str) -> list[str]:
+        """The paths of the requests with this method under ``under`` logged after ``mark``
+        (werkzeug logs a request once its answer is sent: wait for the log to settle)."""
+        self.settle()
+        with self.log.guard:
+            return [p for verb, p, _ in self.log.requests[mark:] if verb == method and p.startswith(under)]
+
+    def settle(self, quiet: float = 0.3) -> None:
+        count = -1
+        while count != self.mark():
+            count = self.mark()
+            time.sleep(quiet)
+
+    def objects(self, bucket: str, prefix: str) -> dict[str, dict[str, Any]]:
+        """Key under ``prefix`` -> {"body", "type", "cache", "encoding"} of every object."""
+        found: dict[str, dict[str, Any]] = {}
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
+        for page in pages:
+            for item in page.get("Contents", []):
+                answer = self.client.get_object(Bucket=bucket, Key=item["Key"])
+                found[item["Key"].removeprefix(prefix)] = {
+                    "body": answer["Body"].read(),
+                    "type": answer.get("ContentType"),
+                    "cache": answer.get("CacheControl"),
+                    "encoding": answer.get("ContentEncoding"),
+                }
+        return found
+
+
+@contextmanager
+def moto_s3() -> Iterator[S3Server]:
+    try:
+        import boto3
+        from moto.server import ThreadedMotoServer
+    except ImportError as exc:
+        pytest.skip(f"moto[server] is not installed ({exc})")
+    log = RequestLog()
+    werkzeug = logging.getLogger("werkzeug")
+    old_level, old_propagate = werkzeug.level, werkzeug.propagate
+    werkzeug.addHandler(log)
+    werkzeug.setLevel(logging.INFO)
+    werkzeug.propagate = False
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    try:
+        host, port = server.get_host_and_port()
+        url = f"http://{host}:{port}"
+        client = boto3.client(
+            "s3",
+            endpoint_url=url,
+            region_name="us-east-1",
+            aws_access_key_id=CREDENTIALS["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        )
+        yield S3Server(url=url, log=log, client=client)
+    finally:
+        server.stop()
+        werkzeug.removeHandler(log)
+        werkzeug.setLevel(old_level)
+        werkzeug.propagate = old_propagate
