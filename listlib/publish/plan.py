@@ -114,7 +114,7 @@ class Record:
             "pending": {path: list(value) for path, value in sorted(self.pending.items())},
         }
         text = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
-        return gzip.compress(text, compresslevel=6, mtime=0)
+        return gzip.compress(text, compresslevel=1, mtime=0)
 
     @classmethod
     def from_bytes(cls, data: bytes, where: str) -> Record:
@@ -158,6 +158,8 @@ class Plan:
 
 def plan_publish(manifest: Mapping[str, tuple[str, int]], record: Record) -> Plan:
     """What to upload (in phases), delete and record to bring the bucket to ``manifest``."""
+    if not record.pending and manifest == record.files:  # nothing changed: the common case, fast
+        return Plan(phases=[], delete=[], unchanged=len(manifest), record=record, record_changed=False)
     phases: list[list[Upload]] = [[] for _ in range(5)]
     unchanged = 0
     for path, (digest, size) in manifest.items():

@@ -332,3 +332,18 @@ def test_a_damaged_record_is_one_clear_line(site: Path, s3: S3Server) -> None:
     result = run_listlib("publish", cwd=site, env=CREDENTIALS)
     assert result.returncode == 1 and result.stderr.count("\n") == 1
     assert "the record of the last publish is damaged" in result.stderr
+
+
+def test_the_bucket_record_wins_over_a_stale_local_copy(site: Path, s3: S3Server) -> None:
+    publish(site)
+    bucket = bucket_of(site)
+    # another publisher (or a lost record): the bucket's record now says nothing was published
+    s3.client.put_object(Bucket=bucket, Key=f"archive/{RECORD_NAME}", Body=Record().to_bytes())
+    report = publish(site)
+    assert report["uploaded"] == len(output_files(site)) and report["unchanged"] == 0
+    assert record_of(s3, bucket).files == load_manifest(load_config(site / "listlib.toml"))
+    # and without the local copy, a publish with nothing new still puts nothing
+    shutil.rmtree(site / ".cache" / "publish")
+    mark = s3.mark()
+    assert publish(site)["uploaded"] == 0
+    assert s3.since(mark, "PUT", f"/{bucket}/") == []
