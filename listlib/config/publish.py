@@ -18,7 +18,8 @@ from .schema import PublishConfig
 
 __all__ = ["read_publish"]
 
-_KEYS = {"target", "endpoint_url", "region", "profile", "workers", "max_attempts"}
+_KEYS = {"target", "endpoint_url", "region", "profile", "workers", "max_attempts", "retry_mode"}
+_RETRY_MODES = ("standard", "adaptive")
 _SECRET_KEYS = {
     "access_key",
     "access_key_id",
@@ -43,6 +44,10 @@ def check_target(value: str) -> str | None:
     return None
 
 
+def check_retry_mode(value: str) -> str | None:
+    return None if value in _RETRY_MODES else f"{value!r} is not one of 'standard', 'adaptive'"
+
+
 def read_publish(reader: Reader, data: Mapping[str, Any]) -> PublishConfig | None:
     if "publish" not in data:
         return None
@@ -65,4 +70,5 @@ def read_publish(reader: Reader, data: Mapping[str, Any]) -> PublishConfig | Non
         profile=reader.string(table, "profile", where, default="", check=check_nonempty) or None,
         workers=reader.integer(table, "workers", where, 1, 64) or 16,
         max_attempts=reader.integer(table, "max_attempts", where, 1, 20) or 5,
+        retry_mode=reader.string(table, "retry_mode", where, default="standard", check=check_retry_mode),
     )

@@ -241,6 +241,9 @@ class PublishConfig:
     """Uploads at a time (1-64)."""
     max_attempts: int = 5
     """Attempts of each request, retried with backoff on throttling, 5xx and dropped connections."""
+    retry_mode: str = "standard"
+    """boto3's retry mode: ``standard`` (exponential backoff with jitter) or ``adaptive``
+    (also slows the whole publish down after throttling answers)."""
 
     @property
     def bucket(self) -> str:

@@ -51,7 +51,7 @@ class Bucket:
                 endpoint_url=config.endpoint_url,
                 region_name=config.region,
                 config=BotoConfig(
-                    retries={"mode": "adaptive", "max_attempts": config.max_attempts},
+                    retries={"mode": config.retry_mode, "max_attempts": config.max_attempts},
                     max_pool_connections=config.workers,
                     connect_timeout=10,
                     read_timeout=60,

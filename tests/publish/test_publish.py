@@ -9,6 +9,7 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import re
 import shutil
 import signal
 from collections.abc import Iterator
@@ -21,7 +22,7 @@ from listlib.manifest import load_manifest
 from listlib.publish.plan import RECORD_NAME, Record, object_type
 
 from ..support.helpers import REPO, make_message, mboxrd, run_listlib
-from ..support.s3server import CREDENTIALS, S3Server, moto_s3
+from ..support.s3server import CREDENTIALS, S3Server, flaky_proxy, moto_s3
 
 _names = itertools.count()
 
@@ -60,7 +61,12 @@ def bucket_of(site: Path) -> str:
     return config.publish.bucket
 
 
-def publish(site: Path, *args: str, env: dict[str, str] | None = None) -> dict[str, object]:
+def publish(
+    site: Path, *args: str, env: dict[str, str] | None = None, endpoint: str | None = None
+) -> dict[str, object]:
+    if endpoint is not None:
+        config = (site / "listlib.toml").read_text()
+        (site / "listlib.toml").write_text(re.sub(r'endpoint_url = "[^"]*"', f'endpoint_url = "{endpoint}"', config))
     result = run_listlib("publish", "--json", *args, cwd=site, env={**CREDENTIALS, **(env or {})})
     assert result.returncode == 0, result.stdout + result.stderr
     return json.loads(result.stdout)
@@ -347,3 +353,17 @@ def test_the_bucket_record_wins_over_a_stale_local_copy(site: Path, s3: S3Server
     mark = s3.mark()
     assert publish(site)["uploaded"] == 0
     assert s3.since(mark, "PUT", f"/{bucket}/") == []
+
+
+@pytest.mark.parametrize("mode", ["503", "drop"])
+def test_a_server_failing_one_request_in_ten_still_converges(site: Path, s3: S3Server, mode: str) -> None:
+    bucket = bucket_of(site)
+    with flaky_proxy(s3.url, 10, mode) as proxy:
+        port = proxy.server_address[1]
+        report = publish(site, endpoint=f"http://127.0.0.1:{port}")
+        assert proxy.failed >= len(output_files(site)) // 10, "the proxy failed requests"
+    assert report["uploaded"] == len(output_files(site))
+    objects = s3.objects(bucket, "archive/")
+    assert set(objects) == set(output_files(site)) | {RECORD_NAME}
+    for path, data in output_files(site).items():
+        assert objects[path]["body"] == data, path

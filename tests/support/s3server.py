@@ -1,16 +1,20 @@
 """A real S3 API on 127.0.0.1 for the publishing tests: moto's threaded server mode
 (werkzeug serving moto's S3 over HTTP in this process), its request log kept so tests
-can count the PUTs and DELETEs a publish made. Skips when moto[server] is missing."""
+can count the PUTs and DELETEs a publish made; and a proxy in front of it that fails every
+N-th request (503 SlowDown, or a dropped connection). Skips when moto[server] is missing."""
 
 from __future__ import annotations
 
+import http.client
 import logging
 import re
+import socket
 import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import unquote
 
@@ -124,3 +128,82 @@ def moto_s3() -> Iterator[S3Server]:
         werkzeug.removeHandler(log)
         werkzeug.setLevel(old_level)
         werkzeug.propagate = old_propagate
+
+
+class _FlakyHandler(BaseHTTPRequestHandler):
+    """Forwards each request to the real server, but answers every ``every``-th with 503
+    SlowDown or drops its connection without an answer (``mode``)."""
+
+    protocol_version = "HTTP/1.1"
+    server: _FlakyServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def _any(self) -> None:
+        length = int(self.headers.get("Content-Length") or 0)
+        body = self.rfile.read(length) if length else b""
+        with self.server.guard:
+            self.server.count += 1
+            failing = self.server.count % self.server.every == 0
+            if failing:
+                self.server.failed += 1
+        if failing and self.server.mode == "drop":
+            self.close_connection = True
+            self.connection.shutdown(socket.SHUT_RDWR)
+            return
+        if failing:
+            answer = b"<Error><Code>SlowDown</Code><Message>Please reduce your request rate.</Message></Error>"
+            self.send_response(503)
+            self.send_header("Content-Type", "application/xml")
+            self.send_header("Content-Length", str(len(answer)))
+            self.end_headers()
+            self.wfile.write(answer)
+            return
+        upstream = http.client.HTTPConnection(self.server.upstream[0], self.server.upstream[1], timeout=30)
+        try:
+            headers = {name: value for name, value in self.headers.items() if name.lower() != "connection"}
+            upstream.request(self.command, self.path, body=body, headers=headers)
+            response = upstream.getresponse()
+            data = response.read()
+            self.send_response(response.status)
+            for name, value in response.getheaders():
+                if name.lower() not in {"connection", "transfer-encoding", "content-length", "server", "date"}:
+                    self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+        finally:
+            upstream.close()
+
+    do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _any
+
+
+class _FlakyServer(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, upstream: tuple[str, int], every: int, mode: str) -> None:
+        super().__init__(("127.0.0.1", 0), _FlakyHandler)
+        self.upstream = upstream
+        self.every = every
+        self.mode = mode
+        self.count = 0
+        self.failed = 0
+        self.guard = threading.Lock()
+
+
+@contextmanager
+def flaky_proxy(upstream_url: str, every: int, mode: str) -> Iterator[_FlakyServer]:
+    """An HTTP proxy on 127.0.0.1 in front of ``upstream_url`` failing every ``every``-th
+    request: ``mode`` "503" answers 503 SlowDown, "drop" closes the connection unanswered."""
+    host, _, port = upstream_url.removeprefix("http://").partition(":")
+    server = _FlakyServer((host, int(port)), every, mode)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
