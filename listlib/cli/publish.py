@@ -18,12 +18,17 @@ if TYPE_CHECKING:
 @click.command()
 @click.argument("target", required=False, metavar="[s3://BUCKET/PREFIX]")
 @click.option("--dry-run", is_flag=True, help="Print what would be uploaded and deleted; change nothing.")
+@click.option(
+    "--verify",
+    is_flag=True,
+    help="List the bucket first and upload again what its record names but it lacks (one LIST per 1,000 objects).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 @click.option("--files", "with_files", is_flag=True, help="With --json: list every file uploaded and deleted.")
 @common_options(quiet_help="Print nothing unless something was uploaded or deleted.")
 @click.pass_obj
 @handle_errors
-def publish(obj: Context, target: str | None, dry_run: bool, as_json: bool, with_files: bool) -> None:
+def publish(obj: Context, target: str | None, dry_run: bool, verify: bool, as_json: bool, with_files: bool) -> None:
     """Upload the website in output/ to S3-compatible object storage.
 
     The bucket is [publish] target in listlib.toml, or TARGET. Only files whose
@@ -33,7 +38,7 @@ def publish(obj: Context, target: str | None, dry_run: bool, as_json: bool, with
     AWS chain (AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY, ~/.aws, instance roles).
     """
     config = obj.load()
-    report = run_publish(config, target, dry_run=dry_run, quiet=obj.quiet, as_json=as_json)
+    report = run_publish(config, target, dry_run=dry_run, verify=verify, quiet=obj.quiet, as_json=as_json)
     if as_json:
         echo_json(report.to_dict(with_files=with_files), indent=2, ensure_ascii=False)
     elif dry_run and not obj.quiet:
@@ -44,7 +49,13 @@ def publish(obj: Context, target: str | None, dry_run: bool, as_json: bool, with
 
 
 def run_publish(
-    config: Config, target: str | None = None, *, dry_run: bool = False, quiet: bool, as_json: bool
+    config: Config,
+    target: str | None = None,
+    *,
+    dry_run: bool = False,
+    verify: bool = False,
+    quiet: bool,
+    as_json: bool,
 ) -> PublishReport:
     """Publish with a progress bar on a terminal; print the summary unless ``as_json``
     (or ``quiet`` and nothing changed)."""
@@ -57,6 +68,7 @@ def run_publish(
             config,
             where,
             dry_run=dry_run,
+            verify=verify,
             progress=lambda done, total, files: bar(done, total, files),
             fault=fault_from_env(),
         )

@@ -47,13 +47,16 @@ class PublishReport:
     dry_run: bool = False
     uploads: list[str] = field(default_factory=list)
     deletes: list[str] = field(default_factory=list)
+    repaired: int | None = None
+    """With --verify: the files the record named that the bucket lacked (or held at another size)."""
 
     def summary(self) -> str:
         verb = "would upload" if self.dry_run else "uploaded"
         deleted = "would delete" if self.dry_run else "deleted"
         later = f" ({self.pending} to delete next time)" if self.pending else ""
+        drift = f", {plural(self.repaired, 'file')} missing from the bucket" if self.repaired else ""
         return (
-            f"{self.target}: {plural(self.uploaded, 'file')} {verb}, {self.unchanged} unchanged, "
+            f"{self.target}: {plural(self.uploaded, 'file')} {verb}{drift}, {self.unchanged} unchanged, "
             f"{self.deleted} {deleted}{later}, {_size(self.bytes)} in {self.seconds:.2f} s"
         )
 
@@ -68,6 +71,8 @@ class PublishReport:
             "bytes": self.bytes,
             "seconds": round(self.seconds, 3),
         }
+        if self.repaired is not None:
+            data["repaired"] = self.repaired
         if with_files:
             data["uploads"] = self.uploads
             data["deletes"] = self.deletes
@@ -95,6 +100,7 @@ def publish_site(
     target: PublishConfig,
     *,
     dry_run: bool = False,
+    verify: bool = False,
     progress: Progress | None = None,
     fault: Fault | None = None,
 ) -> PublishReport:
@@ -105,6 +111,7 @@ def publish_site(
     bucket = Bucket(target)
     cache = _Cache(config.site.cache_dir, target)
     record = _read_record(bucket, cache)
+    repaired = _verified(record, bucket.sizes()) if verify else 0
     plan = plan_publish(manifest, record)
     report = PublishReport(
         target=target.target,
@@ -116,6 +123,7 @@ def publish_site(
         dry_run=dry_run,
         uploads=[upload.path for phase in plan.phases for upload in phase],
         deletes=plan.delete,
+        repaired=repaired,
     )
     if not dry_run and not plan.empty:
         _carry_out(plan, bucket, cache, config.site.output_dir, target.workers, progress, fault)
@@ -174,6 +182,18 @@ def _collect(running: set[Future[None]], fault: Fault) -> int:
             raise error
         fault("publish-upload")
     return len(finished)
+
+
+def _verified(record: Record, sizes: dict[str, int]) -> int:
+    """Forget in ``record`` the files the bucket does not hold as recorded (deleted or
+    overwritten by hand, another tool, a lifecycle rule), so they are uploaded again;
+    how many."""
+    drifted = [path for path, (_digest, size) in record.files.items() if sizes.get(path) != size]
+    for path in drifted:
+        del record.files[path]
+    for path in [path for path in record.pending if path not in sizes]:
+        del record.pending[path]
+    return len(drifted)
 
 
 def _read_record(bucket: Bucket, cache: _Cache) -> Record:

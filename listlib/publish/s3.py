@@ -88,6 +88,17 @@ class Bucket:
         except Exception as exc:
             raise self._error(exc) from None
 
+    def sizes(self) -> dict[str, int]:
+        """Path under the prefix -> size of every object there (one LIST per 1,000)."""
+        found: dict[str, int] = {}
+        try:
+            for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=self.prefix):
+                for item in page.get("Contents", []):
+                    found[item["Key"][len(self.prefix) :]] = int(item["Size"])
+        except Exception as exc:
+            raise self._error(exc) from None
+        return found
+
     def put_file(self, path: str, file: Path, content_type: str, cache_control: str, size: int) -> None:
         headers = {"ContentType": content_type, "CacheControl": cache_control}
         try:

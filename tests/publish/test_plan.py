@@ -143,7 +143,9 @@ def test_a_target_that_is_not_an_s3_address_is_refused(target: str) -> None:
 
 def test_the_retry_mode_is_standard_or_adaptive() -> None:
     site = {"title": "t", "base_url": "https://l.example.org/"}
-    config = parse_config({"site": site, "publish": {"target": "s3://bkt", "retry_mode": "adaptive"}}, Path("/x/l.toml"))
+    config = parse_config(
+        {"site": site, "publish": {"target": "s3://bkt", "retry_mode": "adaptive"}}, Path("/x/l.toml")
+    )
     assert config.publish is not None and config.publish.retry_mode == "adaptive"
     with pytest.raises(ConfigError, match=r"publish\.retry_mode: 'fast' is not one of"):
         parse_config({"site": site, "publish": {"target": "s3://bkt", "retry_mode": "fast"}}, Path("/x/l.toml"))

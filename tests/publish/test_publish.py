@@ -367,3 +367,19 @@ def test_a_server_failing_one_request_in_ten_still_converges(site: Path, s3: S3S
     assert set(objects) == set(output_files(site)) | {RECORD_NAME}
     for path, data in output_files(site).items():
         assert objects[path]["body"] == data, path
+
+
+def test_verify_uploads_again_what_the_bucket_lost(site: Path, s3: S3Server) -> None:
+    publish(site)
+    bucket = bucket_of(site)
+    files = output_files(site)
+    lost = sorted(files)[:2]
+    s3.client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": f"archive/{path}"} for path in lost]})
+    s3.client.put_object(Bucket=bucket, Key="archive/index.html", Body=b"defaced")
+    assert publish(site)["uploaded"] == 0, "without --verify the record is trusted"
+    report = publish(site, "--verify", "--files")
+    assert report["repaired"] == 3 and sorted(report["uploads"]) == sorted([*lost, "index.html"])  # type: ignore[arg-type]
+    objects = s3.objects(bucket, "archive/")
+    for path, data in files.items():
+        assert objects[path]["body"] == data, path
+    assert publish(site, "--verify")["uploaded"] == 0
