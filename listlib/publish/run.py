@@ -108,6 +108,12 @@ def publish_site(
     started = time.monotonic()
     fault = fault or _no_fault
     manifest = load_manifest(config)
+    if not manifest:
+        # Never plan from an empty manifest: with the build records deleted (the cache
+        # folder is safe to delete), every published file would look removed.
+        raise PublishError(
+            f"{config.site.output_dir}: no build recorded in {config.site.cache_dir}; run 'listlib build' first"
+        )
     bucket = Bucket(target)
     cache = _Cache(config.site.cache_dir, target)
     record = _read_record(bucket, cache)

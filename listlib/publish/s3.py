@@ -109,7 +109,7 @@ class Bucket:
                 self.client.put_object(Bucket=self.bucket, Key=self.key(path), Body=body, **headers)
         except FileNotFoundError:
             raise PublishError(
-                f"{file}: gone while publishing (is a build running?); run 'listlib publish' again"
+                f"{file}: missing, though the last build made it; run 'listlib build' (or wait for the running one)"
             ) from None
         except Exception as exc:
             raise self._error(exc, path) from None

@@ -383,3 +383,24 @@ def test_verify_uploads_again_what_the_bucket_lost(site: Path, s3: S3Server) -> 
     for path, data in files.items():
         assert objects[path]["body"] == data, path
     assert publish(site, "--verify")["uploaded"] == 0
+
+
+def test_without_build_records_nothing_is_published_or_deleted(site: Path, s3: S3Server) -> None:
+    publish(site)
+    bucket = bucket_of(site)
+    before = s3.objects(bucket, "archive/")
+    shutil.rmtree(site / ".cache")  # safe to delete: the next build makes it again
+    for _ in range(2):
+        result = run_listlib("publish", cwd=site, env=CREDENTIALS)
+        assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+        assert "no build recorded" in result.stderr and "run 'listlib build' first" in result.stderr
+    assert s3.objects(bucket, "archive/") == before
+    run_listlib("build", "-q", cwd=site, check=True)
+    assert publish(site)["deleted"] == 0
+
+
+def test_a_file_deleted_from_output_is_a_clear_error(site: Path) -> None:
+    (site / "output" / "index.html").unlink()
+    result = run_listlib("publish", cwd=site, env=CREDENTIALS)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "index.html: missing, though the last build made it; run 'listlib build'" in result.stderr
