@@ -224,3 +224,9 @@ def test_the_delivery_package_runs_without_click() -> None:
         "import listlib.delivery.service, listlib.delivery.intake, listlib.delivery.bounce, listlib.delivery.runner"
     )
     assert "listlib.delivery.service" in loaded and "click" not in loaded
+
+
+def test_starting_the_command_line_loads_no_s3_client() -> None:
+    # boto3 takes ~0.3 s to load and is an optional extra: only 'listlib publish' loads it.
+    loaded = loaded_modules("import listlib.cli, listlib.publish.plan")
+    assert not {name for name in loaded if name.split(".")[0] in {"boto3", "botocore", "s3transfer"}}
