@@ -404,3 +404,35 @@ def test_a_file_deleted_from_output_is_a_clear_error(site: Path) -> None:
     result = run_listlib("publish", cwd=site, env=CREDENTIALS)
     assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
     assert "index.html: missing, though the last build made it; run 'listlib build'" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_kill_9_from_outside_at_measured_moments_then_a_rerun_converges(site: Path, s3: S3Server) -> None:
+    """SIGKILL lands wherever the publisher happens to be (start-up, planning, uploads,
+    the record), each time on a first publish of its own prefix; a re-run completes it."""
+    import subprocess
+    import sys
+    import time
+
+    from ..support.helpers import subprocess_env
+
+    bucket = bucket_of(site)
+    files = output_files(site)
+    env = {**subprocess_env(), **CREDENTIALS}
+    for number, delay in enumerate((0.3, 0.6, 0.8, 1.0, 1.2, 1.5)):
+        target = f"s3://{bucket}/outside{number}/"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "listlib", "publish", "-q", target],
+            cwd=site,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        publish(site, target)
+        objects = s3.objects(bucket, f"outside{number}/")
+        assert set(objects) == set(files) | {RECORD_NAME}, delay
+        for path, data in files.items():
+            assert objects[path]["body"] == data, (delay, path)
