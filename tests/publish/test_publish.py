@@ -9,11 +9,13 @@ from __future__ import annotations
 import gzip
 import itertools
 import json
+import posixpath
 import re
 import shutil
 import signal
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 import pytest
 
@@ -22,6 +24,7 @@ from listlib.manifest import load_manifest
 from listlib.publish.plan import RECORD_NAME, Record, object_type
 
 from ..support.helpers import REPO, make_message, mboxrd, run_listlib
+from ..support.linkcheck import check_links, parse_page
 from ..support.s3server import CREDENTIALS, S3Server, flaky_proxy, moto_s3
 
 _names = itertools.count()
@@ -91,6 +94,39 @@ def remove_first_dev_message(site: Path) -> str:
     call = raw.rsplit("/", 1)[1].removesuffix(".eml")
     run_listlib("remove", call, "--reason", "privacy request", "--build", "-q", cwd=site, check=True)
     return raw
+
+
+def assert_whole(s3: S3Server, bucket: str, prefix: str, site: Path, mirror: Path) -> None:
+    """What a reader can meet in the bucket now is whole: every page reachable from a URL
+    published before (the bucket's record names them) links only to objects there, and
+    the search manifest's segments are all there. New pages a publish has put but
+    nothing published links to yet may still link to each other's missing pages (a new
+    message page and its new month index link to each other: one of them goes first)."""
+    shutil.rmtree(mirror, ignore_errors=True)
+    objects = s3.objects(bucket, prefix)
+    for path, found in objects.items():
+        (mirror / path).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / path).write_bytes(found["body"])
+    record = Record.from_bytes(objects[RECORD_NAME]["body"], prefix)
+    entries = [path for path in [*record.files, *record.pending] if path.endswith(".html") and path in objects]
+    reachable: set[str] = set()
+    while entries:
+        path = entries.pop()
+        if path in reachable:
+            continue
+        reachable.add(path)
+        for link in parse_page(mirror / path).links:
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), unquote(urlsplit(link).path)))
+            if target.endswith(".html") and target in objects and "://" not in link:
+                entries.append(target)
+    broken = [problem for problem in check_links(mirror) if problem.split(" -> ")[0] in reachable]
+    assert broken == [], prefix
+    manifest = json.loads(objects["search/manifest.json"]["body"])
+    for segment in manifest["segments"]:
+        there = {path for path in objects if path.startswith(f"search/seg/{segment['id']}/")}
+        built = site / "output" / "search" / "seg" / segment["id"]
+        expected = {f"search/seg/{segment['id']}/{f.name}" for f in built.iterdir()} if built.is_dir() else set()
+        assert f"search/seg/{segment['id']}/meta.json" in there and expected <= there, (prefix, segment["id"])
 
 
 def record_of(s3: S3Server, bucket: str) -> Record:
@@ -271,8 +307,9 @@ def test_a_kill_9_at_any_point_then_a_rerun_converges(site: Path, s3: S3Server) 
         spec = point.replace("LAST", str(uploads))
         crashed = run_listlib("publish", "-q", target, cwd=site, env={**CREDENTIALS, "LISTLIB_CRASH_AT": spec})
         assert crashed.returncode == -signal.SIGKILL, f"{spec} never reached: {crashed.stderr}"
-        rerun = publish(site, target)
         prefix = target.removeprefix(f"s3://{bucket}/")
+        assert_whole(s3, bucket, prefix, site, site.parent / "mirror")  # what readers met when it died
+        rerun = publish(site, target)
         objects = s3.objects(bucket, prefix)
         assert set(objects) == set(files) | {RECORD_NAME}, f"{spec}: {set(objects) ^ (set(files) | {RECORD_NAME})}"
         for path, data in files.items():
