@@ -24,10 +24,12 @@ from ..serve_http import content_type
 from ..urls import SEARCH_DIR, STATIC_DIR
 
 __all__ = [
+    "INTENT_NAME",
     "RECORD_NAME",
     "Plan",
     "Record",
     "Upload",
+    "Files",
     "cache_control",
     "object_type",
     "plan_publish",
@@ -35,6 +37,8 @@ __all__ = [
 
 RECORD_NAME = ".listlib-published.json.gz"
 """The record's name under the target's prefix (no output file starts with a dot)."""
+INTENT_NAME = ".listlib-publishing.json"
+"""Written before a publish uploads files no record names yet: which, over which record."""
 _RECORD_FORMAT = 1
 MANIFEST_PATH = f"{SEARCH_DIR}/manifest.json"
 _SEGMENTS = f"{SEARCH_DIR}/seg/"
@@ -106,10 +110,13 @@ class Record:
 
     files: Files = field(default_factory=dict)
     pending: Files = field(default_factory=dict)
+    generation: int = 0
+    """Counts the records written; an intent names the generation it was written over."""
 
     def to_bytes(self) -> bytes:
         data = {
             "format": _RECORD_FORMAT,
+            "generation": self.generation,
             "files": {path: list(value) for path, value in sorted(self.files.items())},
             "pending": {path: list(value) for path, value in sorted(self.pending.items())},
         }
@@ -125,6 +132,7 @@ class Record:
             return cls(
                 files={path: (str(digest), int(size)) for path, (digest, size) in loaded["files"].items()},
                 pending={path: (str(digest), int(size)) for path, (digest, size) in loaded["pending"].items()},
+                generation=int(loaded.get("generation", 0)),
             )
         except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise PublishError(
@@ -142,6 +150,9 @@ class Plan:
     record: Record
     """The record to write last."""
     record_changed: bool
+    intent: Files = field(default_factory=dict)
+    """Files the bucket may hold that no record names, to write down before uploading:
+    the new files, and those an interrupted publish may have put (``unsure``)."""
 
     @property
     def uploads(self) -> int:
@@ -156,17 +167,25 @@ class Plan:
         return not self.uploads and not self.delete and not self.record_changed
 
 
-def plan_publish(manifest: Mapping[str, tuple[str, int]], record: Record) -> Plan:
-    """What to upload (in phases), delete and record to bring the bucket to ``manifest``."""
-    if not record.pending and manifest == record.files:  # nothing changed: the common case, fast
+def plan_publish(
+    manifest: Mapping[str, tuple[str, int]], record: Record, unsure: Mapping[str, tuple[str, int]] | None = None
+) -> Plan:
+    """What to upload (in phases), delete and record to bring the bucket to ``manifest``.
+    ``unsure``: files an interrupted publish meant to upload (its intent, written over
+    this record): uploaded again when still built, else deleted on the next publish."""
+    unsure = unsure or {}
+    if not record.pending and not unsure and manifest == record.files:  # nothing changed: the common case, fast
         return Plan(phases=[], delete=[], unchanged=len(manifest), record=record, record_changed=False)
     phases: list[list[Upload]] = [[] for _ in range(5)]
     unchanged = 0
+    intent: Files = {path: value for path, value in unsure.items() if path not in record.files}
     for path, (digest, size) in manifest.items():
         remote = record.files.get(path) or record.pending.get(path)
-        if remote is not None and remote[0] == digest:
+        if remote is not None and remote[0] == digest and path not in unsure:
             unchanged += 1
             continue
+        if remote is None:
+            intent[path] = (digest, size)
         rank = _rank(path)
         phase = 4 if rank == 2 else rank + (0 if remote is None else 2)
         phases[phase].append(Upload(path, digest, size, object_type(path), cache_control(path)))
@@ -174,13 +193,14 @@ def plan_publish(manifest: Mapping[str, tuple[str, int]], record: Record) -> Pla
         phase.sort(key=lambda upload: upload.path)
     delete = sorted(path for path in record.pending if path not in manifest)
     pending = {path: value for path, value in record.files.items() if path not in manifest}
-    files = dict(manifest)
-    new = Record(files=files, pending=pending)
-    changed = new.files != record.files or new.pending != record.pending
+    pending.update((path, value) for path, value in unsure.items() if path not in manifest and path not in pending)
+    new = Record(files=dict(manifest), pending=pending, generation=record.generation + 1)
+    changed = new.files != record.files or new.pending != record.pending or bool(unsure)
     return Plan(
         phases=[phase for phase in phases if phase],
-        delete=delete,
+        delete=[path for path in delete if path not in pending],
         unchanged=unchanged,
         record=new,
         record_changed=changed,
+        intent=intent,
     )

@@ -10,6 +10,7 @@ the cache folder with its ETag, so a publish with nothing new reads nothing but 
 from __future__ import annotations
 
 import hashlib
+import json
 import marshal
 import os
 import time
@@ -24,7 +25,7 @@ from ..errors import PublishError
 from ..fsutil import make_dirs
 from ..manifest import load_manifest
 from ..values import plural
-from .plan import RECORD_NAME, Plan, Record, Upload, plan_publish
+from .plan import INTENT_NAME, RECORD_NAME, Files, Plan, Record, Upload, plan_publish
 from .s3 import Bucket
 
 __all__ = ["PublishReport", "publish_site", "publish_target"]
@@ -118,7 +119,7 @@ def publish_site(
     cache = _Cache(config.site.cache_dir, target)
     record = _read_record(bucket, cache)
     repaired = _verified(record, bucket.sizes()) if verify else 0
-    plan = plan_publish(manifest, record)
+    plan = plan_publish(manifest, record, _read_intent(bucket, record))
     report = PublishReport(
         target=target.target,
         uploaded=plan.uploads,
@@ -148,6 +149,12 @@ def _carry_out(
 ) -> None:
     total = plan.uploads
     done = 0
+    if plan.intent:
+        # Before the first upload of a file no record names: if this publish dies, the
+        # next one knows the bucket may hold it (and deletes it if no longer built).
+        intent = {"generation": plan.record.generation - 1, "files": {p: list(v) for p, v in plan.intent.items()}}
+        bucket.put_bytes(INTENT_NAME, json.dumps(intent, separators=(",", ":")).encode(), "application/json")
+        fault("publish-intent")
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish") as pool:
         for phase in plan.phases:
             running: set[Future[None]] = set()
@@ -170,6 +177,8 @@ def _carry_out(
     etag = bucket.put_bytes(RECORD_NAME, data, "application/gzip")
     fault("publish-record")
     cache.save(plan.record, etag)
+    if plan.intent:
+        bucket.delete([INTENT_NAME])  # spent by the record (one left by a crash here is ignored)
 
 
 def _put(bucket: Bucket, output: Path, upload: Upload) -> None:
@@ -200,6 +209,23 @@ def _verified(record: Record, sizes: dict[str, int]) -> int:
     for path in [path for path in record.pending if path not in sizes]:
         del record.pending[path]
     return len(drifted)
+
+
+def _read_intent(bucket: Bucket, record: Record) -> Files:
+    """The files an interrupted publish meant to upload over this very record (an intent
+    written over an older one is spent: a record came after it)."""
+    data, _etag = bucket.get(INTENT_NAME, check=False)  # after the record: the bucket exists
+    if data is None:
+        return {}
+    try:
+        intent = json.loads(data)
+        if intent.get("generation") != record.generation:
+            return {}
+        return {path: (str(digest), int(size)) for path, (digest, size) in intent["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise PublishError(
+            f"{bucket.where}/{INTENT_NAME}: damaged ({exc}); delete it (and publish with --verify)"
+        ) from None
 
 
 def _read_record(bucket: Bucket, cache: _Cache) -> Record:

@@ -66,9 +66,9 @@ class Bucket:
     def key(self, path: str) -> str:
         return self.prefix + path
 
-    def get(self, path: str, etag: str | None = None) -> tuple[bytes | None, str | None]:
-        """The object's bytes and ETag; (None, None) when there is none; (None, etag)
-        when it is still ``etag`` (nothing read)."""
+    def get(self, path: str, etag: str | None = None, *, check: bool = True) -> tuple[bytes | None, str | None]:
+        """The object's bytes and ETag; (None, None) when there is none (after checking
+        the bucket exists, when ``check``); (None, etag) when it is still ``etag``."""
         options: dict[str, str] = {"IfNoneMatch": etag} if etag else {}
         try:
             answer = self.client.get_object(Bucket=self.bucket, Key=self.key(path), **options)
@@ -78,7 +78,8 @@ class Bucket:
             if code in {"304", "NotModified"}:
                 return None, etag
             if code in {"NoSuchKey", "404"}:
-                self.check_bucket()
+                if check:
+                    self.check_bucket()
                 return None, None
             raise self._error(exc) from None
 

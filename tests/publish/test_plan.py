@@ -149,3 +149,18 @@ def test_the_retry_mode_is_standard_or_adaptive() -> None:
     assert config.publish is not None and config.publish.retry_mode == "adaptive"
     with pytest.raises(ConfigError, match=r"publish\.retry_mode: 'fast' is not one of"):
         parse_config({"site": site, "publish": {"target": "s3://bkt", "retry_mode": "fast"}}, Path("/x/l.toml"))
+
+
+def test_files_an_interrupted_publish_meant_to_put_are_uploaded_again_or_deleted_later() -> None:
+    built = dict(OLD)
+    built["dev/2024/05/3xAAAAAc.html"] = ("m3", 30)
+    plan = plan_publish(built, Record(files=dict(OLD), generation=7))
+    assert plan.intent == {"dev/2024/05/3xAAAAAc.html": ("m3", 30)} and plan.record.generation == 8
+    # killed after the intent: one file still built (uploaded again, whatever the bucket holds),
+    # one no longer built (pending: deleted by the publish after)
+    unsure = {"dev/2024/05/3xAAAAAc.html": ("m3", 30), "dev/2024/05/3xAAAAAd.html": ("m4", 40)}
+    again = plan_publish(built, Record(files=dict(OLD), generation=7), unsure)
+    assert [upload.path for phase in again.phases for upload in phase] == ["dev/2024/05/3xAAAAAc.html"]
+    assert again.record.pending == {"dev/2024/05/3xAAAAAd.html": ("m4", 40)} and again.delete == []
+    assert again.intent == unsure, "a second kill still knows both"
+    assert plan_publish(built, again.record).delete == ["dev/2024/05/3xAAAAAd.html"]

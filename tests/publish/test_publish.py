@@ -21,7 +21,7 @@ import pytest
 
 from listlib.config import load_config
 from listlib.manifest import load_manifest
-from listlib.publish.plan import RECORD_NAME, Record, object_type
+from listlib.publish.plan import INTENT_NAME, RECORD_NAME, Record, object_type
 
 from ..support.helpers import REPO, make_message, mboxrd, run_listlib
 from ..support.linkcheck import check_links, parse_page
@@ -179,9 +179,10 @@ def test_nothing_changed_puts_nothing(site: Path, s3: S3Server) -> None:
     assert report["uploaded"] == 0 and report["unchanged"] == len(output_files(site))
     assert s3.since(mark, "PUT", under) == [] and s3.since(mark, "DELETE", under) == []
     assert s3.since(mark, "POST", under) == []
-    # with the cached record a no-change publish reads nothing but a "not modified"
-    assert len(s3.since(mark, "GET", under)) == 1
-    assert [status for _, path, status in s3.log.requests[mark:] if path.startswith(under)] == [304]
+    # with the cached record a no-change publish reads only a "not modified" record and
+    # finds no intent of an interrupted publish
+    assert len(s3.since(mark, "GET", under)) == 2
+    assert [status for _, path, status in s3.log.requests[mark:] if path.startswith(under)] == [304, 404]
 
 
 def test_a_new_message_puts_only_the_objects_that_changed(site: Path, s3: S3Server) -> None:
@@ -196,8 +197,10 @@ def test_a_new_message_puts_only_the_objects_that_changed(site: Path, s3: S3Serv
     report = publish(site)
     prefix = f"/{bucket_of(site)}/archive/"
     put = [path.removeprefix(prefix) for path in s3.since(mark, "PUT", prefix)]
-    assert sorted(put) == sorted(changed | {RECORD_NAME}), "each changed object once, the record last"
-    assert put[-1] == RECORD_NAME
+    assert sorted(put) == sorted(changed | {RECORD_NAME, INTENT_NAME}), "each changed object once"
+    assert put[0] == INTENT_NAME and put[-1] == RECORD_NAME, "the intent first, the record last"
+    bucket = f"/{bucket_of(site)}/"
+    assert s3.since(mark, "DELETE", prefix) == [] and s3.since(mark, "POST", bucket) == [bucket + "?delete"]
     assert put.index("search/manifest.json") == len(put) - 2 if "search/manifest.json" in changed else True
     assert report["uploaded"] == len(changed) and report["unchanged"] == len(after) - len(changed)
     removed = set(before) - set(after)
@@ -273,6 +276,7 @@ def test_a_target_on_the_command_line_overrides_the_table(site: Path, s3: S3Serv
 
 
 CRASH_POINTS = [
+    "publish-intent:1",
     "publish-upload:1",
     "publish-upload:3",
     "publish-upload:LAST",
@@ -311,7 +315,8 @@ def test_a_kill_9_at_any_point_then_a_rerun_converges(site: Path, s3: S3Server) 
         assert_whole(s3, bucket, prefix, site, site.parent / "mirror")  # what readers met when it died
         rerun = publish(site, target)
         objects = s3.objects(bucket, prefix)
-        assert set(objects) == set(files) | {RECORD_NAME}, f"{spec}: {set(objects) ^ (set(files) | {RECORD_NAME})}"
+        left = set(objects) - {INTENT_NAME}  # spent, when the kill came between the record and its deletion
+        assert left == set(files) | {RECORD_NAME}, f"{spec}: {left ^ (set(files) | {RECORD_NAME})}"
         for path, data in files.items():
             assert objects[path]["body"] == data, f"{spec}: {path}"
         record = Record.from_bytes(objects[RECORD_NAME]["body"], spec)
@@ -473,3 +478,33 @@ def test_a_kill_9_from_outside_at_measured_moments_then_a_rerun_converges(site: 
         assert set(objects) == set(files) | {RECORD_NAME}, delay
         for path, data in files.items():
             assert objects[path]["body"] == data, (delay, path)
+
+
+def test_files_a_killed_publish_put_are_deleted_when_the_build_drops_them(site: Path, s3: S3Server) -> None:
+    """A publish killed after putting a new message's files, the message then removed and
+    the site built: no record ever named those files, the intent did; they go on the
+    publish after next, as any removed file."""
+    publish(site)
+    bucket = bucket_of(site)
+    add_message(site, "Soon taken down", "<down-1@example.org>")
+    dry = publish(site, "--dry-run", "--files")
+    uploads = dry["uploads"]
+    assert isinstance(uploads, list)
+    spec = f"publish-upload:{len(uploads) // 2}"
+    crashed = run_listlib("publish", "-q", cwd=site, env={**CREDENTIALS, "LISTLIB_CRASH_AT": spec})
+    assert crashed.returncode == -signal.SIGKILL
+    put_by_the_killed_one = (
+        set(s3.objects(bucket, "archive/")) - set(record_of(s3, bucket).files) - {INTENT_NAME, RECORD_NAME}
+    )
+    assert put_by_the_killed_one, "the killed publish put some new files"
+    manifest = load_manifest(load_config(site / "listlib.toml"))
+    raw = next(path for path in uploads if path.endswith(".eml"))
+    run_listlib(
+        "remove", raw.rsplit("/", 1)[1].removesuffix(".eml"), "--reason", "x", "--build", "-q", cwd=site, check=True
+    )
+    dropped = set(manifest) - set(load_manifest(load_config(site / "listlib.toml")))
+    assert put_by_the_killed_one & dropped, "some of them are no longer built"
+    first = publish(site)
+    assert first["deleted"] == 0 and first["pending"] >= len(put_by_the_killed_one & dropped)
+    publish(site)
+    assert set(s3.objects(bucket, "archive/")) == set(output_files(site)) | {RECORD_NAME}

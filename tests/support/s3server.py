@@ -52,8 +52,12 @@ class RequestLog(logging.Handler):
     def emit(self, record: logging.LogRecord) -> None:
         found = _REQUEST_RE.search(_ANSI_RE.sub("", record.getMessage()))
         if found:
+            path, _, query = found[2].partition("?")
+            path = unquote(path)
+            if path.count("/") == 1:  # a request on the bucket itself (a listing, a multi-delete)
+                path = f"{path}/?{query}" if query else f"{path}/"
             with self.guard:
-                self.requests.append((found[1], unquote(found[2].partition("?")[0]), int(found[3])))
+                self.requests.append((found[1], path, int(found[3])))
 
 
 @dataclass
