@@ -15,7 +15,8 @@ module must never import anything from listlib.
     ├── BuildError         the site cannot be built (a theme or template problem, names the file)
     ├── DiskError          a file listlib keeps cannot be written: the disk is full or failing (names the file)
     ├── ServeError         the dev server cannot start (its port is taken, the host is unknown)
-    └── SearchError        the search index is missing, of another format, or unreadable
+    ├── SearchError        the search index is missing, of another format, or unreadable
+    └── PublishError       the bucket cannot be reached, written or read (names the target)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ __all__ = [
     "ListlibError",
     "LockTimeoutError",
     "OverridesError",
+    "PublishError",
     "ServeError",
     "SearchError",
     "SourceError",
@@ -118,3 +120,8 @@ class ServeError(ListlibError):
 
 class SearchError(ListlibError):
     """The search index cannot be read: missing (no build yet), of another format, damaged."""
+
+
+class PublishError(ListlibError):
+    """``listlib publish`` cannot use its bucket: no credentials or refused ones, a missing
+    bucket, an unreachable endpoint, a failed upload (names the target)."""

@@ -72,6 +72,13 @@ list_ids = ["dev.example.org"]
 # security = "none"                 # or "starttls" (the default), "ssl"
 # [delivery]
 # verp = false                      # true: bounces name the subscriber
+
+# Publishing to S3-compatible storage ('listlib publish'; pip install 'listlib[publish]').
+# Credentials come from AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY or ~/.aws, never from here.
+# [publish]
+# target = "s3://bucket/prefix"
+# endpoint_url = "https://<account>.r2.cloudflarestorage.com"   # not for AWS S3
+# region = "auto"
 """
 
 _GITIGNORE = (

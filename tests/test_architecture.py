@@ -15,7 +15,7 @@ LAYERS = [
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
-    | {"config.pop3", "config.smtp", "config.folders", "config.load"}
+    | {"config.pop3", "config.smtp", "config.publish", "config.folders", "config.load"}
     | {"legacy", "legacy.mapfile", "legacy.hyperkitty"},
     {
         "routing",
@@ -60,9 +60,11 @@ LAYERS = [
     | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
-    | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer", "upstream"},
+    | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer", "upstream"}
+    | {"publish", "publish.plan", "publish.s3", "publish.run"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
+    | {"cli.publish"}
     | {"__main__"},
 ]
 ONLY_IN = {
@@ -77,6 +79,8 @@ ONLY_IN = {
     "aiosmtpd": set(),
     "numpy": {"search.bulk"},
     "multiprocessing": {"forkpool"},
+    "boto3": {"publish.s3"},
+    "botocore": {"publish.s3"},
 }
 CONFIG_ORDER = [
     "config.schema",
@@ -87,6 +91,7 @@ CONFIG_ORDER = [
     "config.lists",
     "config.pop3",
     "config.smtp",
+    "config.publish",
     "config.folders",
     "config.load",
     "config",
@@ -222,3 +227,9 @@ def test_the_delivery_package_runs_without_click() -> None:
         "import listlib.delivery.service, listlib.delivery.intake, listlib.delivery.bounce, listlib.delivery.runner"
     )
     assert "listlib.delivery.service" in loaded and "click" not in loaded
+
+
+def test_starting_the_command_line_loads_no_s3_client() -> None:
+    # boto3 takes ~0.3 s to load and is an optional extra: only 'listlib publish' loads it.
+    loaded = loaded_modules("import listlib.cli, listlib.publish.plan")
+    assert not {name for name in loaded if name.split(".")[0] in {"boto3", "botocore", "s3transfer"}}

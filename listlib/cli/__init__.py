@@ -5,7 +5,7 @@ Exit codes: 0 success; 1 an error the user can fix (the message says what);
 2 bad usage; 130 interrupted. Tracebacks only with ``--debug``.
 
 One module per command (``init``, ``import_``, ``build``, ``serve``, ``search``,
-``fetch``, ``check``, ``unrouted``, ``threads``, ``deliver``, ``bounces``, ``legacy``; ``steward``
+``fetch``, ``check``, ``unrouted``, ``threads``, ``deliver``, ``bounces``, ``legacy``, ``publish``; ``steward``
 holds ``hide``, ``unhide``, ``remove``, ``redact`` and ``ledger``), each
 registered on the ``main`` group here; ``common`` holds what they share and
 ``hooks`` the test-only fault and clock hooks. Each command imports the layers it
@@ -25,7 +25,22 @@ from typing import NoReturn
 import click
 
 from .. import __version__
-from . import bounces, build, check, deliver, fetch, import_, init, legacy, search, serve, steward, threads, unrouted
+from . import (
+    bounces,
+    build,
+    check,
+    deliver,
+    fetch,
+    import_,
+    init,
+    legacy,
+    publish,
+    search,
+    serve,
+    steward,
+    threads,
+    unrouted,
+)
 from .common import common_options, echo, state_of
 
 log = logging.getLogger("listlib")
@@ -57,6 +72,7 @@ main.add_command(import_.import_)
 main.add_command(init.init)
 main.add_command(legacy.legacy)
 main.add_command(steward.ledger)
+main.add_command(publish.publish)
 main.add_command(steward.redact)
 main.add_command(steward.remove)
 main.add_command(search.search)

@@ -38,6 +38,9 @@ if TYPE_CHECKING:
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (and with --plan, the jobs) as JSON.")
 @click.option("--files", "with_files", is_flag=True, help="With --json: list every file written and removed.")
+@click.option(
+    "--publish", "then_publish", is_flag=True, help="Then upload the site as 'listlib publish' does (in this process)."
+)
 @common_options(quiet_help="Print nothing unless files were written or removed.")
 @click.pass_obj
 @handle_errors
@@ -49,6 +52,7 @@ def build(
     workers: int | None,
     as_json: bool,
     with_files: bool,
+    then_publish: bool,
 ) -> None:
     """Build the website in output/ from content/, the theme and listlib.toml.
 
@@ -74,6 +78,13 @@ def build(
         echo(f"{plural(report.jobs_run, 'job')} to run, {report.jobs_kept} unchanged")
         return
     report = run_build(config, workers=workers, clean=clean, verify=verify, quiet=obj.quiet, as_json=as_json)
+    if then_publish:
+        from .publish import run_publish
+
+        published = run_publish(config, quiet=obj.quiet, as_json=as_json)
+        if as_json:
+            echo_json({**report.to_dict(with_files=with_files), "publish": published.to_dict()}, indent=2)
+        return
     if as_json:
         echo_json(report.to_dict(with_files=with_files), indent=2)
 

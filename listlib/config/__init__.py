@@ -12,8 +12,8 @@ writes.
 One job a module, imports pointing down this list: ``schema`` (the frozen
 dataclasses, one per table), ``secret`` (a password, read when needed), ``reader``
 (typed values out of a table, issues with key paths, nearest spellings), ``checks``
-(what is wrong with one string), ``site`` / ``lists`` / ``pop3`` / ``smtp`` (one
-reader per table), ``folders`` (the managed folders stay apart), ``load`` (the file
+(what is wrong with one string), ``site`` / ``lists`` / ``pop3`` / ``smtp`` /
+``publish`` (one reader per table), ``folders`` (the managed folders stay apart), ``load`` (the file
 -> a Config). This ``__init__`` only re-exports what the rest of listlib imports;
 no module of the package imports it.
 """
@@ -28,6 +28,7 @@ from .schema import (
     ListConfig,
     ListDelivery,
     Pop3Account,
+    PublishConfig,
     Security,
     SiteConfig,
     SmtpConfig,
@@ -43,6 +44,7 @@ __all__ = [
     "ListConfig",
     "ListDelivery",
     "Pop3Account",
+    "PublishConfig",
     "Security",
     "SiteConfig",
     "SmtpConfig",

@@ -17,6 +17,7 @@ from ..errors import ConfigError, ConfigIssue
 from .folders import check_folders
 from .lists import read_lists
 from .pop3 import read_pop3
+from .publish import read_publish
 from .reader import Reader
 from .schema import Config
 from .site import read_site, read_theme
@@ -25,7 +26,7 @@ from .smtp import read_delivery, read_smtp
 __all__ = ["CONFIG_NAME", "find_config", "load_config", "parse_config"]
 
 CONFIG_NAME = "listlib.toml"
-_TABLES = {"site", "lists", "theme", "pop3", "delivery", "smtp"}
+_TABLES = {"site", "lists", "theme", "pop3", "delivery", "smtp", "publish"}
 
 
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
@@ -41,6 +42,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     pop3 = read_pop3(reader, data, lists)
     delivery = read_delivery(reader, data)
     smtp = read_smtp(reader, data)
+    publish = read_publish(reader, data)
     delivering = [lst.slug for lst in lists if lst.delivery is not None]
     if delivering and smtp is None:
         reader.issues.append(
@@ -57,6 +59,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         pop3=pop3,
         delivery=delivery,
         smtp=smtp,
+        publish=publish,
         warnings=tuple(reader.warnings),
     )
 

@@ -26,6 +26,7 @@ __all__ = [
     "ListDelivery",
     "Pop3Account",
     "Posters",
+    "PublishConfig",
     "Security",
     "SiteConfig",
     "SmtpConfig",
@@ -235,6 +236,39 @@ class SmtpConfig:
 
 
 @dataclass(frozen=True)
+class PublishConfig:
+    """The ``[publish]`` table: where ``listlib publish`` copies output/ to. Credentials
+    come only from the standard AWS chain (environment, shared files, instance roles)."""
+
+    target: str
+    """``s3://bucket/prefix`` (the prefix may be empty): the objects' names are
+    the prefix, then the output file's path."""
+    endpoint_url: str | None = None
+    """The S3 API's URL for other providers than AWS (R2, SeaweedFS, Ceph ...)."""
+    region: str | None = None
+    """The bucket's region (default: the AWS chain's, e.g. ``AWS_DEFAULT_REGION``)."""
+    profile: str | None = None
+    """A profile of the shared AWS config and credentials files."""
+    workers: int = 16
+    """Uploads at a time (1-64)."""
+    max_attempts: int = 5
+    """Attempts of each request, retried with backoff on throttling, 5xx and dropped connections."""
+    retry_mode: str = "standard"
+    """boto3's retry mode: ``standard`` (exponential backoff with jitter) or ``adaptive``
+    (also slows the whole publish down after throttling answers)."""
+
+    @property
+    def bucket(self) -> str:
+        return self.target.removeprefix("s3://").partition("/")[0]
+
+    @property
+    def prefix(self) -> str:
+        """The key prefix, empty or ending in '/'."""
+        path = self.target.removeprefix("s3://").partition("/")[2].strip("/")
+        return f"{path}/" if path else ""
+
+
+@dataclass(frozen=True)
 class DeliveryConfig:
     """The ``[delivery]`` table: site-wide delivery settings."""
 
@@ -264,6 +298,8 @@ class Config:
     """Site-wide delivery settings (``listlib deliver``)."""
     smtp: SmtpConfig | None = None
     """The SMTP server for ``listlib deliver``; None when there is no ``[smtp]`` table."""
+    publish: PublishConfig | None = None
+    """Where ``listlib publish`` uploads the site; None when there is no ``[publish]`` table."""
     warnings: tuple[str, ...] = ()
 
     @property

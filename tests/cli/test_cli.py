@@ -23,7 +23,7 @@ def assert_clean_error(result, *needles: str) -> None:  # type: ignore[no-untype
 
 
 def test_help_for_every_command(tmp_path: Path) -> None:
-    for args in ([], ["init"], ["import"], ["check"]):
+    for args in ([], ["init"], ["import"], ["check"], ["publish"]):
         result = run_listlib(*args, "--help", cwd=tmp_path)
         assert result.returncode == 0 and "Usage: listlib" in result.stdout
 

@@ -28,6 +28,7 @@ COMMANDS = [
     "redact",
     "ledger",
     "legacy",
+    "publish",
 ]
 
 

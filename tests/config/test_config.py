@@ -94,7 +94,7 @@ kep_on_server = true
             )
         )
     assert [str(issue) for issue in info.value.issues if "unknown" in issue.message] == [
-        "outptu_dir: unknown key (known: delivery, lists, pop3, site, smtp, theme)",
+        "outptu_dir: unknown key (known: delivery, lists, pop3, publish, site, smtp, theme)",
         "list: unknown table (did you mean lists?)",
         "site.base_ulr: unknown key (did you mean base_url?)",
         "site.colour: unknown key (known: base_url, cache_dir, content_dir, load_remote_images, message_id_folder, "

@@ -1,0 +1,285 @@
+"""``listlib publish``'s work: read the build's manifest and the record of the last
+publish, plan (``plan``), then upload on a bounded pool phase by phase, delete what is
+due, and write the record last (``s3`` does the I/O).
+
+The record lives in the bucket (``<prefix>/.listlib-published.json.gz``) and a copy in
+the cache folder with its ETag, so a publish with nothing new reads nothing but a
+"not modified" answer. Nothing is deleted unless every upload succeeded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import marshal
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..config import Config, PublishConfig
+from ..errors import PublishError
+from ..fsutil import make_dirs
+from ..manifest import load_manifest
+from ..values import plural
+from .plan import INTENT_NAME, RECORD_NAME, Files, Plan, Record, Upload, plan_publish
+from .s3 import Bucket
+
+__all__ = ["PublishReport", "publish_site", "publish_target"]
+
+_CACHE_VERSION = 1
+Fault = Callable[[str], None]
+Progress = Callable[[int, int, int], None]
+
+
+@dataclass
+class PublishReport:
+    target: str
+    uploaded: int = 0
+    unchanged: int = 0
+    deleted: int = 0
+    pending: int = 0
+    """Files a build removed, left for readers until the next publish deletes them."""
+    bytes: int = 0
+    seconds: float = 0.0
+    dry_run: bool = False
+    uploads: list[str] = field(default_factory=list)
+    deletes: list[str] = field(default_factory=list)
+    repaired: int | None = None
+    """With --verify: the files the record named that the bucket lacked (or held at another size)."""
+
+    def summary(self) -> str:
+        verb = "would upload" if self.dry_run else "uploaded"
+        deleted = "would delete" if self.dry_run else "deleted"
+        later = f" ({self.pending} to delete next time)" if self.pending else ""
+        drift = f", {plural(self.repaired, 'file')} missing from the bucket" if self.repaired else ""
+        return (
+            f"{self.target}: {plural(self.uploaded, 'file')} {verb}{drift}, {self.unchanged} unchanged, "
+            f"{self.deleted} {deleted}{later}, {_size(self.bytes)} in {self.seconds:.2f} s"
+        )
+
+    def to_dict(self, with_files: bool = False) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "target": self.target,
+            "dry_run": self.dry_run,
+            "uploaded": self.uploaded,
+            "unchanged": self.unchanged,
+            "deleted": self.deleted,
+            "pending": self.pending,
+            "bytes": self.bytes,
+            "seconds": round(self.seconds, 3),
+        }
+        if self.repaired is not None:
+            data["repaired"] = self.repaired
+        if with_files:
+            data["uploads"] = self.uploads
+            data["deletes"] = self.deletes
+        return data
+
+
+def publish_target(config: Config, target: str | None) -> PublishConfig:
+    """The ``[publish]`` table, its target replaced by ``target`` when one is given."""
+    from ..config.publish import check_target
+
+    if target is not None:
+        problem = check_target(target)
+        if problem:
+            raise PublishError(problem)
+        return replace(config.publish, target=target) if config.publish else PublishConfig(target=target)
+    if config.publish is None:
+        raise PublishError(
+            f'{config.path}: no [publish] table (with target = "s3://bucket/prefix") and no TARGET given'
+        )
+    return config.publish
+
+
+def publish_site(
+    config: Config,
+    target: PublishConfig,
+    *,
+    dry_run: bool = False,
+    verify: bool = False,
+    progress: Progress | None = None,
+    fault: Fault | None = None,
+) -> PublishReport:
+    """Bring the bucket to output/ as the last build left it (see the module docstring)."""
+    started = time.monotonic()
+    fault = fault or _no_fault
+    manifest = load_manifest(config)
+    if not manifest:
+        # Never plan from an empty manifest: with the build records deleted (the cache
+        # folder is safe to delete), every published file would look removed.
+        raise PublishError(
+            f"{config.site.output_dir}: no build recorded in {config.site.cache_dir}; run 'listlib build' first"
+        )
+    bucket = Bucket(target)
+    cache = _Cache(config.site.cache_dir, target)
+    record = _read_record(bucket, cache)
+    repaired = _verified(record, bucket.sizes()) if verify else 0
+    plan = plan_publish(manifest, record, _read_intent(bucket, record))
+    report = PublishReport(
+        target=target.target,
+        uploaded=plan.uploads,
+        unchanged=plan.unchanged,
+        deleted=len(plan.delete),
+        pending=len(plan.record.pending),
+        bytes=plan.bytes,
+        dry_run=dry_run,
+        uploads=[upload.path for phase in plan.phases for upload in phase],
+        deletes=plan.delete,
+        repaired=repaired,
+    )
+    if not dry_run and not plan.empty:
+        _carry_out(plan, bucket, cache, config.site.output_dir, target.workers, progress, fault)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _carry_out(
+    plan: Plan,
+    bucket: Bucket,
+    cache: _Cache,
+    output: Path,
+    workers: int,
+    progress: Progress | None,
+    fault: Fault,
+) -> None:
+    total = plan.uploads
+    done = 0
+    if plan.intent:
+        # Before the first upload of a file no record names: if this publish dies, the
+        # next one knows the bucket may hold it (and deletes it if no longer built).
+        intent = {"generation": plan.record.generation - 1, "files": {p: list(v) for p, v in plan.intent.items()}}
+        bucket.put_bytes(INTENT_NAME, json.dumps(intent, separators=(",", ":")).encode(), "application/json")
+        fault("publish-intent")
+    with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish") as pool:
+        for phase in plan.phases:
+            running: set[Future[None]] = set()
+            for upload in phase:
+                if len(running) >= workers * 2:
+                    done += _collect(running, fault)
+                    if progress:
+                        progress(done, total, done)
+                running.add(pool.submit(_put, bucket, output, upload))
+            while running:
+                done += _collect(running, fault)
+                if progress:
+                    progress(done, total, done)
+            fault("publish-phase")
+    if plan.delete:
+        fault("publish-delete")
+        bucket.delete(plan.delete)
+        fault("publish-deleted")
+    data = plan.record.to_bytes()
+    etag = bucket.put_bytes(RECORD_NAME, data, "application/gzip")
+    fault("publish-record")
+    cache.save(plan.record, etag)
+    if plan.intent:
+        bucket.delete([INTENT_NAME])  # spent by the record (one left by a crash here is ignored)
+
+
+def _put(bucket: Bucket, output: Path, upload: Upload) -> None:
+    bucket.put_file(upload.path, output / upload.path, upload.content_type, upload.cache_control, upload.size)
+
+
+def _collect(running: set[Future[None]], fault: Fault) -> int:
+    """Wait for at least one upload; raise the first failure (the rest are abandoned)."""
+    finished, _ = wait(running, return_when=FIRST_COMPLETED)
+    for future in finished:
+        running.discard(future)
+        error = future.exception()
+        if error is not None:
+            for other in running:
+                other.cancel()
+            raise error
+        fault("publish-upload")
+    return len(finished)
+
+
+def _verified(record: Record, sizes: dict[str, int]) -> int:
+    """Forget in ``record`` the files the bucket does not hold as recorded (deleted or
+    overwritten by hand, another tool, a lifecycle rule), so they are uploaded again;
+    how many."""
+    drifted = [path for path, (_digest, size) in record.files.items() if sizes.get(path) != size]
+    for path in drifted:
+        del record.files[path]
+    for path in [path for path in record.pending if path not in sizes]:
+        del record.pending[path]
+    return len(drifted)
+
+
+def _read_intent(bucket: Bucket, record: Record) -> Files:
+    """The files an interrupted publish meant to upload over this very record (an intent
+    written over an older one is spent: a record came after it)."""
+    data, _etag = bucket.get(INTENT_NAME, check=False)  # after the record: the bucket exists
+    if data is None:
+        return {}
+    try:
+        intent = json.loads(data)
+        if intent.get("generation") != record.generation:
+            return {}
+        return {path: (str(digest), int(size)) for path, (digest, size) in intent["files"].items()}
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise PublishError(
+            f"{bucket.where}/{INTENT_NAME}: damaged ({exc}); delete it (and publish with --verify)"
+        ) from None
+
+
+def _read_record(bucket: Bucket, cache: _Cache) -> Record:
+    """The bucket's record (the cached copy when its ETag still matches), or an empty one."""
+    cached, etag = cache.load()
+    data, current = bucket.get(RECORD_NAME, etag if cached is not None else None)
+    if data is None and current is not None and cached is not None:
+        return cached
+    if data is None:
+        return Record()
+    record = Record.from_bytes(data, f"{bucket.where}/{RECORD_NAME}")
+    cache.save(record, current)  # the next publish reads only "not modified"
+    return record
+
+
+class _Cache:
+    """The local copy of the bucket's record with the ETag it had, in marshal's format
+    (read back in a few milliseconds where the record's JSON takes most of a second at
+    200,000 files); any problem with it only means reading the bucket's record again."""
+
+    def __init__(self, cache_dir: Path, target: PublishConfig) -> None:
+        name = hashlib.sha256(f"{target.endpoint_url or ''}\n{target.target}".encode()).hexdigest()[:16]
+        self.folder = cache_dir / "publish"
+        self.path = self.folder / f"{name}.marshal"
+
+    def load(self) -> tuple[Record | None, str | None]:
+        try:
+            version, etag, files, pending = marshal.loads(self.path.read_bytes())
+        except (OSError, EOFError, ValueError, TypeError):
+            return None, None
+        if version != _CACHE_VERSION or not isinstance(etag, str) or not etag:
+            return None, None
+        return Record(files=files, pending=pending), etag
+
+    def save(self, record: Record, etag: str | None) -> None:
+        make_dirs(self.folder)
+        if not etag:
+            self.path.unlink(missing_ok=True)
+            return
+        temporary = self.path.with_name(self.path.name + ".tmp")
+        temporary.write_bytes(marshal.dumps((_CACHE_VERSION, etag, record.files, record.pending)))
+        os.replace(temporary, self.path)
+
+
+def _no_fault(_point: str) -> None:
+    pass
+
+
+def _size(count: int) -> str:
+    if count < 1000:
+        return f"{count} bytes"
+    amount = count / 1000
+    for unit in ("kB", "MB", "GB"):
+        if amount < 1000 or unit == "GB":
+            break
+        amount /= 1000
+    return f"{amount:.1f} {unit}"

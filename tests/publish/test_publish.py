@@ -1,0 +1,510 @@
+"""``listlib publish`` against a real S3 API on 127.0.0.1 (moto's server mode): the bucket
+holds output/ byte for byte with the right headers; a new message puts only what
+changed; a removed message's objects go on the publish after next; nothing changed puts
+nothing; a kill -9 at any point then a re-run converges; bad credentials, a missing
+bucket and an unreachable endpoint are one clear line and exit 1."""
+
+from __future__ import annotations
+
+import gzip
+import itertools
+import json
+import posixpath
+import re
+import shutil
+import signal
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from listlib.config import load_config
+from listlib.manifest import load_manifest
+from listlib.publish.plan import INTENT_NAME, RECORD_NAME, Record, object_type
+
+from ..support.helpers import REPO, make_message, mboxrd, run_listlib
+from ..support.linkcheck import check_links, parse_page
+from ..support.s3server import CREDENTIALS, S3Server, flaky_proxy, moto_s3
+
+_names = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def s3() -> Iterator[S3Server]:
+    with moto_s3() as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample site, imported and built once (tests copy it)."""
+    root = tmp_path_factory.mktemp("sample") / "site"
+    root.mkdir()
+    shutil.copy(REPO / "listlib.toml", root / "listlib.toml")
+    run_listlib("import", REPO / "sample", cwd=root, check=True)
+    run_listlib("build", "-q", cwd=root, check=True)
+    return root
+
+
+@pytest.fixture
+def site(built: Path, tmp_path: Path, s3: S3Server) -> Path:
+    """A copy of the built sample site whose [publish] target is a fresh bucket."""
+    root = tmp_path / "site"
+    shutil.copytree(built, root, symlinks=True)
+    bucket = s3.new_bucket(f"site-{next(_names)}")
+    with (root / "listlib.toml").open("a") as file:
+        file.write(f'\n[publish]\ntarget = "s3://{bucket}/archive"\nendpoint_url = "{s3.url}"\nregion = "us-east-1"\n')
+    return root
+
+
+def bucket_of(site: Path) -> str:
+    config = load_config(site / "listlib.toml")
+    assert config.publish is not None
+    return config.publish.bucket
+
+
+def publish(
+    site: Path, *args: str, env: dict[str, str] | None = None, endpoint: str | None = None
+) -> dict[str, object]:
+    if endpoint is not None:
+        config = (site / "listlib.toml").read_text()
+        (site / "listlib.toml").write_text(re.sub(r'endpoint_url = "[^"]*"', f'endpoint_url = "{endpoint}"', config))
+    result = run_listlib("publish", "--json", *args, cwd=site, env={**CREDENTIALS, **(env or {})})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return json.loads(result.stdout)
+
+
+def output_files(site: Path) -> dict[str, bytes]:
+    output = site / "output"
+    return {str(path.relative_to(output)): path.read_bytes() for path in output.rglob("*") if path.is_file()}
+
+
+def add_message(site: Path, subject: str, message_id: str) -> None:
+    mbox = site / f"{next(_names)}.mbox"
+    mbox.write_bytes(mboxrd([make_message(subject, message_id=message_id, to="dev@lists.example.org")]))
+    run_listlib("import", mbox, cwd=site, check=True)
+    run_listlib("build", "-q", cwd=site, check=True)
+
+
+def remove_first_dev_message(site: Path) -> str:
+    """Take down the first dev message (``listlib remove``) and build; its raw file's path."""
+    manifest = load_manifest(load_config(site / "listlib.toml"))
+    raw = sorted(path for path in manifest if path.startswith("dev/") and path.endswith(".eml"))[0]
+    call = raw.rsplit("/", 1)[1].removesuffix(".eml")
+    run_listlib("remove", call, "--reason", "privacy request", "--build", "-q", cwd=site, check=True)
+    return raw
+
+
+def assert_whole(s3: S3Server, bucket: str, prefix: str, site: Path, mirror: Path) -> None:
+    """What a reader can meet in the bucket now is whole: every page reachable from a URL
+    published before (the bucket's record names them) links only to objects there, and
+    the search manifest's segments are all there. New pages a publish has put but
+    nothing published links to yet may still link to each other's missing pages (a new
+    message page and its new month index link to each other: one of them goes first)."""
+    shutil.rmtree(mirror, ignore_errors=True)
+    objects = s3.objects(bucket, prefix)
+    for path, found in objects.items():
+        (mirror / path).parent.mkdir(parents=True, exist_ok=True)
+        (mirror / path).write_bytes(found["body"])
+    record = Record.from_bytes(objects[RECORD_NAME]["body"], prefix)
+    entries = [path for path in [*record.files, *record.pending] if path.endswith(".html") and path in objects]
+    reachable: set[str] = set()
+    while entries:
+        path = entries.pop()
+        if path in reachable:
+            continue
+        reachable.add(path)
+        for link in parse_page(mirror / path).links:
+            target = posixpath.normpath(posixpath.join(posixpath.dirname(path), unquote(urlsplit(link).path)))
+            if target.endswith(".html") and target in objects and "://" not in link:
+                entries.append(target)
+    broken = [problem for problem in check_links(mirror) if problem.split(" -> ")[0] in reachable]
+    assert broken == [], prefix
+    manifest = json.loads(objects["search/manifest.json"]["body"])
+    for segment in manifest["segments"]:
+        there = {path for path in objects if path.startswith(f"search/seg/{segment['id']}/")}
+        built = site / "output" / "search" / "seg" / segment["id"]
+        expected = {f"search/seg/{segment['id']}/{f.name}" for f in built.iterdir()} if built.is_dir() else set()
+        assert f"search/seg/{segment['id']}/meta.json" in there and expected <= there, (prefix, segment["id"])
+
+
+def record_of(s3: S3Server, bucket: str) -> Record:
+    data = s3.client.get_object(Bucket=bucket, Key=f"archive/{RECORD_NAME}")["Body"].read()
+    return Record.from_bytes(data, "test")
+
+
+def test_the_bucket_holds_output_byte_for_byte_with_the_right_headers(site: Path, s3: S3Server) -> None:
+    report = publish(site)
+    files = output_files(site)
+    assert report["uploaded"] == len(files) and report["unchanged"] == 0 and report["deleted"] == 0
+    objects = s3.objects(bucket_of(site), "archive/")
+    assert set(objects) == set(files) | {RECORD_NAME}
+    for path, data in files.items():
+        assert objects[path]["body"] == data, path
+        assert objects[path]["type"] == object_type(path), path
+        assert objects[path]["encoding"] is None, path
+    kinds = {
+        ".html": "text/html; charset=utf-8",
+        ".atom": "application/atom+xml; charset=utf-8",
+        ".json": "application/json",
+        ".js": "text/javascript; charset=utf-8",
+        ".css": "text/css; charset=utf-8",
+        ".eml": "message/rfc822",
+        ".mbox.gz": "application/gzip",
+        ".txt": "text/plain; charset=utf-8",
+        ".patch": "text/plain; charset=utf-8",
+        ".bin": "application/octet-stream",
+        ".xml": "application/xml; charset=utf-8",
+    }
+    for suffix, expected in kinds.items():
+        paths = [path for path in files if path.endswith(suffix)]
+        assert paths, f"the sample site has no {suffix} file"
+        assert {objects[path]["type"] for path in paths} == {expected}, suffix
+    segment = next(path for path in files if path.startswith("search/seg/"))
+    assert "immutable" in objects[segment]["cache"] and "max-age=31536000" in objects[segment]["cache"]
+    for short in ("index.html", "dev/feed.atom", "search/manifest.json"):
+        assert objects[short]["cache"] == "public, max-age=300", short
+    # the record names every file with the build's digest
+    record = record_of(s3, bucket_of(site))
+    manifest = load_manifest(load_config(site / "listlib.toml"))
+    assert record.files == manifest and not record.pending
+
+
+def test_nothing_changed_puts_nothing(site: Path, s3: S3Server) -> None:
+    publish(site)
+    mark = s3.mark()
+    report = publish(site)
+    under = f"/{bucket_of(site)}/"
+    assert report["uploaded"] == 0 and report["unchanged"] == len(output_files(site))
+    assert s3.since(mark, "PUT", under) == [] and s3.since(mark, "DELETE", under) == []
+    assert s3.since(mark, "POST", under) == []
+    # with the cached record a no-change publish reads only a "not modified" record and
+    # finds no intent of an interrupted publish
+    assert len(s3.since(mark, "GET", under)) == 2
+    assert [status for _, path, status in s3.log.requests[mark:] if path.startswith(under)] == [304, 404]
+
+
+def test_a_new_message_puts_only_the_objects_that_changed(site: Path, s3: S3Server) -> None:
+    publish(site)
+    config = load_config(site / "listlib.toml")
+    before = load_manifest(config)
+    add_message(site, "A brand new thread", "<new-1@example.org>")
+    after = load_manifest(config)
+    changed = {path for path, value in after.items() if before.get(path) != value}
+    assert changed and any(path.endswith(".eml") for path in changed)
+    mark = s3.mark()
+    report = publish(site)
+    prefix = f"/{bucket_of(site)}/archive/"
+    put = [path.removeprefix(prefix) for path in s3.since(mark, "PUT", prefix)]
+    assert sorted(put) == sorted(changed | {RECORD_NAME, INTENT_NAME}), "each changed object once"
+    assert put[0] == INTENT_NAME and put[-1] == RECORD_NAME, "the intent first, the record last"
+    bucket = f"/{bucket_of(site)}/"
+    assert s3.since(mark, "DELETE", prefix) == [] and s3.since(mark, "POST", bucket) == [bucket + "?delete"]
+    assert put.index("search/manifest.json") == len(put) - 2 if "search/manifest.json" in changed else True
+    assert report["uploaded"] == len(changed) and report["unchanged"] == len(after) - len(changed)
+    removed = set(before) - set(after)
+    assert report["pending"] == len(removed) and s3.since(mark, "DELETE", prefix) == []
+    objects = s3.objects(bucket_of(site), "archive/")
+    for path, data in output_files(site).items():
+        assert objects[path]["body"] == data, path
+
+
+def test_new_objects_go_up_before_the_pages_linking_to_them(site: Path, s3: S3Server) -> None:
+    publish(site)
+    add_message(site, "Ordering check", "<order-1@example.org>")
+    mark = s3.mark()
+    publish(site)
+    prefix = f"/{bucket_of(site)}/archive/"
+    put = [path.removeprefix(prefix) for path in s3.since(mark, "PUT", prefix)]
+    raw = next(i for i, path in enumerate(put) if path.endswith(".eml"))
+    month_index = next(i for i, path in enumerate(put) if path.endswith("/index.html"))
+    assert raw < month_index < put.index("search/manifest.json") < put.index(RECORD_NAME)
+    segments = [i for i, path in enumerate(put) if path.startswith("search/seg/")]
+    assert segments and max(segments) < put.index("search/manifest.json")
+
+
+def test_a_removed_message_stays_one_publish_then_goes(site: Path, s3: S3Server) -> None:
+    publish(site)
+    bucket = bucket_of(site)
+    config = load_config(site / "listlib.toml")
+    before = load_manifest(config)
+    raw = sorted(path for path in before if path.startswith("dev/") and path.endswith(".eml"))[0]
+    old_bytes = (site / "output" / raw).read_bytes()
+    assert remove_first_dev_message(site) == raw
+    after = load_manifest(config)
+    gone = set(before) - set(after)
+    assert raw in gone
+
+    first = publish(site)
+    assert first["deleted"] == 0 and first["pending"] == len(gone)
+    objects = s3.objects(bucket, "archive/")
+    assert objects[raw]["body"] == old_bytes, "a reader holding an older page still finds it"
+    assert record_of(s3, bucket).pending == {path: before[path] for path in gone}
+
+    mark = s3.mark()
+    second = publish(site)
+    assert second["deleted"] == len(gone) and second["uploaded"] == 0 and second["pending"] == 0
+    objects = s3.objects(bucket, "archive/")
+    assert not gone & set(objects)
+    assert set(objects) == set(output_files(site)) | {RECORD_NAME}
+    assert s3.since(mark, "PUT", f"/{bucket}/archive/") == [f"/{bucket}/archive/{RECORD_NAME}"]
+
+    mark = s3.mark()
+    publish(site)
+    assert s3.since(mark, "PUT", f"/{bucket}/") == [] and s3.since(mark, "POST", f"/{bucket}/") == []
+
+
+def test_dry_run_changes_nothing_and_build_publish_publishes(site: Path, s3: S3Server) -> None:
+    bucket = bucket_of(site)
+    dry = publish(site, "--dry-run", "--files")
+    assert dry["dry_run"] is True and dry["uploaded"] == len(output_files(site))
+    assert set(dry["uploads"]) == set(output_files(site))  # type: ignore[arg-type]
+    assert s3.objects(bucket, "archive/") == {}
+    result = run_listlib("build", "--publish", cwd=site, env=CREDENTIALS)
+    assert result.returncode == 0, result.stderr
+    assert f"s3://{bucket}/archive: {len(output_files(site))} files uploaded" in result.stdout
+    assert set(s3.objects(bucket, "archive/")) == set(output_files(site)) | {RECORD_NAME}
+
+
+def test_a_target_on_the_command_line_overrides_the_table(site: Path, s3: S3Server) -> None:
+    bucket = bucket_of(site)
+    report = publish(site, f"s3://{bucket}/elsewhere/")
+    assert report["target"] == f"s3://{bucket}/elsewhere/"
+    assert set(s3.objects(bucket, "elsewhere/")) == set(output_files(site)) | {RECORD_NAME}
+    assert s3.objects(bucket, "archive/") == {}
+
+
+CRASH_POINTS = [
+    "publish-intent:1",
+    "publish-upload:1",
+    "publish-upload:3",
+    "publish-upload:LAST",
+    "publish-phase:1",
+    "publish-phase:2",
+    "publish-phase:3",
+    "publish-delete:1",
+    "publish-deleted:1",
+    "publish-record:1",
+]
+
+
+@pytest.mark.slow
+def test_a_kill_9_at_any_point_then_a_rerun_converges(site: Path, s3: S3Server) -> None:
+    """Per crash point, its own prefix: published, a message removed and published (its
+    files pending), a message added; then the publish that uploads and deletes is killed
+    at the point and run again: the bucket is output/ and the record exactly."""
+    bucket = bucket_of(site)
+    targets = {point: f"s3://{bucket}/crash{number}/" for number, point in enumerate(CRASH_POINTS)}
+    for target in targets.values():
+        publish(site, target)
+    config = load_config(site / "listlib.toml")
+    remove_first_dev_message(site)
+    for target in targets.values():
+        assert publish(site, target)["pending"] > 0
+    add_message(site, "Crash test thread", "<crash-1@example.org>")
+    uploads = publish(site, "--dry-run", next(iter(targets.values())))["uploaded"]
+    assert isinstance(uploads, int) and uploads >= 4
+    manifest = load_manifest(config)
+    files = output_files(site)
+    for point, target in targets.items():
+        spec = point.replace("LAST", str(uploads))
+        crashed = run_listlib("publish", "-q", target, cwd=site, env={**CREDENTIALS, "LISTLIB_CRASH_AT": spec})
+        assert crashed.returncode == -signal.SIGKILL, f"{spec} never reached: {crashed.stderr}"
+        prefix = target.removeprefix(f"s3://{bucket}/")
+        assert_whole(s3, bucket, prefix, site, site.parent / "mirror")  # what readers met when it died
+        rerun = publish(site, target)
+        objects = s3.objects(bucket, prefix)
+        left = set(objects) - {INTENT_NAME}  # spent, when the kill came between the record and its deletion
+        assert left == set(files) | {RECORD_NAME}, f"{spec}: {left ^ (set(files) | {RECORD_NAME})}"
+        for path, data in files.items():
+            assert objects[path]["body"] == data, f"{spec}: {path}"
+        record = Record.from_bytes(objects[RECORD_NAME]["body"], spec)
+        assert record.files == manifest and not record.pending, spec
+        assert rerun["pending"] == 0, spec
+
+
+def test_no_credentials_one_line_exit_1(site: Path) -> None:
+    env = {**CREDENTIALS, "AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": ""}
+    result = run_listlib("publish", cwd=site, env=env)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "no AWS credentials found" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_refused_credentials_delete_nothing(site: Path, s3: S3Server, monkeypatch: pytest.MonkeyPatch) -> None:
+    from moto import settings
+
+    publish(site)
+    remove_first_dev_message(site)
+    publish(site)
+    bucket = bucket_of(site)
+    before = s3.objects(bucket, "archive/")
+    monkeypatch.setattr(settings, "INITIAL_NO_AUTH_ACTION_COUNT", 0)  # moto now checks keys: ours are unknown
+    result = run_listlib("publish", cwd=site, env=CREDENTIALS)
+    monkeypatch.undo()
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert "the credentials were refused (InvalidAccessKeyId)" in result.stderr
+    assert s3.objects(bucket, "archive/") == before
+
+
+def test_a_missing_bucket_one_line_exit_1(site: Path, s3: S3Server) -> None:
+    result = run_listlib("publish", "s3://no-such-bucket/x", cwd=site, env=CREDENTIALS)
+    assert result.returncode == 1
+    assert result.stderr == f"Error: s3://no-such-bucket/x at {s3.url}: bucket 'no-such-bucket' does not exist\n"
+
+
+def test_an_unreachable_endpoint_one_line_exit_1(site: Path) -> None:
+    import socket
+
+    with socket.socket() as sock:  # a port nothing listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    config = (site / "listlib.toml").read_text()
+    config = config.replace('region = "us-east-1"', 'region = "us-east-1"\nmax_attempts = 1')
+    (site / "listlib.toml").write_text(
+        "\n".join(
+            f'endpoint_url = "http://127.0.0.1:{port}"' if line.startswith("endpoint_url") else line
+            for line in config.splitlines()
+        )
+    )
+    result = run_listlib("publish", cwd=site, env=CREDENTIALS)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "cannot reach the endpoint" in result.stderr, result.stderr
+
+
+def test_a_damaged_record_is_one_clear_line(site: Path, s3: S3Server) -> None:
+    bucket = bucket_of(site)
+    s3.client.put_object(Bucket=bucket, Key=f"archive/{RECORD_NAME}", Body=gzip.compress(b"{not json"))
+    result = run_listlib("publish", cwd=site, env=CREDENTIALS)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1
+    assert "the record of the last publish is damaged" in result.stderr
+
+
+def test_the_bucket_record_wins_over_a_stale_local_copy(site: Path, s3: S3Server) -> None:
+    publish(site)
+    bucket = bucket_of(site)
+    # another publisher (or a lost record): the bucket's record now says nothing was published
+    s3.client.put_object(Bucket=bucket, Key=f"archive/{RECORD_NAME}", Body=Record().to_bytes())
+    report = publish(site)
+    assert report["uploaded"] == len(output_files(site)) and report["unchanged"] == 0
+    assert record_of(s3, bucket).files == load_manifest(load_config(site / "listlib.toml"))
+    # and without the local copy, a publish with nothing new still puts nothing
+    shutil.rmtree(site / ".cache" / "publish")
+    mark = s3.mark()
+    assert publish(site)["uploaded"] == 0
+    assert s3.since(mark, "PUT", f"/{bucket}/") == []
+
+
+@pytest.mark.parametrize("mode", ["503", "drop"])
+def test_a_server_failing_one_request_in_ten_still_converges(site: Path, s3: S3Server, mode: str) -> None:
+    bucket = bucket_of(site)
+    with flaky_proxy(s3.url, 10, mode) as proxy:
+        port = proxy.server_address[1]
+        report = publish(site, endpoint=f"http://127.0.0.1:{port}")
+        assert proxy.failed >= len(output_files(site)) // 10, "the proxy failed requests"
+    assert report["uploaded"] == len(output_files(site))
+    objects = s3.objects(bucket, "archive/")
+    assert set(objects) == set(output_files(site)) | {RECORD_NAME}
+    for path, data in output_files(site).items():
+        assert objects[path]["body"] == data, path
+
+
+def test_verify_uploads_again_what_the_bucket_lost(site: Path, s3: S3Server) -> None:
+    publish(site)
+    bucket = bucket_of(site)
+    files = output_files(site)
+    lost = sorted(files)[:2]
+    s3.client.delete_objects(Bucket=bucket, Delete={"Objects": [{"Key": f"archive/{path}"} for path in lost]})
+    s3.client.put_object(Bucket=bucket, Key="archive/index.html", Body=b"defaced")
+    assert publish(site)["uploaded"] == 0, "without --verify the record is trusted"
+    report = publish(site, "--verify", "--files")
+    assert report["repaired"] == 3 and sorted(report["uploads"]) == sorted([*lost, "index.html"])  # type: ignore[arg-type]
+    objects = s3.objects(bucket, "archive/")
+    for path, data in files.items():
+        assert objects[path]["body"] == data, path
+    assert publish(site, "--verify")["uploaded"] == 0
+
+
+def test_without_build_records_nothing_is_published_or_deleted(site: Path, s3: S3Server) -> None:
+    publish(site)
+    bucket = bucket_of(site)
+    before = s3.objects(bucket, "archive/")
+    shutil.rmtree(site / ".cache")  # safe to delete: the next build makes it again
+    for _ in range(2):
+        result = run_listlib("publish", cwd=site, env=CREDENTIALS)
+        assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+        assert "no build recorded" in result.stderr and "run 'listlib build' first" in result.stderr
+    assert s3.objects(bucket, "archive/") == before
+    run_listlib("build", "-q", cwd=site, check=True)
+    assert publish(site)["deleted"] == 0
+
+
+def test_a_file_deleted_from_output_is_a_clear_error(site: Path) -> None:
+    (site / "output" / "index.html").unlink()
+    result = run_listlib("publish", cwd=site, env=CREDENTIALS)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "index.html: missing, though the last build made it; run 'listlib build'" in result.stderr
+
+
+@pytest.mark.slow
+def test_a_kill_9_from_outside_at_measured_moments_then_a_rerun_converges(site: Path, s3: S3Server) -> None:
+    """SIGKILL lands wherever the publisher happens to be (start-up, planning, uploads,
+    the record), each time on a first publish of its own prefix; a re-run completes it."""
+    import subprocess
+    import sys
+    import time
+
+    from ..support.helpers import subprocess_env
+
+    bucket = bucket_of(site)
+    files = output_files(site)
+    env = {**subprocess_env(), **CREDENTIALS}
+    for number, delay in enumerate((0.3, 0.6, 0.8, 1.0, 1.2, 1.5)):
+        target = f"s3://{bucket}/outside{number}/"
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "listlib", "publish", "-q", target],
+            cwd=site,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        publish(site, target)
+        objects = s3.objects(bucket, f"outside{number}/")
+        assert set(objects) == set(files) | {RECORD_NAME}, delay
+        for path, data in files.items():
+            assert objects[path]["body"] == data, (delay, path)
+
+
+def test_files_a_killed_publish_put_are_deleted_when_the_build_drops_them(site: Path, s3: S3Server) -> None:
+    """A publish killed after putting a new message's files, the message then removed and
+    the site built: no record ever named those files, the intent did; they go on the
+    publish after next, as any removed file."""
+    publish(site)
+    bucket = bucket_of(site)
+    add_message(site, "Soon taken down", "<down-1@example.org>")
+    dry = publish(site, "--dry-run", "--files")
+    uploads = dry["uploads"]
+    assert isinstance(uploads, list)
+    spec = f"publish-upload:{len(uploads) // 2}"
+    crashed = run_listlib("publish", "-q", cwd=site, env={**CREDENTIALS, "LISTLIB_CRASH_AT": spec})
+    assert crashed.returncode == -signal.SIGKILL
+    put_by_the_killed_one = (
+        set(s3.objects(bucket, "archive/")) - set(record_of(s3, bucket).files) - {INTENT_NAME, RECORD_NAME}
+    )
+    assert put_by_the_killed_one, "the killed publish put some new files"
+    manifest = load_manifest(load_config(site / "listlib.toml"))
+    raw = next(path for path in uploads if path.endswith(".eml"))
+    run_listlib(
+        "remove", raw.rsplit("/", 1)[1].removesuffix(".eml"), "--reason", "x", "--build", "-q", cwd=site, check=True
+    )
+    dropped = set(manifest) - set(load_manifest(load_config(site / "listlib.toml")))
+    assert put_by_the_killed_one & dropped, "some of them are no longer built"
+    first = publish(site)
+    assert first["deleted"] == 0 and first["pending"] >= len(put_by_the_killed_one & dropped)
+    publish(site)
+    assert set(s3.objects(bucket, "archive/")) == set(output_files(site)) | {RECORD_NAME}
