@@ -13,6 +13,7 @@ import hashlib
 import json
 import marshal
 import os
+import posixpath
 import time
 from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -118,7 +119,7 @@ def publish_site(
     bucket = Bucket(target)
     cache = _Cache(config.site.cache_dir, target)
     record = _read_record(bucket, cache)
-    repaired = _verified(record, bucket.sizes()) if verify else 0
+    repaired = _verified(record, bucket.sizes(), config.site.output_dir) if verify else 0
     plan = plan_publish(manifest, record, _read_intent(bucket, record))
     report = PublishReport(
         target=target.target,
@@ -182,7 +183,12 @@ def _carry_out(
 
 
 def _put(bucket: Bucket, output: Path, upload: Upload) -> None:
-    bucket.put_file(upload.path, output / upload.path, upload.content_type, upload.cache_control, upload.size)
+    file = output / upload.path
+    if file.is_symlink():  # a Message-ID folder's raw and t.mbox.gz: a redirect, not a copy
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(upload.path), os.readlink(file)))
+        bucket.put_redirect(upload.path, target, upload.content_type, upload.cache_control)
+        return
+    bucket.put_file(upload.path, file, upload.content_type, upload.cache_control, upload.size)
 
 
 def _collect(running: set[Future[None]], fault: Fault) -> int:
@@ -199,11 +205,15 @@ def _collect(running: set[Future[None]], fault: Fault) -> int:
     return len(finished)
 
 
-def _verified(record: Record, sizes: dict[str, int]) -> int:
+def _verified(record: Record, sizes: dict[str, int], output: Path) -> int:
     """Forget in ``record`` the files the bucket does not hold as recorded (deleted or
     overwritten by hand, another tool, a lifecycle rule), so they are uploaded again;
-    how many."""
-    drifted = [path for path, (_digest, size) in record.files.items() if sizes.get(path) != size]
+    how many. A symlink is held as an empty redirect object."""
+    drifted = [
+        path
+        for path, (_digest, size) in record.files.items()
+        if sizes.get(path) != size and not (sizes.get(path) == 0 and os.path.islink(output / path))
+    ]
     for path in drifted:
         del record.files[path]
     for path in [path for path in record.pending if path not in sizes]:

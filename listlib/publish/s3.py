@@ -115,6 +115,22 @@ class Bucket:
         except Exception as exc:
             raise self._error(exc, path) from None
 
+    def put_redirect(self, path: str, target: str, content_type: str, cache_control: str) -> None:
+        """An empty object that a bucket's website endpoint answers with a 301 to the object
+        ``target`` (a path under the prefix, like ``path``): how a symlink of output/ is
+        published (``x-amz-website-redirect-location``)."""
+        try:
+            self.client.put_object(
+                Bucket=self.bucket,
+                Key=self.key(path),
+                Body=b"",
+                ContentType=content_type,
+                CacheControl=cache_control,
+                WebsiteRedirectLocation="/" + self.key(target),
+            )
+        except Exception as exc:
+            raise self._error(exc, path) from None
+
     def put_bytes(self, path: str, data: bytes, content_type: str) -> str | None:
         """Write a small object; its new ETag."""
         try:

@@ -508,3 +508,26 @@ def test_files_a_killed_publish_put_are_deleted_when_the_build_drops_them(site: 
     assert first["deleted"] == 0 and first["pending"] >= len(put_by_the_killed_one & dropped)
     publish(site)
     assert set(s3.objects(bucket, "archive/")) == set(output_files(site)) | {RECORD_NAME}
+
+
+def test_message_id_links_are_published_as_website_redirects_not_copies(site: Path, s3: S3Server) -> None:
+    with (site / "listlib.toml").open("r+") as file:
+        text = file.read()
+        file.seek(0)
+        file.write(text.replace("[site]\n", "[site]\nmessage_id_paths = true\n", 1))
+    run_listlib("build", "-q", cwd=site, check=True)
+    output = site / "output"
+    links = sorted(str(p.relative_to(output)) for p in output.rglob("*") if p.is_symlink())
+    assert links and all(link.endswith(("/raw", "/t.mbox.gz")) for link in links)
+    publish(site)
+    bucket = bucket_of(site)
+    for link in links:
+        head = s3.client.head_object(Bucket=bucket, Key=f"archive/{link}")
+        target = posixpath.normpath(posixpath.join(posixpath.dirname(link), (output / link).readlink().as_posix()))
+        assert (output / target).is_file() and not (output / target).is_symlink()
+        assert head["WebsiteRedirectLocation"] == f"/archive/{target}" and head["ContentLength"] == 0, link
+        assert head["ContentType"] == object_type(link)
+    # Verified against the bucket's listing, the empty redirects are as recorded; nothing changed puts nothing.
+    before = len(s3.requests("PUT", f"/{bucket}/"))
+    assert publish(site, "--verify")["uploaded"] == 0
+    assert len(s3.requests("PUT", f"/{bucket}/")) == before
