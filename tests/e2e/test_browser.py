@@ -36,7 +36,7 @@ from listlib.config import load_config
 from listlib.filing import file_sources
 from listlib.store.core import Store
 
-from ..support.chromium import CHROMIUM, FLAGS, DevTools
+from ..support.chromium import CHROMIUM, FLAGS, DevTools, fresh_browser
 from ..support.helpers import REPO, SITE_TOML, make_message, mboxrd
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
@@ -193,12 +193,8 @@ def artifacts() -> Path:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[DevTools]:
-    with tempfile.TemporaryDirectory(prefix="listlib-chromium-") as profile:
-        devtools = DevTools(Path(profile))
-        try:
-            yield devtools
-        finally:
-            devtools.close()
+    with fresh_browser() as devtools:
+        yield devtools
 
 
 OVERFLOW_JS = """(() => {

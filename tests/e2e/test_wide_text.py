@@ -5,7 +5,6 @@ script) wraps the box. Skipped without Chromium."""
 
 from __future__ import annotations
 
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +14,7 @@ import pytest
 from listlib.display.textbody import MEASURE, is_wide
 
 from ..build.test_build import add, build, call_of, post
-from ..support.chromium import CHROMIUM, DevTools
+from ..support.chromium import CHROMIUM, DevTools, fresh_browser
 
 LOG = [
     f"[ {n:4d}.{n * 7919 % 1000000:06d}] md/raid1:md{n % 4}: Disk failure on sdb{n}, disabling device. "
@@ -56,12 +55,8 @@ WIDE_JS = """(() => {
 def browser() -> Iterator[DevTools]:
     if CHROMIUM is None:
         pytest.skip("Chromium is not installed")
-    with tempfile.TemporaryDirectory(prefix="listlib-chromium-") as profile:
-        devtools = DevTools(Path(profile))
-        try:
-            yield devtools
-        finally:
-            devtools.close()
+    with fresh_browser() as devtools:
+        yield devtools
 
 
 def _measure(browser: DevTools, url: str, width: int, *, wrap: bool = False) -> dict[str, Any]:

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 import pytest
 
-from ..support.chromium import CHROMIUM, DevTools
+from ..support.chromium import CHROMIUM, DevTools, fresh_browser
 from ..support.helpers import REPO, run_listlib
 from ..support.s3server import CREDENTIALS, moto_s3
 
@@ -59,12 +57,8 @@ def published(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[DevTools]:
-    with tempfile.TemporaryDirectory(prefix="listlib-chromium-") as profile:
-        devtools = DevTools(Path(profile))
-        try:
-            yield devtools
-        finally:
-            devtools.close()
+    with fresh_browser() as devtools:
+        yield devtools
 
 
 def visit(browser: DevTools, url: str, expression: str, promise: bool = False) -> tuple[Any, list[str]]:

@@ -130,16 +130,23 @@ class DevTools:
 
 
 @contextlib.contextmanager
-def browser_without_downloads() -> Iterator[DevTools]:
-    """A headless Chromium with a fresh profile that saves no download (an attachment
-    it cannot show is left alone, never written to disk)."""
+def fresh_browser() -> Iterator[DevTools]:
+    """A headless Chromium with a fresh profile, closed (and the profile deleted) after."""
     with tempfile.TemporaryDirectory(prefix="listlib-chromium-") as profile:
         devtools = DevTools(Path(profile))
         try:
-            devtools.send("Browser.setDownloadBehavior", behavior="deny")
             yield devtools
         finally:
             devtools.close()
+
+
+@contextlib.contextmanager
+def browser_without_downloads() -> Iterator[DevTools]:
+    """A headless Chromium with a fresh profile that saves no download (an attachment
+    it cannot show is left alone, never written to disk)."""
+    with fresh_browser() as devtools:
+        devtools.send("Browser.setDownloadBehavior", behavior="deny")
+        yield devtools
 
 
 def open_url(browser: DevTools, url: str) -> str:
