@@ -66,7 +66,7 @@ class SiteConfig:
     """Publish the mail that matched no list (``_no_list``) as a list of its own, "Unsorted
     mail", at ``_no_list/``. Off by default: that mail was not sent to a list the site
     archives and may be private. Its pages move when ``listlib unrouted --refile`` sorts it."""
-    search_from_disk: bool = True
+    search_from_disk: bool = False
     """Write each search index file's script twin (``<file>.js``) too, so that the search
     page works on a copy of the site opened from disk (``file://``); doubles the size
     of ``output/search/``."""

@@ -53,7 +53,7 @@ def read_site(reader: Reader, site_table: Mapping[str, Any]) -> SiteConfig:
         queue_dir=reader.path(site_table, "queue_dir", "site", "queue") or root / "queue",
         publish_unrouted=reader.boolean(site_table, "publish_unrouted", "site", False),
         show_removal_reasons=reader.boolean(site_table, "show_removal_reasons", "site", False),
-        search_from_disk=reader.boolean(site_table, "search_from_disk", "site", True),
+        search_from_disk=reader.boolean(site_table, "search_from_disk", "site", False),
         message_id_paths=reader.boolean(site_table, "message_id_paths", "site", False),
         message_id_folder=reader.string(
             site_table, "message_id_folder", "site", default="", check=check_message_id_folder

@@ -275,3 +275,8 @@ def test_separate_folders_anywhere_are_accepted(tmp_path: Path) -> None:
     setting = 'output_dir = "public/archive"\ncontent_dir = "data/store"\nqueue_dir = "data/queue"\ncache_dir = "tmp"\n'
     config = load_config(write(tmp_path, base + setting))
     assert config.site.output_dir == tmp_path.resolve() / "public" / "archive"
+
+
+def test_search_from_disk_is_off_unless_asked(tmp_path: Path) -> None:
+    (tmp_path / "listlib.toml").write_text('[site]\ntitle = "x"\nbase_url = "https://x.example/"\n[lists.dev]\n')
+    assert load_config(tmp_path / "listlib.toml").site.search_from_disk is False

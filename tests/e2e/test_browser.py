@@ -557,7 +557,7 @@ def test_the_search_page_from_disk_says_what_to_do_without_the_script_twins(
         twin.unlink()
     seen, _resources = _search_in_tab(browser, copy.as_uri() + "/search/index.html?q=batching")
     assert seen["hits"] == [] and seen["status"].startswith("Search failed"), seen
-    assert "listlib build" in seen["status"] and "listlib serve" in seen["status"], seen
+    assert "search_from_disk = true" in seen["status"] and "listlib serve" in seen["status"], seen
 
 
 TIMES_JS = """(() => ({

@@ -196,7 +196,7 @@ def test_search_from_disk_can_be_turned_off_and_on_again(searched_site: Path) ->
     toml = searched_site / "listlib.toml"
     answers = found(searched_site, "bitmap")
     assert_twins_match(folder)
-    toml.write_text(toml.read_text().replace("[site]\n", "[site]\nsearch_from_disk = false\n"))
+    toml.write_text(toml.read_text().replace("search_from_disk = true", "search_from_disk = false"))
     assert build(searched_site).search.rebuilt
     assert [p for p in folder.rglob("*.js")] == [] and found(searched_site, "bitmap") == answers
     add(searched_site, post(30, "A late bitmap question"))

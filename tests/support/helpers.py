@@ -23,6 +23,7 @@ CORPORA = SHARED / "corpora"
 
 SITE_TOML = """\
 [site]
+search_from_disk = true
 title = "Test archive"
 base_url = "https://lists.example.org/"
 

@@ -591,8 +591,8 @@
       if (pageNo * perPage < results.total) link("Next \u2192", pageNo + 1);
     }).catch(function (error) {
       status.textContent = "Search failed: " + error.message + (fromDisk ?
-        " (opened from disk, this page reads the index's .js files, which a build writes unless" +
-        " search_from_disk = false: build the site again with listlib build, or serve it with listlib serve)" : "");
+        " (opened from disk, this page reads the index's .js files, which a build writes only with" +
+        " search_from_disk = true in [site]: set it and build again, or serve the site with listlib serve)" : "");
     });
   }
 
