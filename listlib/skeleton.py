@@ -33,6 +33,9 @@ base_url = {base_url}
 # public-inbox's paths, <list>/<Message-ID>/raw and .../t.mbox.gz, for b4
 # (git config b4.midmask https://archive.example.org/dev/%s).
 # message_id_paths = false
+# Search also on a copy opened from disk (file://): a script twin of each index file
+# (about doubles output/search/).
+# search_from_disk = false
 
 # One table per list. The slug ("dev" below) is the list's folder and URL path.
 [lists.dev]
