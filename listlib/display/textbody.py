@@ -480,14 +480,18 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
 
     for block in _structure(text):
         if block.kind == "text":
-            marked, plain = _markup(block.text, obfuscate)
-            new_text.append(plain)
             if not is_wide(block.text):
+                marked, plain = _markup(block.text, obfuscate)
+                new_text.append(plain)
                 show(marked, False)
                 continue
             # Paragraph by paragraph: each keeps its blank line ("\n" joins them again).
+            plains = []
             for paragraph in _PARAGRAPH_RE.split(block.text):
-                show(_markup(paragraph, obfuscate)[0], is_wide(paragraph))
+                marked, plain = _markup(paragraph, obfuscate)
+                plains.append(plain)
+                show(marked, is_wide(paragraph))
+            new_text.append("\n".join(plains))
         elif block.kind == "quote":
             show(f'<span class="quote">{markup_text(block.text, obfuscate)}</span>', is_wide(block.text))
         else:
