@@ -8,6 +8,9 @@ with the keys the last builds recorded (``plan``, ``buildstate``). It then runs 
 jobs that changed on every core (``render``), removes the files that no longer
 belong, and records what the next build plans from. Only one build runs at a time
 per site (a lock in the cache folder).
+
+Length: the order of a build's steps (lock, threads, plan, render, clean-up, record)
+is its crash safety; it is kept in one module so it reads top to bottom.
 """
 
 from __future__ import annotations

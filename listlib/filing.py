@@ -7,6 +7,9 @@ imports, reading and splitting happen here and parsing runs in a small process
 pool for large imports (both cores). Every message read is accounted for in
 the report: filed (including collisions and ``_no_list``), duplicate, or
 failed. Never prints: progress goes to a callback.
+
+Length: the report, the decision per message and the parse pool are one loop; its
+counting has to see every outcome, so it is not split across modules.
 """
 
 from __future__ import annotations

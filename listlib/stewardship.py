@@ -18,6 +18,9 @@ deletes them before it sends anything).
 
 Click-free: the CLI parses, calls these functions and prints what they return; nothing
 here prints.
+
+Length: choosing messages and the three actions (hide, remove, redact) with their
+reports share the selection code; the quote finder is the rest.
 """
 
 from __future__ import annotations

@@ -53,6 +53,9 @@ override naming both: ``override_keys``), so ``cluster_keys`` lets a cache
 rethread just the messages a change can reach.
 
 This module never touches the disk, the clock or the store.
+
+Length: the JWZ passes, the stand-ins of removed messages and the operator overrides
+all work on one node structure in one sort order; apart they could disagree.
 """
 
 from __future__ import annotations

@@ -25,6 +25,9 @@ names are remembered with their successor. A renderer asks
 threads and months to rebuild; a renderer that crashed simply asks again.
 
 This module never writes to the store and never renders.
+
+Length: one class and the cluster walk it drives; the cache bookkeeping and the
+rethreading share private state that splitting would have to pass around.
 """
 
 from __future__ import annotations

@@ -233,3 +233,16 @@ def test_starting_the_command_line_loads_no_s3_client() -> None:
     # boto3 takes ~0.3 s to load and is an optional extra: only 'listlib publish' loads it.
     loaded = loaded_modules("import listlib.cli, listlib.publish.plan")
     assert not {name for name in loaded if name.split(".")[0] in {"boto3", "botocore", "s3transfer"}}
+
+
+LONG_MODULE = 500  # lines; a module past this says why in its docstring
+
+
+def test_a_long_module_says_why_it_is_long() -> None:
+    unexplained = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text()
+        docstring = ast.get_docstring(ast.parse(text)) or ""
+        if text.count("\n") > LONG_MODULE and "\nLength: " not in "\n" + docstring:
+            unexplained.append(f"{path.relative_to(PACKAGE)} ({text.count(chr(10))} lines)")
+    assert not unexplained, "modules over 500 lines with no 'Length:' reason: " + ", ".join(unexplained)

@@ -34,6 +34,9 @@ other posts; ``isolate`` records the damage in ``damage.json`` and moves the pos
 recipients already done, and a message that is not what was queued must not go out.
 Posts queued before post.json recorded the size and hash (version 1) cannot be
 verified and are sent as before. What a sound post looks like is in ``damage``.
+
+Length: every stage move of a post and the recovery that finishes an interrupted one
+are kept side by side, so the crash-safety argument can be read in one place.
 """
 
 from __future__ import annotations

@@ -27,6 +27,9 @@ Rules (decided here, documented for the theme and for readers of the code):
   characters, an ellipsis, and the domain. Readers still see who and where;
   harvesters get nothing usable. Addresses inside URLs are left alone (they are
   mostly Message-IDs); ``mailto:`` links lose their link.
+
+Length: the rules for quotes, signatures, links and wide blocks interact (a line is
+classified once, by all of them), so they are one module with their rules above.
 """
 
 from __future__ import annotations

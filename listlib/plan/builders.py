@@ -12,6 +12,9 @@ scratch. This module never touches the disk.
 
 Each job carries exactly the inputs its files depend on (see ``plan.kinds``), so its
 key changes when, and only when, one of its files may change.
+
+Length: one builder method per page kind, on purpose (a kind is one registry entry and
+one builder here); the shared helpers are the rest.
 """
 
 from __future__ import annotations

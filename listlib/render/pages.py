@@ -6,6 +6,9 @@ Each ``render_<kind>`` is a pure function of the job's inputs and the stored mes
 builds give the same bytes as a build from scratch. Templates get plain dictionaries,
 a ``url()`` function that turns an output path into a link relative to the page being
 rendered, and the message display model from ``display``.
+
+Length: one ``render_<kind>`` per page kind, on purpose, next to the context helpers
+they share (dates, links, the message model).
 """
 
 from __future__ import annotations

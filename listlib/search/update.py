@@ -26,6 +26,9 @@ signatures and list footers (x1; they repeat other messages and would make every
 reply match its thread's words). Every file is written with its script twin
 (``codec.script_twin``, for pages opened from ``file://``) unless the site's
 ``search_from_disk`` is off. Never touches files outside ``output/search/``.
+
+Length: the order of writes (segments, manifest, state, old folders) is the crash
+safety of the index, kept in one module so it can be checked at a glance.
 """
 
 from __future__ import annotations

@@ -3,6 +3,9 @@ the lock runs, call numbers, the two halves of filing a batch (``_decide`` under
 lock, ``_put_in_place`` once the disk has the files), and rebuilding the index from the
 files. The order of a batch's steps is in the package docstring. It never parses
 sources and never prints.
+
+Length: the lock, recovery and the two halves of filing must agree on one order of
+steps on disk; the pure parts already live in ``batch``, ``pipeline`` and ``layout``.
 """
 
 from __future__ import annotations

@@ -6,6 +6,9 @@ filed under and where that date came from. Rows are written ``pending`` before
 a message file is renamed into place and marked ``filed`` after, so a crash in
 between is resolved by looking at the file (see ``store``). This module knows
 SQL, not files or mail: it never reads a message file and never parses one.
+
+Length: one SQL schema and every query on it; splitting the queries from the schema
+would spread one file format over modules.
 """
 
 from __future__ import annotations
