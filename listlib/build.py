@@ -29,7 +29,7 @@ from typing import Any
 from .codedigest import code_digest, render_digest
 from .config import Config, ListConfig
 from .errors import BuildError
-from .fsutil import acquire_lock, release_lock
+from .fsutil import release_lock
 from .heap import trim_heap
 from .legacy.mapfile import LegacyMap, load_map, map_file
 from .overrides import threading_overrides
@@ -38,7 +38,7 @@ from .plan.incremental import Memory, dirty_jobs, full_memory, load_memory
 from .plan.jobs import Plan, plan_build
 from .plan.kinds import TEMPLATES, SiteSettings, StaticFile
 from .plan.sources import LoadedList
-from .plan.state import STATE_VERSION, BuildState
+from .plan.state import STATE_VERSION, BuildState, lock_output
 from .plan.stored import StoredList
 from .render.runner import JobRunner
 from .render.writer import (
@@ -278,7 +278,7 @@ def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
     every job) and the plan of a full enumeration; nothing is written to output/.
     Tests use it to check that the incremental plan misses nothing."""
     cache = config.site.cache_dir
-    lock = _lock(cache)
+    lock = lock_output(cache)
     try:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
@@ -344,16 +344,11 @@ def _plan_details(plan: Plan, state: BuildState) -> list[dict[str, Any]]:
     return planned
 
 
-def _lock(cache: Path) -> int:
-    cache.mkdir(parents=True, exist_ok=True)
-    return acquire_lock(cache / "build.lock", 60.0, "another listlib build is running for this site")
-
-
 def plan_site(config: Config) -> BuildReport:
     """What ``build_site`` would do, without writing anything to output/."""
     started = time.monotonic()
     cache = config.site.cache_dir
-    lock = _lock(cache)
+    lock = lock_output(cache)
     try:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
@@ -384,7 +379,7 @@ def build_site(
     started = time.monotonic()
     cache = config.site.cache_dir
     output = config.site.output_dir
-    lock = _lock(cache)
+    lock = lock_output(cache)
     try:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:

@@ -16,20 +16,20 @@ from __future__ import annotations
 
 from .config import Config
 from .errors import BuildError
-from .fsutil import acquire_lock, release_lock
-from .plan.state import BuildState
+from .fsutil import release_lock
+from .plan.state import BuildState, lock_output
 from .search.state import SearchState
 from .urls import SEARCH_DIR
 
 __all__ = ["load_manifest"]
 
 
-def load_manifest(config: Config) -> dict[str, tuple[str, int]]:
+def load_manifest(config: Config, *, locked: bool = False) -> dict[str, tuple[str, int]]:
     """Path under output/ -> (blake2b-128 hex digest of its bytes, size) of every file
-    the last build made, the search index's included. Waits for a running build."""
+    the last build made, the search index's included. Waits for a running build, unless
+    the caller holds the build lock (``locked``)."""
     cache = config.site.cache_dir
-    cache.mkdir(parents=True, exist_ok=True)
-    lock = acquire_lock(cache / "build.lock", 60.0, "another listlib build is running for this site")
+    lock = None if locked else lock_output(cache)
     try:
         files: dict[str, tuple[str, int]] = {}
         with BuildState(cache / "build.sqlite") as state:
@@ -46,5 +46,6 @@ def load_manifest(config: Config) -> dict[str, tuple[str, int]]:
         finally:
             search.close()
     finally:
-        release_lock(lock)
+        if lock is not None:
+            release_lock(lock)
     return files

@@ -18,7 +18,10 @@ from .schema import PublishConfig
 
 __all__ = ["read_publish"]
 
-_KEYS = {"target", "endpoint_url", "region", "profile", "workers", "max_attempts", "retry_mode"}
+_KEYS = {"target", "endpoint_url", "region", "profile", "workers", "max_attempts", "retry_mode", "cache_control"}
+CACHE_KINDS = ("segments", "attachments", "pages", "files")
+"""The kinds of file ``[publish.cache_control]`` names (see ``publish.plan.cache_kind``)."""
+_HEADER_RE = re.compile(r"[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?\Z")
 _RETRY_MODES = ("standard", "adaptive")
 _SECRET_KEYS = {
     "access_key",
@@ -42,6 +45,23 @@ def check_target(value: str) -> str | None:
     if not _BUCKET_RE.match(bucket):
         return f"{value!r}: {bucket!r} is not a bucket name"
     return None
+
+
+def check_header_value(value: str) -> str | None:
+    if not _HEADER_RE.match(value):
+        return f"{value!r} is not a header value (printable ASCII on one line, e.g. 'public, max-age=300')"
+    return None
+
+
+def _cache_control(reader: Reader, table: Mapping[str, Any], where: str) -> tuple[tuple[str, str], ...]:
+    if "cache_control" not in table:
+        return ()
+    where = f"{where}.cache_control"
+    kinds = reader.table(table, "cache_control", where)
+    reader.unknown(kinds, set(CACHE_KINDS), where)
+    return tuple(
+        (kind, reader.string(kinds, kind, where, check=check_header_value)) for kind in CACHE_KINDS if kind in kinds
+    )
 
 
 def check_retry_mode(value: str) -> str | None:
@@ -71,4 +91,5 @@ def read_publish(reader: Reader, data: Mapping[str, Any]) -> PublishConfig | Non
         workers=reader.integer(table, "workers", where, 1, 64) or 16,
         max_attempts=reader.integer(table, "max_attempts", where, 1, 20) or 5,
         retry_mode=reader.string(table, "retry_mode", where, default="standard", check=check_retry_mode),
+        cache_control=_cache_control(reader, table, where),
     )

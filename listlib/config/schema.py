@@ -256,6 +256,9 @@ class PublishConfig:
     retry_mode: str = "standard"
     """boto3's retry mode: ``standard`` (exponential backoff with jitter) or ``adaptive``
     (also slows the whole publish down after throttling answers)."""
+    cache_control: tuple[tuple[str, str], ...] = ()
+    """``[publish.cache_control]``: the Cache-Control header per kind of file
+    (``segments``, ``attachments``, ``pages``, ``files``), replacing the defaults."""
 
     @property
     def bucket(self) -> str:

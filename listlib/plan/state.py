@@ -11,6 +11,9 @@ A complete build also leaves what the next one needs to plan incrementally (see
 ``plan.incremental``): the thread cache's epoch and generation it saw, a fingerprint of
 everything site-wide, each list's thread and month order, and the Message-ID
 lookup bucket and thread of every message (``mids``).
+
+``lock_output`` is the lock a build holds while it writes and a publish while it reads
+output/ (``<cache_dir>/build.lock``), so neither sees the other's half-done work.
 """
 
 from __future__ import annotations
@@ -19,9 +22,10 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..fsutil import acquire_lock
 from ..sqlfile import open_derived
 
-__all__ = ["STATE_VERSION", "BuildState"]
+__all__ = ["STATE_VERSION", "BuildState", "lock_output"]
 
 STATE_VERSION = "5"
 
@@ -41,6 +45,15 @@ CREATE INDEX IF NOT EXISTS mids_by_thread ON mids (slug, thread);
 """
 
 _IN_CHUNK = 500
+LOCK_WAIT = 60.0
+"""Seconds a build or publish waits for the one running before giving up."""
+
+
+def lock_output(cache: Path) -> int:
+    """Take the site's build lock (waiting ``LOCK_WAIT`` s); release with ``fsutil.release_lock``.
+    One per process: a second call in the process holding it would wait for itself."""
+    cache.mkdir(parents=True, exist_ok=True)
+    return acquire_lock(cache / "build.lock", LOCK_WAIT, "another listlib build or publish is running for this site")
 
 
 class BuildState:

@@ -9,15 +9,26 @@ feeds, sitemaps, Message-ID pages); then the search manifest; deletions of what 
 earlier build removed; the record last. A file the build removed stays in the bucket
 until the publish after the one that saw it go (a reader holding the previous search
 manifest or page still finds it), so the record keeps it as "pending".
+
+Headers (``Headers``): Content-Type by kind, Cache-Control by kind (configurable),
+Content-Disposition for attachments, and for redirect pages (a message's permalink,
+old archives' URLs) the S3 website redirect metadata, found in the page itself
+(``redirect_target``). The record holds the fingerprint of the header rules it was
+uploaded with; when the rules change (another ``[publish.cache_control]``, a listlib
+with other rules: ``HEADER_RULES``), every file is uploaded again with the new ones.
 """
 
 from __future__ import annotations
 
 import gzip
+import hashlib
+import html
 import json
+import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from urllib.parse import quote, urlsplit
 
 from ..errors import PublishError
 from ..serve_http import content_type
@@ -30,9 +41,12 @@ __all__ = [
     "Record",
     "Upload",
     "Files",
-    "cache_control",
+    "Headers",
+    "cache_kind",
+    "content_disposition",
     "object_type",
     "plan_publish",
+    "redirect_target",
 ]
 
 RECORD_NAME = ".listlib-published.json.gz"
@@ -43,12 +57,23 @@ _RECORD_FORMAT = 1
 MANIFEST_PATH = f"{SEARCH_DIR}/manifest.json"
 _SEGMENTS = f"{SEARCH_DIR}/seg/"
 
-LONG = "public, max-age=31536000, immutable"
-"""Search segments: named by their content's generation, never rewritten."""
-SHORT = "public, max-age=300"
-"""Pages, feeds, sitemaps and the search manifest: they change with every new message."""
-MEDIUM = "public, max-age=3600"
-"""Raw messages, downloads, attachments, static files: rarely change (a redaction, a theme)."""
+HEADER_RULES = 2
+"""The version of the rules below (types, dispositions, redirects): a listlib whose
+rules differ uploads every file again once. Raise it with any change to them."""
+DEFAULT_CACHE_CONTROL = {
+    "segments": "public, max-age=31536000, immutable",
+    "attachments": "public, max-age=31536000",
+    "pages": "public, max-age=300",
+    "files": "public, max-age=3600",
+}
+"""Search segments are named by their generation and never rewritten; attachments keep
+their bytes (only a redaction or take-down changes or removes one: purge the CDN then);
+pages, feeds, sitemaps and the search manifest change with every new message; raw
+messages, downloads and static files rarely (a redaction, a theme)."""
+REDIRECT_PAGE_BYTES = 4096
+"""Pages up to this size are read for a redirect (listlib's are about 700 bytes)."""
+_REFRESH_RE = re.compile(rb'<meta http-equiv="refresh" content="0; url=([^"]*)">')
+_INLINE_TYPES = ("image/", "audio/", "video/", "text/plain", "application/pdf")
 
 _SHORT_SUFFIXES = (".html", ".atom", ".xml", ".json", ".txt")
 _MONTH_FILE_RE = re.compile(r"[^/]+/\d{4}/\d{2}/[^/]+\Z")
@@ -68,12 +93,66 @@ def object_type(path: str) -> str:
     return content_type(path)
 
 
-def cache_control(path: str) -> str:
+def cache_kind(path: str) -> str:
+    """Which ``[publish.cache_control]`` kind a file is."""
     if path.startswith(_SEGMENTS):
-        return LONG
-    if path == MANIFEST_PATH or (path.endswith(_SHORT_SUFFIXES) and not _attachment(path)):
-        return SHORT
-    return MEDIUM
+        return "segments"
+    if _attachment(path):
+        return "attachments"
+    if path == MANIFEST_PATH or path.endswith(_SHORT_SUFFIXES):
+        return "pages"
+    return "files"
+
+
+def content_disposition(path: str) -> str | None:
+    """An attachment's Content-Disposition: shown in the browser when its type is one
+    browsers show passively (images, audio, video, plain text, PDF), else saved; named
+    by its (safe) file name, in UTF-8 (RFC 6266) with an ASCII fallback."""
+    if not _attachment(path):
+        return None
+    name = path.rsplit("/", 1)[1]
+    mode = "inline" if object_type(path).startswith(_INLINE_TYPES) else "attachment"
+    fallback = "".join(c if " " <= c <= "~" and c not in '"\\%' else "_" for c in name)
+    return f"{mode}; filename=\"{fallback}\"; filename*=UTF-8''{quote(name, safe='')}"
+
+
+def redirect_target(path: str, head: bytes) -> str | None:
+    """Where a redirect page (its first ``REDIRECT_PAGE_BYTES``) sends readers, as a
+    path under output/ (with its fragment; a folder's with its final slash), or an
+    absolute http(s) URL; None for any other page."""
+    found = _REFRESH_RE.search(head)
+    if found is None:
+        return None
+    link = html.unescape(found.group(1).decode("utf-8", "replace"))
+    parts = urlsplit(link)
+    if parts.scheme in ("http", "https"):
+        return link
+    if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+        return None  # not a page of the site: leave it to the meta refresh
+    target = posixpath.normpath(posixpath.join(posixpath.dirname(path), parts.path))
+    if target.startswith("../") or target == "..":
+        return None
+    if parts.path.endswith("/"):
+        target = "" if target == "." else target + "/"
+    return target + (f"#{parts.fragment}" if parts.fragment else "")
+
+
+@dataclass(frozen=True)
+class Headers:
+    """The header rules of a publish: the defaults with ``[publish.cache_control]``'s."""
+
+    cache_control: tuple[tuple[str, str], ...] = ()
+
+    def cache_control_of(self, path: str) -> str:
+        kind = cache_kind(path)
+        return dict(self.cache_control).get(kind) or DEFAULT_CACHE_CONTROL[kind]
+
+    def fingerprint(self) -> str:
+        rules = {**DEFAULT_CACHE_CONTROL, **dict(self.cache_control), "rules": HEADER_RULES}
+        return hashlib.sha256(json.dumps(rules, sort_keys=True).encode()).hexdigest()[:16]
+
+    def upload(self, path: str, digest: str, size: int) -> Upload:
+        return Upload(path, digest, size, object_type(path), self.cache_control_of(path), content_disposition(path))
 
 
 def _attachment(path: str) -> bool:
@@ -101,6 +180,7 @@ class Upload:
     size: int
     content_type: str
     cache_control: str
+    content_disposition: str | None = None
 
 
 @dataclass
@@ -112,11 +192,14 @@ class Record:
     pending: Files = field(default_factory=dict)
     generation: int = 0
     """Counts the records written; an intent names the generation it was written over."""
+    headers: str = ""
+    """The fingerprint of the header rules (``Headers.fingerprint``) the files went up with."""
 
     def to_bytes(self) -> bytes:
         data = {
             "format": _RECORD_FORMAT,
             "generation": self.generation,
+            "headers": self.headers,
             "files": {path: list(value) for path, value in sorted(self.files.items())},
             "pending": {path: list(value) for path, value in sorted(self.pending.items())},
         }
@@ -133,6 +216,7 @@ class Record:
                 files={path: (str(digest), int(size)) for path, (digest, size) in loaded["files"].items()},
                 pending={path: (str(digest), int(size)) for path, (digest, size) in loaded["pending"].items()},
                 generation=int(loaded.get("generation", 0)),
+                headers=str(loaded.get("headers", "")),
             )
         except (OSError, EOFError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise PublishError(
@@ -168,34 +252,41 @@ class Plan:
 
 
 def plan_publish(
-    manifest: Mapping[str, tuple[str, int]], record: Record, unsure: Mapping[str, tuple[str, int]] | None = None
+    manifest: Mapping[str, tuple[str, int]],
+    record: Record,
+    unsure: Mapping[str, tuple[str, int]] | None = None,
+    headers: Headers | None = None,
 ) -> Plan:
     """What to upload (in phases), delete and record to bring the bucket to ``manifest``.
     ``unsure``: files an interrupted publish meant to upload (its intent, written over
-    this record): uploaded again when still built, else deleted on the next publish."""
+    this record): uploaded again when still built, else deleted on the next publish.
+    Every file goes up again when ``headers`` differ from the record's."""
     unsure = unsure or {}
-    if not record.pending and not unsure and manifest == record.files:  # nothing changed: the common case, fast
+    headers = headers or Headers()
+    fingerprint = headers.fingerprint()
+    same_headers = record.headers == fingerprint
+    if same_headers and not record.pending and not unsure and manifest == record.files:  # the common case, fast
         return Plan(phases=[], delete=[], unchanged=len(manifest), record=record, record_changed=False)
     phases: list[list[Upload]] = [[] for _ in range(5)]
     unchanged = 0
     intent: Files = {path: value for path, value in unsure.items() if path not in record.files}
     for path, (digest, size) in manifest.items():
         remote = record.files.get(path) or record.pending.get(path)
-        if remote is not None and remote[0] == digest and path not in unsure:
+        if remote is not None and remote[0] == digest and path not in unsure and same_headers:
             unchanged += 1
             continue
         if remote is None:
             intent[path] = (digest, size)
         rank = _rank(path)
         phase = 4 if rank == 2 else rank + (0 if remote is None else 2)
-        phases[phase].append(Upload(path, digest, size, object_type(path), cache_control(path)))
+        phases[phase].append(headers.upload(path, digest, size))
     for phase in phases:
         phase.sort(key=lambda upload: upload.path)
     delete = sorted(path for path in record.pending if path not in manifest)
     pending = {path: value for path, value in record.files.items() if path not in manifest}
     pending.update((path, value) for path, value in unsure.items() if path not in manifest and path not in pending)
-    new = Record(files=dict(manifest), pending=pending, generation=record.generation + 1)
-    changed = new.files != record.files or new.pending != record.pending or bool(unsure)
+    new = Record(files=dict(manifest), pending=pending, generation=record.generation + 1, headers=fingerprint)
+    changed = new.files != record.files or new.pending != record.pending or bool(unsure) or not same_headers
     return Plan(
         phases=[phase for phase in phases if phase],
         delete=[path for path in delete if path not in pending],

@@ -9,6 +9,7 @@ the cache folder with its ETag, so a publish with nothing new reads nothing but 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import marshal
@@ -23,15 +24,27 @@ from typing import Any
 
 from ..config import Config, PublishConfig
 from ..errors import PublishError
-from ..fsutil import make_dirs
+from ..fsutil import make_dirs, release_lock
 from ..manifest import load_manifest
+from ..plan.state import lock_output
 from ..values import plural
-from .plan import INTENT_NAME, RECORD_NAME, Files, Plan, Record, Upload, plan_publish
+from .plan import (
+    INTENT_NAME,
+    RECORD_NAME,
+    REDIRECT_PAGE_BYTES,
+    Files,
+    Headers,
+    Plan,
+    Record,
+    Upload,
+    plan_publish,
+    redirect_target,
+)
 from .s3 import Bucket
 
 __all__ = ["PublishReport", "publish_site", "publish_target"]
 
-_CACHE_VERSION = 1
+_CACHE_VERSION = 2
 Fault = Callable[[str], None]
 Progress = Callable[[int, int, int], None]
 
@@ -108,8 +121,27 @@ def publish_site(
 ) -> PublishReport:
     """Bring the bucket to output/ as the last build left it (see the module docstring)."""
     started = time.monotonic()
-    fault = fault or _no_fault
-    manifest = load_manifest(config)
+    # The build lock, held to the end: a build must not change output/ while its files
+    # go up, nor a second publish run beside this one.
+    lock = lock_output(config.site.cache_dir)
+    try:
+        report = _publish(config, target, dry_run=dry_run, verify=verify, progress=progress, fault=fault or _no_fault)
+    finally:
+        release_lock(lock)
+    report.seconds = time.monotonic() - started
+    return report
+
+
+def _publish(
+    config: Config,
+    target: PublishConfig,
+    *,
+    dry_run: bool,
+    verify: bool,
+    progress: Progress | None,
+    fault: Fault,
+) -> PublishReport:
+    manifest = load_manifest(config, locked=True)
     if not manifest:
         # Never plan from an empty manifest: with the build records deleted (the cache
         # folder is safe to delete), every published file would look removed.
@@ -120,7 +152,7 @@ def publish_site(
     cache = _Cache(config.site.cache_dir, target)
     record = _read_record(bucket, cache)
     repaired = _verified(record, bucket.sizes(), config.site.output_dir) if verify else 0
-    plan = plan_publish(manifest, record, _read_intent(bucket, record))
+    plan = plan_publish(manifest, record, _read_intent(bucket, record), Headers(target.cache_control))
     report = PublishReport(
         target=target.target,
         uploaded=plan.uploads,
@@ -135,7 +167,6 @@ def publish_site(
     )
     if not dry_run and not plan.empty:
         _carry_out(plan, bucket, cache, config.site.output_dir, target.workers, progress, fault)
-    report.seconds = time.monotonic() - started
     return report
 
 
@@ -188,7 +219,20 @@ def _put(bucket: Bucket, output: Path, upload: Upload) -> None:
         target = posixpath.normpath(posixpath.join(posixpath.dirname(upload.path), os.readlink(file)))
         bucket.put_redirect(upload.path, target, upload.content_type, upload.cache_control)
         return
-    bucket.put_file(upload.path, file, upload.content_type, upload.cache_control, upload.size)
+    redirect = None
+    if upload.path.endswith(".html") and upload.size <= REDIRECT_PAGE_BYTES:
+        # A permalink or an old archive's URL: the page, and a 301 where the host honours it.
+        with contextlib.suppress(FileNotFoundError):  # put_file says so
+            redirect = redirect_target(upload.path, file.read_bytes())
+    bucket.put_file(
+        upload.path,
+        file,
+        upload.content_type,
+        upload.cache_control,
+        upload.size,
+        disposition=upload.content_disposition,
+        redirect=redirect,
+    )
 
 
 def _collect(running: set[Future[None]], fault: Fault) -> int:
@@ -263,12 +307,12 @@ class _Cache:
 
     def load(self) -> tuple[Record | None, str | None]:
         try:
-            version, etag, files, pending = marshal.loads(self.path.read_bytes())
+            version, etag, files, pending, generation, headers = marshal.loads(self.path.read_bytes())
         except (OSError, EOFError, ValueError, TypeError):
             return None, None
         if version != _CACHE_VERSION or not isinstance(etag, str) or not etag:
             return None, None
-        return Record(files=files, pending=pending), etag
+        return Record(files=files, pending=pending, generation=generation, headers=headers), etag
 
     def save(self, record: Record, etag: str | None) -> None:
         make_dirs(self.folder)
@@ -276,7 +320,9 @@ class _Cache:
             self.path.unlink(missing_ok=True)
             return
         temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_bytes(marshal.dumps((_CACHE_VERSION, etag, record.files, record.pending)))
+        temporary.write_bytes(
+            marshal.dumps((_CACHE_VERSION, etag, record.files, record.pending, record.generation, record.headers))
+        )
         os.replace(temporary, self.path)
 
 

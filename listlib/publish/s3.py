@@ -100,8 +100,24 @@ class Bucket:
             raise self._error(exc) from None
         return found
 
-    def put_file(self, path: str, file: Path, content_type: str, cache_control: str, size: int) -> None:
+    def put_file(
+        self,
+        path: str,
+        file: Path,
+        content_type: str,
+        cache_control: str,
+        size: int,
+        *,
+        disposition: str | None = None,
+        redirect: str | None = None,
+    ) -> None:
+        """Upload ``file``; ``redirect`` (a path under the prefix, or an http(s) URL) also
+        makes the bucket's website endpoint answer it with a 301 there."""
         headers = {"ContentType": content_type, "CacheControl": cache_control}
+        if disposition:
+            headers["ContentDisposition"] = disposition
+        if redirect:
+            headers["WebsiteRedirectLocation"] = self.location(redirect)
         try:
             if size >= MULTIPART_BYTES:
                 self.client.upload_file(str(file), self.bucket, self.key(path), ExtraArgs=headers)
@@ -126,10 +142,17 @@ class Bucket:
                 Body=b"",
                 ContentType=content_type,
                 CacheControl=cache_control,
-                WebsiteRedirectLocation="/" + self.key(target),
+                WebsiteRedirectLocation=self.location(target),
             )
         except Exception as exc:
             raise self._error(exc, path) from None
+
+    def location(self, target: str) -> str:
+        """``x-amz-website-redirect-location`` of ``target``: an absolute URL as it is, a
+        path under output/ as the object's key from the bucket's root."""
+        if target.startswith(("http://", "https://")):
+            return target
+        return "/" + self.key(target)
 
     def put_bytes(self, path: str, data: bytes, content_type: str) -> str | None:
         """Write a small object; its new ETag."""

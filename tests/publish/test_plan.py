@@ -9,7 +9,21 @@ import pytest
 
 from listlib.config import parse_config
 from listlib.errors import ConfigError
-from listlib.publish.plan import LONG, MEDIUM, SHORT, Record, cache_control, object_type, plan_publish
+from listlib.publish.plan import (
+    DEFAULT_CACHE_CONTROL,
+    Headers,
+    Record,
+    content_disposition,
+    object_type,
+    plan_publish,
+    redirect_target,
+)
+
+
+def published(files: dict[str, tuple[str, int]]) -> Record:
+    """A record of ``files`` put up with today's header rules."""
+    return Record(files=dict(files), headers=Headers().fingerprint())
+
 
 OLD = {
     "index.html": ("i1", 10),
@@ -36,7 +50,7 @@ def test_new_objects_go_first_then_pages_then_changed_ones_then_the_search_manif
             "dev/2024/05/3xAAAAAa.html": ("m1b", 20),
         }
     )
-    plan = plan_publish(new, Record(files=dict(OLD)))
+    plan = plan_publish(new, published(OLD))
     phases = [sorted(upload.path for upload in phase) for phase in plan.phases]
     assert phases == [
         [
@@ -56,7 +70,7 @@ def test_new_objects_go_first_then_pages_then_changed_ones_then_the_search_manif
 
 def test_a_removed_file_is_pending_one_publish_then_deleted() -> None:
     built = {path: value for path, value in OLD.items() if path != "search/seg/0001/t0.json"}
-    first = plan_publish(built, Record(files=dict(OLD)))
+    first = plan_publish(built, published(OLD))
     assert first.delete == [] and first.record.pending == {"search/seg/0001/t0.json": ("t1", 10)}
     assert first.uploads == 0 and not first.empty, "the record changes: it must be written"
     second = plan_publish(built, first.record)
@@ -67,7 +81,7 @@ def test_a_removed_file_is_pending_one_publish_then_deleted() -> None:
 
 def test_a_pending_file_that_comes_back_unchanged_is_not_uploaded_or_deleted() -> None:
     built = {path: value for path, value in OLD.items() if path != "dev/2024/05/3xAAAAAa.eml"}
-    first = plan_publish(built, Record(files=dict(OLD)))
+    first = plan_publish(built, published(OLD))
     again = plan_publish(OLD, first.record)
     assert again.uploads == 0 and again.delete == [] and again.record.pending == {}
 
@@ -102,12 +116,116 @@ def test_every_kind_of_file_has_its_content_type(path: str, expected: str) -> No
 
 
 def test_cache_control_by_kind() -> None:
-    assert cache_control("search/seg/0001/p0.bin") == LONG
+    cache_control = Headers().cache_control_of
+    assert cache_control("search/seg/0001/p0.bin") == "public, max-age=31536000, immutable"
     for short in ("index.html", "dev/feed.atom", "search/manifest.json", "dev/2024/05/sitemap.xml", "mid/ab/c.html"):
-        assert cache_control(short) == SHORT, short
+        assert cache_control(short) == "public, max-age=300", short
     for medium in ("dev/2024/05/3xAAAAAa.eml", "dev/2024/05/dev-2024-05.mbox.gz", "static/style.css"):
-        assert cache_control(medium) == MEDIUM, medium
-    assert cache_control("dev/2024/05/3xAAAAAa/notes.txt") == MEDIUM
+        assert cache_control(medium) == "public, max-age=3600", medium
+    for attachment in ("dev/2024/05/3xAAAAAa/notes.txt", "dev/2024/05/3xAAAAAa/photo.png"):
+        assert cache_control(attachment) == "public, max-age=31536000", attachment
+
+
+def test_the_cache_control_of_a_kind_can_be_set_in_the_publish_table() -> None:
+    config = parse_config(
+        {
+            "site": {"title": "t", "base_url": "https://lists.example.org/"},
+            "publish": {"target": "s3://bucket", "cache_control": {"pages": "no-cache", "attachments": "max-age=60"}},
+        },
+        Path("/tmp/x/listlib.toml"),
+    )
+    assert config.publish is not None
+    headers = Headers(config.publish.cache_control)
+    assert headers.cache_control_of("dev/index.html") == "no-cache"
+    assert headers.cache_control_of("dev/2024/05/3xAAAAAa/notes.txt") == "max-age=60"
+    assert headers.cache_control_of("static/style.css") == DEFAULT_CACHE_CONTROL["files"]
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ({"page": "no-cache"}, r"publish\.cache_control\.page: unknown key \(did you mean pages\?\)"),
+        ({"pages": "no-cache\r\nX-Evil: 1"}, r"publish\.cache_control\.pages: .* is not a header value"),
+        ({"pages": ""}, r"publish\.cache_control\.pages: .* is not a header value"),
+        ({"pages": 300}, r"publish\.cache_control\.pages"),
+    ],
+)
+def test_a_bad_cache_control_table_names_the_key(table: dict[str, object], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        parse_config(
+            {
+                "site": {"title": "t", "base_url": "https://l.example.org/"},
+                "publish": {"target": "s3://b", "cache_control": table},
+            },
+            Path("/tmp/x/listlib.toml"),
+        )
+
+
+def test_other_header_rules_upload_every_file_again_once() -> None:
+    plan = plan_publish(OLD, published(OLD), headers=Headers((("pages", "no-cache"),)))
+    assert plan.uploads == len(OLD) and plan.unchanged == 0 and plan.delete == []
+    again = plan_publish(OLD, plan.record, headers=Headers((("pages", "no-cache"),)))
+    assert again.empty and again.uploads == 0
+    # a record from before header fingerprints (or another listlib's rules) too
+    assert plan_publish(OLD, Record(files=dict(OLD))).uploads == len(OLD)
+
+
+@pytest.mark.parametrize(
+    ("path", "expected"),
+    [
+        ("dev/2024/05/3xAAAAAa/photo.png", "inline; filename=\"photo.png\"; filename*=UTF-8''photo.png"),
+        ("dev/2024/05/3xAAAAAa/notes.txt", "inline; filename=\"notes.txt\"; filename*=UTF-8''notes.txt"),
+        ("dev/2024/05/3xAAAAAa/report.pdf", "inline; filename=\"report.pdf\"; filename*=UTF-8''report.pdf"),
+        ("dev/2024/05/3xAAAAAa/src.tar.gz", "attachment; filename=\"src.tar.gz\"; filename*=UTF-8''src.tar.gz"),
+        ("dev/2024/05/3xAAAAAa/a.bin", "attachment; filename=\"a.bin\"; filename*=UTF-8''a.bin"),
+        (
+            'dev/2024/05/3xAAAAAa/Überblick "v2".pdf',
+            "inline; filename=\"_berblick _v2_.pdf\"; filename*=UTF-8''%C3%9Cberblick%20%22v2%22.pdf",
+        ),
+        ("dev/2024/05/3xAAAAAa.eml", None),
+        ("dev/2024/05/index.html", None),
+        ("static/logo.png", None),
+    ],
+)
+def test_attachments_have_a_content_disposition(path: str, expected: str | None) -> None:
+    assert content_disposition(path) == expected
+    if expected is not None:
+        assert expected.isascii()
+
+
+def test_uploads_carry_the_disposition_of_attachments() -> None:
+    new = {**OLD, "dev/2024/05/3xAAAAAa/data.csv": ("c1", 5)}
+    plan = plan_publish(new, published(OLD))
+    (upload,) = [u for phase in plan.phases for u in phase]
+    assert upload.content_disposition == "attachment; filename=\"data.csv\"; filename*=UTF-8''data.csv"
+    assert upload.cache_control == DEFAULT_CACHE_CONTROL["attachments"]
+
+
+def refresh(url: str) -> bytes:
+    return f'<!doctype html><head><meta http-equiv="refresh" content="0; url={url}"></head>'.encode()
+
+
+@pytest.mark.parametrize(
+    ("path", "url", "expected"),
+    [
+        ("dev/2024/05/3xAAAAAa.html", "3xAAAAAa/thread.html#m3xAAAAAa", "dev/2024/05/3xAAAAAa/thread.html#m3xAAAAAa"),
+        ("dev/2024/05/3xAAAAAb.html", "../04/t.html#m3x&amp;1", "dev/2024/04/t.html#m3x&1"),
+        ("old/msg00012.html", "../dev/2024/05/3xAAAAAa.html", "dev/2024/05/3xAAAAAa.html"),
+        ("old/2019/index.html", "../../dev/", "dev/"),
+        ("old/index.html", "../", ""),
+        ("old/x.html", "https://elsewhere.example/a", "https://elsewhere.example/a"),
+        ("old/x.html", "../../outside.html", None),
+        ("old/x.html", "/absolute.html", None),
+        ("old/x.html", "javascript:alert(1)", None),
+        ("old/x.html", "//evil.example/", None),
+    ],
+)
+def test_a_redirect_page_names_its_target(path: str, url: str, expected: str | None) -> None:
+    assert redirect_target(path, refresh(url)) == expected
+
+
+def test_a_page_without_a_refresh_is_no_redirect() -> None:
+    assert redirect_target("dev/index.html", b"<!doctype html><title>x</title><p>url=elsewhere.html</p>") is None
 
 
 def test_the_publish_table_reads_its_keys() -> None:
@@ -154,12 +272,12 @@ def test_the_retry_mode_is_standard_or_adaptive() -> None:
 def test_files_an_interrupted_publish_meant_to_put_are_uploaded_again_or_deleted_later() -> None:
     built = dict(OLD)
     built["dev/2024/05/3xAAAAAc.html"] = ("m3", 30)
-    plan = plan_publish(built, Record(files=dict(OLD), generation=7))
+    plan = plan_publish(built, Record(files=dict(OLD), generation=7, headers=Headers().fingerprint()))
     assert plan.intent == {"dev/2024/05/3xAAAAAc.html": ("m3", 30)} and plan.record.generation == 8
     # killed after the intent: one file still built (uploaded again, whatever the bucket holds),
     # one no longer built (pending: deleted by the publish after)
     unsure = {"dev/2024/05/3xAAAAAc.html": ("m3", 30), "dev/2024/05/3xAAAAAd.html": ("m4", 40)}
-    again = plan_publish(built, Record(files=dict(OLD), generation=7), unsure)
+    again = plan_publish(built, Record(files=dict(OLD), generation=7, headers=Headers().fingerprint()), unsure)
     assert [upload.path for phase in again.phases for upload in phase] == ["dev/2024/05/3xAAAAAc.html"]
     assert again.record.pending == {"dev/2024/05/3xAAAAAd.html": ("m4", 40)} and again.delete == []
     assert again.intent == unsure, "a second kill still knows both"

@@ -13,6 +13,8 @@ import posixpath
 import re
 import shutil
 import signal
+import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -20,8 +22,10 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 from listlib.config import load_config
+from listlib.fsutil import release_lock
 from listlib.manifest import load_manifest
-from listlib.publish.plan import INTENT_NAME, RECORD_NAME, Record, object_type
+from listlib.plan.state import lock_output
+from listlib.publish.plan import INTENT_NAME, RECORD_NAME, Record, content_disposition, object_type, redirect_target
 
 from ..support.helpers import REPO, make_message, mboxrd, run_listlib
 from ..support.linkcheck import check_links, parse_page
@@ -165,10 +169,46 @@ def test_the_bucket_holds_output_byte_for_byte_with_the_right_headers(site: Path
     assert "immutable" in objects[segment]["cache"] and "max-age=31536000" in objects[segment]["cache"]
     for short in ("index.html", "dev/feed.atom", "search/manifest.json"):
         assert objects[short]["cache"] == "public, max-age=300", short
+    # attachments say how to show them; redirect pages carry their 301 to a published object
+    attachments = [path for path in files if content_disposition(path)]
+    assert attachments, "the sample site has no attachment"
+    for path in files:
+        assert objects[path]["disposition"] == content_disposition(path), path
+    redirects = {path: objects[path]["redirect"] for path in files if objects[path]["redirect"]}
+    pages = [path for path in files if path.endswith(".html") and redirect_target(path, files[path])]
+    assert pages and sorted(redirects) == sorted(pages)
+    for path, location in redirects.items():
+        assert location == "/archive/" + redirect_target(path, files[path]), path
+        target = location.removeprefix("/archive/").partition("#")[0]
+        assert target.endswith(".html") and target in objects, (path, location)
     # the record names every file with the build's digest
     record = record_of(s3, bucket_of(site))
     manifest = load_manifest(load_config(site / "listlib.toml"))
     assert record.files == manifest and not record.pending
+
+
+def test_a_publish_waits_for_the_build_lock(site: Path, s3: S3Server) -> None:
+    """A build and a publish never overlap: a publish started while the lock is held
+    (as a build holds it) waits, then goes up whole."""
+    config = load_config(site / "listlib.toml")
+    bucket = bucket_of(site)
+    lock = lock_output(config.site.cache_dir)
+    before = len(s3.requests("PUT", f"/{bucket}/"))  # the bucket's creation
+    puts_while_held: list[int] = []
+
+    def release_later() -> None:
+        time.sleep(3.0)
+        puts_while_held.append(len(s3.requests("PUT", f"/{bucket}/")) - before)
+        release_lock(lock)
+
+    holder = threading.Thread(target=release_later)
+    holder.start()
+    try:
+        report = publish(site)
+    finally:
+        holder.join()
+    assert puts_while_held == [0]
+    assert report["uploaded"] == len(output_files(site))
 
 
 def test_nothing_changed_puts_nothing(site: Path, s3: S3Server) -> None:

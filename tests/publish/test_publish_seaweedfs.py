@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from listlib.publish.plan import RECORD_NAME, cache_control, object_type
+from listlib.publish.plan import RECORD_NAME, Headers, content_disposition, object_type
 
 from ..support.helpers import REPO, run_listlib
 from ..support.s3server import CREDENTIALS, SEAWEED_KEYS, seaweedfs
@@ -69,6 +69,7 @@ def objects(client: Any, bucket: str) -> dict[str, dict[str, Any]]:
                 "type": answer.get("ContentType"),
                 "cache": answer.get("CacheControl"),
                 "encoding": answer.get("ContentEncoding"),
+                "disposition": answer.get("ContentDisposition"),
             }
     return found
 
@@ -96,8 +97,9 @@ def test_seaweedfs_holds_output_with_its_headers_and_the_removed_message_goes_a_
     for path, data in files.items():
         assert stored[path]["body"] == data, path
         assert stored[path]["type"] == object_type(path), path
-        assert stored[path]["cache"] == cache_control(path), path
+        assert stored[path]["cache"] == Headers().cache_control_of(path), path
         assert stored[path]["encoding"] is None, path
+        assert stored[path]["disposition"] == content_disposition(path), path
     assert stored["dev/feed.atom"]["type"] == "application/atom+xml; charset=utf-8"
     assert publish(site)["uploaded"] == 0
 

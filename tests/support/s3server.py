@@ -93,7 +93,8 @@ class S3Server:
             time.sleep(quiet)
 
     def objects(self, bucket: str, prefix: str) -> dict[str, dict[str, Any]]:
-        """Key under ``prefix`` -> {"body", "type", "cache", "encoding"} of every object."""
+        """Key under ``prefix`` -> {"body", "type", "cache", "encoding", "disposition",
+        "redirect"} of every object."""
         found: dict[str, dict[str, Any]] = {}
         pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix)
         for page in pages:
@@ -104,6 +105,8 @@ class S3Server:
                     "type": answer.get("ContentType"),
                     "cache": answer.get("CacheControl"),
                     "encoding": answer.get("ContentEncoding"),
+                    "disposition": answer.get("ContentDisposition"),
+                    "redirect": answer.get("WebsiteRedirectLocation"),
                 }
         return found
 
