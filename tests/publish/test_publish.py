@@ -571,3 +571,36 @@ def test_message_id_links_are_published_as_website_redirects_not_copies(site: Pa
     before = len(s3.requests("PUT", f"/{bucket}/"))
     assert publish(site, "--verify")["uploaded"] == 0
     assert len(s3.requests("PUT", f"/{bucket}/")) == before
+
+
+def test_a_file_of_64_mb_or_more_goes_up_in_parts_with_its_headers(
+    s3: S3Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The managed (multipart) upload of big files keeps the bytes and every header."""
+    from listlib.config import PublishConfig
+    from listlib.publish.s3 import MULTIPART_BYTES, Bucket
+
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+    bucket = s3.new_bucket(f"big-{next(_names)}")
+    big = tmp_path / "big.tar.gz"
+    block = bytes(range(256)) * 4096  # 1 MiB, not all one byte
+    with big.open("wb") as file:
+        for index in range(MULTIPART_BYTES // len(block) + 3):
+            file.write(index.to_bytes(4, "big") + block[4:])
+    path = "dev/2024/05/3xAAAAAa/big.tar.gz"
+    mark = s3.mark()
+    Bucket(PublishConfig(target=f"s3://{bucket}/archive", endpoint_url=s3.url, region="us-east-1")).put_file(
+        path,
+        big,
+        object_type(path),
+        "public, max-age=60",
+        big.stat().st_size,
+        disposition=content_disposition(path),
+    )
+    stored = s3.objects(bucket, "archive/")[path]
+    assert stored["body"] == big.read_bytes()
+    assert (stored["type"], stored["cache"]) == ("application/gzip", "public, max-age=60")
+    assert stored["disposition"] == "attachment; filename=\"big.tar.gz\"; filename*=UTF-8''big.tar.gz"
+    parts = s3.since(mark, "PUT", f"/{bucket}/archive/{path}")
+    assert len(parts) > 1, "uploaded in one PUT, not in parts"
