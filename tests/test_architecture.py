@@ -61,7 +61,7 @@ LAYERS = [
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
     | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer", "upstream"}
-    | {"publish", "publish.plan", "publish.s3", "publish.run"},
+    | {"publish", "publish.plan", "publish.shards", "publish.s3", "publish.run"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
     | {"cli.publish"}

@@ -237,6 +237,9 @@ class Plan:
     intent: Files = field(default_factory=dict)
     """Files the bucket may hold that no record names, to write down before uploading:
     the new files, and those an interrupted publish may have put (``unsure``)."""
+    touched: set[str] = field(default_factory=set)
+    """The paths whose entry in the record changes: the record's shards holding them
+    are written again (``shards``)."""
 
     @property
     def uploads(self) -> int:
@@ -270,8 +273,11 @@ def plan_publish(
     phases: list[list[Upload]] = [[] for _ in range(5)]
     unchanged = 0
     intent: Files = {path: value for path, value in unsure.items() if path not in record.files}
+    touched: set[str] = set()
     for path, (digest, size) in manifest.items():
         remote = record.files.get(path) or record.pending.get(path)
+        if record.files.get(path) != (digest, size):
+            touched.add(path)
         if remote is not None and remote[0] == digest and path not in unsure and same_headers:
             unchanged += 1
             continue
@@ -286,6 +292,9 @@ def plan_publish(
     pending = {path: value for path, value in record.files.items() if path not in manifest}
     pending.update((path, value) for path, value in unsure.items() if path not in manifest and path not in pending)
     new = Record(files=dict(manifest), pending=pending, generation=record.generation + 1, headers=fingerprint)
+    touched.update(path for path in record.files if path not in manifest)
+    touched.update(path for path, value in record.pending.items() if pending.get(path) != value)
+    touched.update(path for path in pending if path not in record.pending)
     changed = new.files != record.files or new.pending != record.pending or bool(unsure) or not same_headers
     return Plan(
         phases=[phase for phase in phases if phase],
@@ -294,4 +303,5 @@ def plan_publish(
         record=new,
         record_changed=changed,
         intent=intent,
+        touched=touched,
     )

@@ -41,10 +41,11 @@ from .plan import (
     redirect_target,
 )
 from .s3 import Bucket
+from .shards import SHARD_DIR, assemble, group, parse_root, parse_shard, root_bytes, shard_bytes, shard_of
 
 __all__ = ["PublishReport", "publish_site", "publish_target"]
 
-_CACHE_VERSION = 2
+_CACHE_VERSION = 3
 Fault = Callable[[str], None]
 Progress = Callable[[int, int, int], None]
 
@@ -150,9 +151,15 @@ def _publish(
         )
     bucket = Bucket(target)
     cache = _Cache(config.site.cache_dir, target)
-    record = _read_record(bucket, cache)
-    repaired = _verified(record, bucket.sizes(), config.site.output_dir) if verify else 0
-    plan = plan_publish(manifest, record, _read_intent(bucket, record), Headers(target.cache_control))
+    stored = _read_record(bucket, cache, target.workers)
+    record = stored.record
+    repaired = 0
+    if verify:
+        sizes = bucket.sizes()
+        repaired = _verified(record, sizes, config.site.output_dir)
+        _clear_orphan_shards(bucket, stored, sizes)
+    interrupted = _read_intent(bucket, record)
+    plan = plan_publish(manifest, record, interrupted.files, Headers(target.cache_control))
     report = PublishReport(
         target=target.target,
         uploaded=plan.uploads,
@@ -165,13 +172,15 @@ def _publish(
         deletes=plan.delete,
         repaired=repaired,
     )
-    if not dry_run and not plan.empty:
-        _carry_out(plan, bucket, cache, config.site.output_dir, target.workers, progress, fault)
+    if not dry_run and (not plan.empty or interrupted.shards):
+        _carry_out(plan, stored, interrupted, bucket, cache, config.site.output_dir, target.workers, progress, fault)
     return report
 
 
 def _carry_out(
     plan: Plan,
+    stored: Stored,
+    interrupted: Intent,
     bucket: Bucket,
     cache: _Cache,
     output: Path,
@@ -181,10 +190,16 @@ def _carry_out(
 ) -> None:
     total = plan.uploads
     done = 0
-    if plan.intent:
-        # Before the first upload of a file no record names: if this publish dies, the
-        # next one knows the bucket may hold it (and deletes it if no longer built).
-        intent = {"generation": plan.record.generation - 1, "files": {p: list(v) for p, v in plan.intent.items()}}
+    names, shards = _changed_shards(plan, stored)
+    if plan.intent or shards:
+        # Before the first upload of a file or a record shard no record names: if this
+        # publish dies, the next one knows the bucket may hold them (and deletes them).
+        intent = {
+            "generation": plan.record.generation - 1,
+            "files": {p: list(v) for p, v in plan.intent.items()},
+            "shards": sorted(shards),
+            "retire": sorted(set(stored.names.values()) - set(names.values())),
+        }
         bucket.put_bytes(INTENT_NAME, json.dumps(intent, separators=(",", ":")).encode(), "application/json")
         fault("publish-intent")
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish") as pool:
@@ -201,16 +216,38 @@ def _carry_out(
                 if progress:
                     progress(done, total, done)
             fault("publish-phase")
-    if plan.delete:
-        fault("publish-delete")
-        bucket.delete(plan.delete)
-        fault("publish-deleted")
-    data = plan.record.to_bytes()
-    etag = bucket.put_bytes(RECORD_NAME, data, "application/gzip")
-    fault("publish-record")
-    cache.save(plan.record, etag)
-    if plan.intent:
-        bucket.delete([INTENT_NAME])  # spent by the record (one left by a crash here is ignored)
+        if plan.delete:
+            fault("publish-delete")
+            bucket.delete(plan.delete)
+            fault("publish-deleted")
+        for future in [pool.submit(bucket.put_bytes, name, data, "application/gzip") for name, data in shards.items()]:
+            future.result()
+        fault("publish-shards")
+        etag = bucket.put_bytes(RECORD_NAME, root_bytes(plan.record, names), "application/gzip")
+        fault("publish-record")
+    cache.save(Stored(plan.record, names), etag)
+    # Spent by the root: shards it no longer names, those a killed publish may have put, the intent.
+    cleared = (set(stored.names.values()) | set(interrupted.shards)) - set(names.values())
+    spent = [INTENT_NAME] if plan.intent or shards or interrupted.shards else []
+    bucket.delete([*sorted(cleared), *spent])
+
+
+def _changed_shards(plan: Plan, stored: Stored) -> tuple[dict[str, str], dict[str, bytes]]:
+    """The shard names of the new record, and the shards to put for it: those holding
+    a changed entry (every one when the bucket's record has no shards yet)."""
+    keys = {shard_of(path) for path in plan.touched} if stored.names else None
+    names = dict(stored.names) if keys is not None else {}
+    groups = group(plan.record, keys)
+    for key in keys or ():
+        if key not in groups:
+            names.pop(key, None)  # emptied
+    shards: dict[str, bytes] = {}
+    for key, (files, pending) in groups.items():
+        name, data = shard_bytes(key, files, pending)
+        if names.get(key) != name:
+            names[key] = name
+            shards[name] = data
+    return names, shards
 
 
 def _put(bucket: Bucket, output: Path, upload: Upload) -> None:
@@ -265,34 +302,80 @@ def _verified(record: Record, sizes: dict[str, int], output: Path) -> int:
     return len(drifted)
 
 
-def _read_intent(bucket: Bucket, record: Record) -> Files:
-    """The files an interrupted publish meant to upload over this very record (an intent
-    written over an older one is spent: a record came after it)."""
+@dataclass
+class Intent:
+    """What an interrupted publish meant to put over this very record."""
+
+    files: Files = field(default_factory=dict)
+    shards: list[str] = field(default_factory=list)
+    """Record shards it put or meant to retire: whichever the next root does not name is
+    deleted once it is written (only roots name shards, so any other is garbage)."""
+
+
+def _read_intent(bucket: Bucket, record: Record) -> Intent:
+    """The intent an interrupted publish wrote over this very record (one written over
+    an older record is spent: a record came after it)."""
     data, _etag = bucket.get(INTENT_NAME, check=False)  # after the record: the bucket exists
     if data is None:
-        return {}
+        return Intent()
     try:
         intent = json.loads(data)
+        shards = [str(name) for name in [*intent.get("shards", []), *intent.get("retire", [])]]
         if intent.get("generation") != record.generation:
-            return {}
-        return {path: (str(digest), int(size)) for path, (digest, size) in intent["files"].items()}
+            return Intent(shards=shards)  # its root was written: only its garbage is left
+        files = {path: (str(digest), int(size)) for path, (digest, size) in intent["files"].items()}
+        return Intent(files, shards)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PublishError(
             f"{bucket.where}/{INTENT_NAME}: damaged ({exc}); delete it (and publish with --verify)"
         ) from None
 
 
-def _read_record(bucket: Bucket, cache: _Cache) -> Record:
-    """The bucket's record (the cached copy when its ETag still matches), or an empty one."""
+@dataclass
+class Stored:
+    """The bucket's record and the names of the shards it is stored in."""
+
+    record: Record
+    names: dict[str, str] = field(default_factory=dict)
+
+
+def _read_record(bucket: Bucket, cache: _Cache, workers: int) -> Stored:
+    """The bucket's record (the cached copy when the root's ETag still matches; else the
+    shards whose names changed), or an empty one."""
     cached, etag = cache.load()
     data, current = bucket.get(RECORD_NAME, etag if cached is not None else None)
     if data is None and current is not None and cached is not None:
         return cached
     if data is None:
-        return Record()
-    record = Record.from_bytes(data, f"{bucket.where}/{RECORD_NAME}")
-    cache.save(record, current)  # the next publish reads only "not modified"
-    return record
+        return Stored(Record())
+    root = parse_root(data, f"{bucket.where}/{RECORD_NAME}")
+    if isinstance(root, Record):  # format 1: one object; written as shards next time
+        stored = Stored(root)
+    else:
+        known = group(cached.record) if cached is not None else {}
+        keep = {name: known[key] for key, name in (cached.names if cached else {}).items() if key in known}
+        missing = sorted(set(root.names.values()) - set(keep))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
+            fetched = dict(zip(missing, pool.map(lambda name: _read_shard(bucket, name), missing), strict=True))
+        stored = Stored(assemble(root, (keep.get(name) or fetched[name] for name in root.names.values())), root.names)
+    cache.save(stored, current)  # the next publish reads only "not modified"
+    return stored
+
+
+def _read_shard(bucket: Bucket, name: str) -> tuple[Files, Files]:
+    data, _etag = bucket.get(name, check=False)
+    if data is None:
+        raise PublishError(
+            f"{bucket.where}/{name}: a shard of the record is missing; delete {RECORD_NAME} to publish everything again"
+        )
+    return parse_shard(data, f"{bucket.where}/{name}")
+
+
+def _clear_orphan_shards(bucket: Bucket, stored: Stored, sizes: dict[str, int]) -> None:
+    """Delete shards no root names (left by a publish killed between its shards and its root)."""
+    named = set(stored.names.values())
+    orphans = sorted(path for path in sizes if path.startswith(f"{SHARD_DIR}/") and path not in named)
+    bucket.delete(orphans)
 
 
 class _Cache:
@@ -305,23 +388,26 @@ class _Cache:
         self.folder = cache_dir / "publish"
         self.path = self.folder / f"{name}.marshal"
 
-    def load(self) -> tuple[Record | None, str | None]:
+    def load(self) -> tuple[Stored | None, str | None]:
         try:
-            version, etag, files, pending, generation, headers = marshal.loads(self.path.read_bytes())
+            version, etag, files, pending, generation, headers, names = marshal.loads(self.path.read_bytes())
         except (OSError, EOFError, ValueError, TypeError):
             return None, None
         if version != _CACHE_VERSION or not isinstance(etag, str) or not etag:
             return None, None
-        return Record(files=files, pending=pending, generation=generation, headers=headers), etag
+        return Stored(Record(files=files, pending=pending, generation=generation, headers=headers), names), etag
 
-    def save(self, record: Record, etag: str | None) -> None:
+    def save(self, stored: Stored, etag: str | None) -> None:
+        record = stored.record
         make_dirs(self.folder)
         if not etag:
             self.path.unlink(missing_ok=True)
             return
         temporary = self.path.with_name(self.path.name + ".tmp")
         temporary.write_bytes(
-            marshal.dumps((_CACHE_VERSION, etag, record.files, record.pending, record.generation, record.headers))
+            marshal.dumps(
+                (_CACHE_VERSION, etag, record.files, record.pending, record.generation, record.headers, stored.names)
+            )
         )
         os.replace(temporary, self.path)
 

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote, urlsplit
 
 import pytest
@@ -26,6 +27,7 @@ from listlib.fsutil import release_lock
 from listlib.manifest import load_manifest
 from listlib.plan.state import lock_output
 from listlib.publish.plan import INTENT_NAME, RECORD_NAME, Record, content_disposition, object_type, redirect_target
+from listlib.publish.shards import SHARD_DIR, assemble, parse_root, parse_shard
 
 from ..support.helpers import REPO, make_message, mboxrd, run_listlib
 from ..support.linkcheck import check_links, parse_page
@@ -84,6 +86,23 @@ def output_files(site: Path) -> dict[str, bytes]:
     return {str(path.relative_to(output)): path.read_bytes() for path in output.rglob("*") if path.is_file()}
 
 
+def record_in(objects: dict[str, dict[str, Any]]) -> Record:
+    """The record a bucket's objects hold: its root and the shards the root names."""
+    root = parse_root(objects[RECORD_NAME]["body"], "test")
+    if isinstance(root, Record):
+        return root
+    return assemble(root, (parse_shard(objects[name]["body"], name) for name in root.names.values()))
+
+
+def held(objects: dict[str, dict[str, Any]]) -> set[str]:
+    """The keys of the objects, the record's shards left out: there must be exactly those
+    its root names (no shard left over)."""
+    root = parse_root(objects[RECORD_NAME]["body"], "test")
+    shards = {key for key in objects if key.startswith(f"{SHARD_DIR}/")}
+    assert not isinstance(root, Record) and shards == set(root.names.values()), shards ^ set(root.names.values())
+    return set(objects) - shards
+
+
 def add_message(site: Path, subject: str, message_id: str) -> None:
     mbox = site / f"{next(_names)}.mbox"
     mbox.write_bytes(mboxrd([make_message(subject, message_id=message_id, to="dev@lists.example.org")]))
@@ -111,7 +130,7 @@ def assert_whole(s3: S3Server, bucket: str, prefix: str, site: Path, mirror: Pat
     for path, found in objects.items():
         (mirror / path).parent.mkdir(parents=True, exist_ok=True)
         (mirror / path).write_bytes(found["body"])
-    record = Record.from_bytes(objects[RECORD_NAME]["body"], prefix)
+    record = record_in(objects)
     entries = [path for path in [*record.files, *record.pending] if path.endswith(".html") and path in objects]
     reachable: set[str] = set()
     while entries:
@@ -134,8 +153,7 @@ def assert_whole(s3: S3Server, bucket: str, prefix: str, site: Path, mirror: Pat
 
 
 def record_of(s3: S3Server, bucket: str) -> Record:
-    data = s3.client.get_object(Bucket=bucket, Key=f"archive/{RECORD_NAME}")["Body"].read()
-    return Record.from_bytes(data, "test")
+    return record_in(s3.objects(bucket, "archive/"))
 
 
 def test_the_bucket_holds_output_byte_for_byte_with_the_right_headers(site: Path, s3: S3Server) -> None:
@@ -143,7 +161,7 @@ def test_the_bucket_holds_output_byte_for_byte_with_the_right_headers(site: Path
     files = output_files(site)
     assert report["uploaded"] == len(files) and report["unchanged"] == 0 and report["deleted"] == 0
     objects = s3.objects(bucket_of(site), "archive/")
-    assert set(objects) == set(files) | {RECORD_NAME}
+    assert held(objects) == set(files) | {RECORD_NAME}
     for path, data in files.items():
         assert objects[path]["body"] == data, path
         assert objects[path]["type"] == object_type(path), path
@@ -237,11 +255,18 @@ def test_a_new_message_puts_only_the_objects_that_changed(site: Path, s3: S3Serv
     report = publish(site)
     prefix = f"/{bucket_of(site)}/archive/"
     put = [path.removeprefix(prefix) for path in s3.since(mark, "PUT", prefix)]
-    assert sorted(put) == sorted(changed | {RECORD_NAME, INTENT_NAME}), "each changed object once"
+    shards = [path for path in put if path.startswith(f"{SHARD_DIR}/")]
+    assert sorted(set(put) - set(shards)) == sorted(changed | {RECORD_NAME, INTENT_NAME}), "each changed object once"
     assert put[0] == INTENT_NAME and put[-1] == RECORD_NAME, "the intent first, the record last"
+    assert shards and put[-len(shards) - 1 : -1] == shards, "the record's changed shards just before its root"
+    # only the record's shards holding a changed file are written again, not the whole record
+    root = parse_root(s3.objects(bucket_of(site), "archive/")[RECORD_NAME]["body"], "test")
+    assert not isinstance(root, Record) and len(shards) < len(root.names)
     bucket = f"/{bucket_of(site)}/"
     assert s3.since(mark, "DELETE", prefix) == [] and s3.since(mark, "POST", bucket) == [bucket + "?delete"]
-    assert put.index("search/manifest.json") == len(put) - 2 if "search/manifest.json" in changed else True
+    assert (
+        put.index("search/manifest.json") == len(put) - 2 - len(shards) if "search/manifest.json" in changed else True
+    )
     assert report["uploaded"] == len(changed) and report["unchanged"] == len(after) - len(changed)
     removed = set(before) - set(after)
     assert report["pending"] == len(removed) and s3.since(mark, "DELETE", prefix) == []
@@ -287,8 +312,11 @@ def test_a_removed_message_stays_one_publish_then_goes(site: Path, s3: S3Server)
     assert second["deleted"] == len(gone) and second["uploaded"] == 0 and second["pending"] == 0
     objects = s3.objects(bucket, "archive/")
     assert not gone & set(objects)
-    assert set(objects) == set(output_files(site)) | {RECORD_NAME}
-    assert s3.since(mark, "PUT", f"/{bucket}/archive/") == [f"/{bucket}/archive/{RECORD_NAME}"]
+    assert held(objects) == set(output_files(site)) | {RECORD_NAME}
+    # the intent (naming the record's new shards), those shards, the record's root
+    put = [path.removeprefix(f"/{bucket}/archive/") for path in s3.since(mark, "PUT", f"/{bucket}/archive/")]
+    assert put[0] == INTENT_NAME and put[-1] == RECORD_NAME
+    assert put[1:-1] and all(path.startswith(f"{SHARD_DIR}/") for path in put[1:-1])
 
     mark = s3.mark()
     publish(site)
@@ -304,14 +332,14 @@ def test_dry_run_changes_nothing_and_build_publish_publishes(site: Path, s3: S3S
     result = run_listlib("build", "--publish", cwd=site, env=CREDENTIALS)
     assert result.returncode == 0, result.stderr
     assert f"s3://{bucket}/archive: {len(output_files(site))} files uploaded" in result.stdout
-    assert set(s3.objects(bucket, "archive/")) == set(output_files(site)) | {RECORD_NAME}
+    assert held(s3.objects(bucket, "archive/")) == set(output_files(site)) | {RECORD_NAME}
 
 
 def test_a_target_on_the_command_line_overrides_the_table(site: Path, s3: S3Server) -> None:
     bucket = bucket_of(site)
     report = publish(site, f"s3://{bucket}/elsewhere/")
     assert report["target"] == f"s3://{bucket}/elsewhere/"
-    assert set(s3.objects(bucket, "elsewhere/")) == set(output_files(site)) | {RECORD_NAME}
+    assert held(s3.objects(bucket, "elsewhere/")) == set(output_files(site)) | {RECORD_NAME}
     assert s3.objects(bucket, "archive/") == {}
 
 
@@ -325,6 +353,7 @@ CRASH_POINTS = [
     "publish-phase:3",
     "publish-delete:1",
     "publish-deleted:1",
+    "publish-shards:1",
     "publish-record:1",
 ]
 
@@ -355,11 +384,11 @@ def test_a_kill_9_at_any_point_then_a_rerun_converges(site: Path, s3: S3Server) 
         assert_whole(s3, bucket, prefix, site, site.parent / "mirror")  # what readers met when it died
         rerun = publish(site, target)
         objects = s3.objects(bucket, prefix)
-        left = set(objects) - {INTENT_NAME}  # spent, when the kill came between the record and its deletion
+        left = held(objects) - {INTENT_NAME}  # spent, when the kill came between the record and its deletion
         assert left == set(files) | {RECORD_NAME}, f"{spec}: {left ^ (set(files) | {RECORD_NAME})}"
         for path, data in files.items():
             assert objects[path]["body"] == data, f"{spec}: {path}"
-        record = Record.from_bytes(objects[RECORD_NAME]["body"], spec)
+        record = record_in(objects)
         assert record.files == manifest and not record.pending, spec
         assert rerun["pending"] == 0, spec
 
@@ -426,6 +455,7 @@ def test_the_bucket_record_wins_over_a_stale_local_copy(site: Path, s3: S3Server
     publish(site)
     bucket = bucket_of(site)
     # another publisher (or a lost record): the bucket's record now says nothing was published
+    # (one in the format before shards, which is still read)
     s3.client.put_object(Bucket=bucket, Key=f"archive/{RECORD_NAME}", Body=Record().to_bytes())
     report = publish(site)
     assert report["uploaded"] == len(output_files(site)) and report["unchanged"] == 0
@@ -446,7 +476,7 @@ def test_a_server_failing_one_request_in_ten_still_converges(site: Path, s3: S3S
         assert proxy.failed >= len(output_files(site)) // 10, "the proxy failed requests"
     assert report["uploaded"] == len(output_files(site))
     objects = s3.objects(bucket, "archive/")
-    assert set(objects) == set(output_files(site)) | {RECORD_NAME}
+    assert held(objects) == set(output_files(site)) | {RECORD_NAME}
     for path, data in output_files(site).items():
         assert objects[path]["body"] == data, path
 
@@ -515,7 +545,7 @@ def test_a_kill_9_from_outside_at_measured_moments_then_a_rerun_converges(site: 
         proc.wait()
         publish(site, target)
         objects = s3.objects(bucket, f"outside{number}/")
-        assert set(objects) == set(files) | {RECORD_NAME}, delay
+        assert held(objects) == set(files) | {RECORD_NAME}, delay
         for path, data in files.items():
             assert objects[path]["body"] == data, (delay, path)
 
@@ -534,7 +564,9 @@ def test_files_a_killed_publish_put_are_deleted_when_the_build_drops_them(site: 
     crashed = run_listlib("publish", "-q", cwd=site, env={**CREDENTIALS, "LISTLIB_CRASH_AT": spec})
     assert crashed.returncode == -signal.SIGKILL
     put_by_the_killed_one = (
-        set(s3.objects(bucket, "archive/")) - set(record_of(s3, bucket).files) - {INTENT_NAME, RECORD_NAME}
+        {key for key in s3.objects(bucket, "archive/") if not key.startswith(f"{SHARD_DIR}/")}
+        - set(record_of(s3, bucket).files)
+        - {INTENT_NAME, RECORD_NAME}
     )
     assert put_by_the_killed_one, "the killed publish put some new files"
     manifest = load_manifest(load_config(site / "listlib.toml"))
@@ -547,7 +579,7 @@ def test_files_a_killed_publish_put_are_deleted_when_the_build_drops_them(site: 
     first = publish(site)
     assert first["deleted"] == 0 and first["pending"] >= len(put_by_the_killed_one & dropped)
     publish(site)
-    assert set(s3.objects(bucket, "archive/")) == set(output_files(site)) | {RECORD_NAME}
+    assert held(s3.objects(bucket, "archive/")) == set(output_files(site)) | {RECORD_NAME}
 
 
 def test_message_id_links_are_published_as_website_redirects_not_copies(site: Path, s3: S3Server) -> None:
