@@ -61,7 +61,7 @@ LAYERS = [
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
     | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer", "upstream"}
-    | {"publish", "publish.plan", "publish.shards", "publish.s3", "publish.run"},
+    | {"publish", "publish.plan", "publish.shards", "publish.s3", "publish.run", "mailman3"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
     | {"cli.publish"}
@@ -80,6 +80,8 @@ ONLY_IN = {
     "numpy": {"search.bulk"},
     "multiprocessing": {"forkpool"},
     "boto3": {"publish.s3"},
+    "mailman": {"mailman3"},
+    "zope": {"mailman3"},
     "botocore": {"publish.s3"},
 }
 CONFIG_ORDER = [
