@@ -1,0 +1,274 @@
+"""``listlib fetch`` from a real Dovecot IMAP server: delete, keep and move, several
+folders, STARTTLS, UIDVALIDITY changes, servers without IDLE, MOVE or UIDPLUS, and
+``--watch`` (IDLE delivery, polling, SIGTERM)."""
+
+from __future__ import annotations
+
+import imaplib
+import json
+import signal
+import ssl
+import subprocess
+import sys
+import time
+from collections import Counter
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ..support.dovecot import DovecotServer, Mailbox
+from ..support.helpers import (
+    add_imap_account,
+    add_pop3_account,
+    make_message,
+    new_imap_dovecot,
+    run_listlib,
+    stored_files,
+    subprocess_env,
+)
+
+pytestmark = [pytest.mark.imap]
+
+#: What Dovecot 2.3 announces after login, less IDLE, MOVE and UIDPLUS.
+BARE_CAPABILITIES = "IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE LITERAL+ NAMESPACE CHILDREN"
+
+
+def messages(count: int, tag: str = "m") -> list[bytes]:
+    return [make_message(f"{tag} {i}", body=f"line {i}\n" * 5, message_id=f"<{tag}{i}@x>") for i in range(count)]
+
+
+def in_store(site: Path) -> Counter[bytes]:
+    return Counter(stored_files(site / "content").values())
+
+
+def fetch_json(site: Path, *args: str) -> dict[str, object]:
+    (report,) = json.loads(run_listlib("fetch", "--json", *args, cwd=site, check=True).stdout)
+    return report  # type: ignore[no-any-return]
+
+
+def client(mailbox: Mailbox) -> imaplib.IMAP4_SSL:
+    """Another IMAP client of the same mailbox (the test's own hands)."""
+    context = ssl.create_default_context(cafile=str(mailbox.server.ca_file))
+    conn = imaplib.IMAP4_SSL("127.0.0.1", mailbox.server.imaps_port, ssl_context=context, timeout=30)
+    conn.login(mailbox.user, mailbox.password)
+    return conn
+
+
+def append(mailbox: Mailbox, raw: bytes, folder: str = "INBOX") -> None:
+    conn = client(mailbox)
+    try:
+        typ, data = conn.append(f'"{folder}"', "", imaplib.Time2Internaldate(time.time()), raw)
+        assert typ == "OK", data
+    finally:
+        conn.logout()
+
+
+@pytest.mark.parametrize("security", ["ssl", "starttls"])
+def test_delete_mode_files_everything_then_deletes_it_on_the_server(
+    security: str, site: Path, imap_mailbox: Mailbox
+) -> None:
+    sent = messages(5)
+    imap_mailbox.drop_many(sent)
+    add_imap_account(site, imap_mailbox, security=security)
+    report = fetch_json(site)
+    assert (report["on_server"], report["retrieved"], report["deleted"], report["error"]) == (5, 5, 5, None)
+    assert in_store(site) == Counter(sent)  # CRLF became LF: the bytes of the maildir files
+    assert imap_mailbox.count() == 0
+    again = run_listlib("fetch", cwd=site, check=True)
+    assert "no new mail" in again.stdout
+    assert in_store(site) == Counter(sent)
+
+
+def test_keep_mode_leaves_mail_unread_and_fetches_each_message_once(site: Path, imap_mailbox: Mailbox) -> None:
+    first = messages(4)
+    imap_mailbox.drop_many(first)
+    add_imap_account(site, imap_mailbox, after="keep")
+    report = fetch_json(site)
+    assert (report["retrieved"], report["kept"], report["deleted"]) == (4, 4, 0)
+    assert imap_mailbox.count() == 4 and imap_mailbox.seen() == 0  # BODY.PEEK[]: nothing marked read
+    assert "no new mail (4 kept on the server)" in run_listlib("fetch", cwd=site, check=True).stdout
+    later = messages(2, "later")
+    imap_mailbox.drop_many(later)
+    report = fetch_json(site)
+    assert (report["known"], report["retrieved"]) == (4, 2)
+    assert in_store(site) == Counter(first + later)
+    assert (site / "content" / ".imap" / "archive.uids").is_file()
+
+
+def test_move_mode_moves_filed_mail_to_the_folder_it_creates(site: Path, imap_mailbox: Mailbox) -> None:
+    sent = messages(6)
+    imap_mailbox.drop_many(sent)
+    add_imap_account(site, imap_mailbox, after="move", move_to="Filed")
+    report = fetch_json(site)
+    assert (report["retrieved"], report["moved"], report["deleted"]) == (6, 6, 0)
+    assert imap_mailbox.count() == 0
+    assert Counter(imap_mailbox.contents("Filed")) == Counter(sent)
+    assert "no new mail" in run_listlib("fetch", cwd=site, check=True).stdout
+
+
+def test_every_folder_of_an_account_is_fetched(site: Path, imap_mailbox: Mailbox) -> None:
+    inbox, lists = messages(3, "inbox"), messages(3, "lists")
+    imap_mailbox.drop_many(inbox)
+    imap_mailbox.drop_many(lists, "Lists")
+    add_imap_account(site, imap_mailbox, folders=["INBOX", "Lists"])
+    report = fetch_json(site)
+    assert report["retrieved"] == 6
+    assert in_store(site) == Counter(inbox + lists)
+    assert imap_mailbox.count() == 0 and imap_mailbox.count("Lists") == 0
+
+
+def test_fetch_runs_pop3_and_imap_accounts_together(site: Path, imap_mailbox: Mailbox, mailbox: Mailbox) -> None:
+    by_imap, by_pop3 = messages(2, "imap"), messages(2, "pop")
+    imap_mailbox.drop_many(by_imap)
+    mailbox.drop_many(by_pop3)
+    add_pop3_account(site, mailbox, name="old")
+    add_imap_account(site, imap_mailbox, name="new")
+    result = run_listlib("fetch", cwd=site, check=True)
+    assert "old (" in result.stdout and "new (" in result.stdout
+    assert in_store(site) == Counter(by_imap + by_pop3)
+    only = run_listlib("fetch", "nope", cwd=site)
+    assert only.returncode == 2 and "no POP3 or IMAP account 'nope' (configured: old, new)" in only.stderr
+
+
+def test_a_changed_uidvalidity_refetches_and_the_store_recognises_what_it_has(
+    site: Path, imap_mailbox: Mailbox
+) -> None:
+    old = messages(3)
+    imap_mailbox.drop_many(old, "Archive")
+    add_imap_account(site, imap_mailbox, folders=["Archive"], after="keep")
+    assert fetch_json(site)["retrieved"] == 3
+    conn = client(imap_mailbox)
+    try:
+        conn.select('"Archive"', readonly=True)
+        before = conn.response("UIDVALIDITY")[1][-1]
+        conn.close()
+        # Recreate the folder, with the same messages (and one more) under new UIDs.
+        time.sleep(1.1)  # Dovecot derives a new folder's UIDVALIDITY from the clock's seconds
+        assert conn.delete('"Archive"')[0] == "OK"
+        assert conn.create('"Archive"')[0] == "OK"
+        new = messages(1, "new")
+        for raw in old + new:
+            conn.append('"Archive"', "", imaplib.Time2Internaldate(time.time()), raw)
+        conn.select('"Archive"', readonly=True)
+        after = conn.response("UIDVALIDITY")[1][-1]
+    finally:
+        conn.logout()
+    assert before != after
+    report = fetch_json(site)
+    assert report["retrieved"] == 4  # the old UIDs mean nothing now: everything again
+    filing = report["filing"]
+    assert isinstance(filing, dict) and (filing["filed"], filing["duplicates"]) == (1, 3)
+    assert in_store(site) == Counter(old + new)
+
+
+@pytest.fixture
+def bare_dovecot() -> Iterator[DovecotServer]:
+    """A Dovecot that announces neither IDLE, MOVE nor UIDPLUS."""
+    with new_imap_dovecot(BARE_CAPABILITIES) as server:
+        yield server
+
+
+def test_without_move_and_uidplus_mail_is_copied_flagged_and_expunged(site: Path, bare_dovecot: DovecotServer) -> None:
+    mailbox = bare_dovecot.add_user("ann")
+    sent = messages(4)
+    mailbox.drop_many(sent)
+    add_imap_account(site, mailbox, after="move", move_to="Filed")
+    report = fetch_json(site)
+    assert (report["retrieved"], report["moved"], report["warnings"]) == (4, 4, [])
+    assert mailbox.count() == 0 and Counter(mailbox.contents("Filed")) == Counter(sent)
+
+
+def test_without_uidplus_a_folder_with_foreign_deletions_is_not_expunged(
+    site: Path, bare_dovecot: DovecotServer
+) -> None:
+    mailbox = bare_dovecot.add_user("ann")
+    theirs = make_message("someone else's", message_id="<theirs@x>")
+    sent = messages(3)
+    mailbox.drop_many([theirs, *sent])
+    conn = client(mailbox)
+    try:
+        conn.select("INBOX")
+        assert conn.store("1", "+FLAGS", r"(\Deleted)")[0] == "OK"  # flagged by another client
+    finally:
+        conn.logout()
+    add_imap_account(site, mailbox)
+    result = run_listlib("fetch", cwd=site, check=True)
+    assert "has no UIDPLUS" in result.stderr and "flagged \\Deleted" in result.stderr
+    assert in_store(site) == Counter([theirs, *sent])
+    assert mailbox.count() == 4 and mailbox.flagged_deleted() == 4  # nothing expunged: not ours to decide
+
+
+def start_watch(site: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "listlib", "fetch", "--watch", *args],
+        cwd=site,
+        env=subprocess_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for_store(site: Path, count: int, timeout: float) -> float:
+    """Seconds until the store holds ``count`` messages (fails after ``timeout``)."""
+    started = time.monotonic()
+    while len(stored_files(site / "content")) < count:
+        assert time.monotonic() - started < timeout, f"only {len(stored_files(site / 'content'))} of {count} filed"
+        time.sleep(0.05)
+    return time.monotonic() - started
+
+
+def stop_watch(run: subprocess.Popen[str]) -> tuple[str, str]:
+    run.send_signal(signal.SIGTERM)
+    out, err = run.communicate(timeout=60)
+    assert run.returncode == 0, err
+    assert "Traceback" not in err and out.rstrip().endswith("Stopped."), out + err
+    return out, err
+
+
+def test_watch_files_mail_appended_by_another_client_as_it_arrives(site: Path, imap_mailbox: Mailbox) -> None:
+    imap_mailbox.drop_many(messages(2, "early"))
+    add_imap_account(site, imap_mailbox)
+    run = start_watch(site, "--interval", "3600")  # no polling: only IDLE can bring the next one in time
+    try:
+        wait_for_store(site, 2, timeout=60)
+        time.sleep(1.0)  # let the watcher enter IDLE (it rings again on connect anyway)
+        arrivals = []
+        for number in range(2):
+            append(imap_mailbox, make_message(f"live {number}", message_id=f"<live{number}@x>"))
+            arrivals.append(wait_for_store(site, 3 + number, timeout=30))
+    finally:
+        _out, err = stop_watch(run)
+    assert len(stored_files(site / "content")) == 4 and imap_mailbox.count() == 0
+    print(f"IDLE delivery: {', '.join(f'{s:.2f} s' for s in arrivals)}")  # the target is 2 s, on a quiet machine
+    assert "live 0" not in err
+
+
+def test_watch_polls_a_server_without_idle(site: Path, bare_dovecot: DovecotServer) -> None:
+    mailbox = bare_dovecot.add_user("ann")
+    add_imap_account(site, mailbox)
+    run = start_watch(site, "--interval", "1")
+    try:
+        time.sleep(1.0)
+        mailbox.drop(make_message("polled", message_id="<polled@x>"))
+        wait_for_store(site, 1, timeout=60)
+    finally:
+        _out, err = stop_watch(run)
+    assert "does not offer IDLE" in err
+
+
+def test_watch_reconnects_after_the_server_was_killed(site: Path, private_imap_dovecot: DovecotServer) -> None:
+    mailbox = private_imap_dovecot.add_user("ann")
+    add_imap_account(site, mailbox)
+    run = start_watch(site, "--interval", "3600")
+    try:
+        time.sleep(1.5)
+        private_imap_dovecot.kill()
+        time.sleep(1.0)
+        mailbox.drop(make_message("while down", message_id="<down@x>"))
+        private_imap_dovecot.start()
+        wait_for_store(site, 1, timeout=90)  # the watcher's reconnect (with backoff) rings a fetch
+    finally:
+        _out, err = stop_watch(run)
+    assert "reconnecting in" in err and "reconnected to" in err
