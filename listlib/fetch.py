@@ -178,8 +178,12 @@ def fetch_account(
     fault: Fault | None = None,
     after_filing: AfterFiling | None = None,
     halt: Callable[[], bool] | None = None,
+    session: RemoteMailbox[Any] | None = None,
 ) -> FetchReport:
     """Fetch one account (see the module docstring for the order of things).
+
+    ``session`` is a mailbox of the caller's own (not opened yet) instead of the
+    account's POP3 or IMAP session: the loop needs nothing else of a source.
 
     Raises FetchError when the session cannot start (DNS, connection, TLS,
     login); a failure after that is reported in ``FetchReport.error``, after
@@ -197,11 +201,12 @@ def fetch_account(
     except LockTimeoutError:
         report.busy = True
         return report
-    session: RemoteMailbox[Any] = (
-        ImapSession(account, password, fault=fault)
-        if isinstance(account, ImapAccount)
-        else Pop3Session(account, password, fault=fault)
-    )
+    if session is None:
+        session = (
+            ImapSession(account, password, fault=fault)
+            if isinstance(account, ImapAccount)
+            else Pop3Session(account, password, fault=fault)
+        )
     try:
         session.open()
         try:

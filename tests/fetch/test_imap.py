@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ..support.dovecot import DovecotServer, Mailbox
+from ..support.dovecot import DovecotServer, Mailbox, free_port
 from ..support.helpers import (
     add_imap_account,
     add_pop3_account,
@@ -26,12 +26,21 @@ from ..support.helpers import (
     run_listlib,
     stored_files,
     subprocess_env,
+    wait_until_stopped,
 )
 
 pytestmark = [pytest.mark.imap]
 
 #: What Dovecot 2.3 announces after login, less IDLE, MOVE and UIDPLUS.
 BARE_CAPABILITIES = "IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE LITERAL+ NAMESPACE CHILDREN"
+
+
+def assert_clean_error(result: subprocess.CompletedProcess[str], *needles: str) -> None:
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    for needle in needles:
+        assert needle in result.stderr, result.stderr
+    assert len([line for line in result.stderr.splitlines() if line.startswith("Error:")]) == 1
 
 
 def messages(count: int, tag: str = "m") -> list[bytes]:
@@ -162,6 +171,32 @@ def test_a_changed_uidvalidity_refetches_and_the_store_recognises_what_it_has(
     assert in_store(site) == Counter(old + new)
 
 
+def test_wrong_password_is_a_clear_error(site: Path, private_imap_dovecot: DovecotServer) -> None:
+    # A server of its own: after a failed login Dovecot slows down every login from 127.0.0.1.
+    mailbox = private_imap_dovecot.add_user("ann")
+    add_imap_account(site, mailbox, password="wrong")
+    mailbox.drop(make_message())
+    result = run_listlib("fetch", cwd=site)
+    assert_clean_error(result, "imap account 'archive': login as 'ann' refused by 127.0.0.1:", "AUTHENTICATIONFAILED")
+    assert mailbox.count() == 1
+
+
+@pytest.mark.parametrize("security", ["ssl", "starttls"])
+def test_untrusted_certificate_is_a_clear_error(site: Path, imap_mailbox: Mailbox, security: str) -> None:
+    add_imap_account(site, imap_mailbox, security=security, ca_file=None)
+    imap_mailbox.drop(make_message())
+    result = run_listlib("fetch", cwd=site)
+    assert_clean_error(result, "imap account 'archive': the TLS certificate of 127.0.0.1:", "is not trusted")
+    assert imap_mailbox.count() == 1
+
+
+def test_closed_port_and_a_missing_folder_are_clear_errors(site: Path, imap_mailbox: Mailbox) -> None:
+    add_imap_account(site, imap_mailbox, "closed", port=free_port())
+    assert_clean_error(run_listlib("fetch", "closed", cwd=site), "cannot connect to 127.0.0.1:", "connection refused")
+    add_imap_account(site, imap_mailbox, "nofolder", folders=["Nowhere"])
+    assert_clean_error(run_listlib("fetch", "nofolder", cwd=site), "refused selecting folder 'Nowhere'")
+
+
 @pytest.fixture
 def bare_dovecot() -> Iterator[DovecotServer]:
     """A Dovecot that announces neither IDLE, MOVE nor UIDPLUS."""
@@ -275,3 +310,29 @@ def test_watch_reconnects_after_the_server_was_killed(site: Path, private_imap_d
     finally:
         _out, err = stop_watch(run)
     assert "reconnecting in" in err and "reconnected to" in err
+
+
+def test_sigterm_during_a_fetch_finishes_the_batch_settles_it_and_exits(site: Path, imap_mailbox: Mailbox) -> None:
+    sent = messages(1100)  # five batches; the reader is at most two batches ahead of the filing
+    imap_mailbox.drop_many(sent)
+    add_imap_account(site, imap_mailbox)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "listlib", "fetch", "--watch"],
+        cwd=site,
+        env={**subprocess_env(), "LISTLIB_STOP_AT": "filed:1"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    wait_until_stopped(run.pid)  # the first batch is filed, not yet settled
+    run.send_signal(signal.SIGTERM)  # pending until it goes on
+    run.send_signal(signal.SIGCONT)
+    out, err = run.communicate(timeout=120)
+    assert run.returncode == 0 and "Traceback" not in err, err
+    assert out.rstrip().endswith("Stopped.")
+    filed = len(stored_files(site / "content"))
+    assert 256 <= filed <= 3 * 256  # no batch was started after the signal ...
+    assert imap_mailbox.count() == 1100 - filed  # ... and everything filed was settled
+    assert "left for the next run" in out
+    run_listlib("fetch", cwd=site, check=True)
+    assert in_store(site) == Counter(sent) and imap_mailbox.count() == 0
