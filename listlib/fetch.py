@@ -248,7 +248,9 @@ class _Run:
         self.total_bytes = 0
         self.last_progress = 0.0
         self.keep = False
-        """Whether messages stay on the server (their identities are recorded instead)."""
+        """Whether messages stay on the server (their identities are recorded)."""
+        self.settles = True
+        """Whether filed messages are settled on the server (deleted, moved, marked seen)."""
         self.durable: queue.SimpleQueue[list[RemoteEntry]] = queue.SimpleQueue()
         """Batches filed durably, waiting to be settled (filing thread -> reader thread)."""
         self.marked = 0
@@ -270,10 +272,11 @@ class _Run:
             todo = todo[: account.max_messages]
         self.total_bytes = sum(entry.size for entry in todo)
         self.keep = keep
+        self.settles = session.settles
         if self._retrieve_and_file(list(_batches(todo))):
             return
         try:
-            if not keep:
+            if self.settles:
                 self._delete_durable()  # the connection is this thread's again
             self.fault("quitting")
             session.finish()
@@ -282,7 +285,7 @@ class _Run:
             return
         if session.settled_verb == "moved":
             report.moved = self.marked
-        else:
+        elif session.settled_verb == "deleted":
             report.deleted = self.marked
         if keep:
             self.log.forget_others({entry.identity for entry in entries if entry.identity is not None})
@@ -310,12 +313,10 @@ class _Run:
                 if mails:
                     self.filer.file(mails)  # every message is durable in the store when this returns
                     self.fault("filed")
-                if self.keep:
-                    self.log.add(entry.identity for entry in got if entry.identity is not None)
-                    self.report.kept += len(got)
-                    self.fault("recorded")
-                else:
-                    self.durable.put(got)
+                if self.settles:
+                    self.durable.put(got)  # recorded too, once settled, when the session also tracks
+                elif self.keep:
+                    self._record(got)
                 if failure is not None:
                     break
             reader_done = True
@@ -354,7 +355,7 @@ class _Run:
                 if self.halt():
                     self.report.postponed += sum(len(rest) for rest in batches[number:])
                     break
-                if not self.keep:
+                if self.settles:
                     self._delete_durable()
                 got: list[RemoteEntry] = []
                 mails: list[RawMail] = []
@@ -393,6 +394,17 @@ class _Run:
         self.report.not_deleted.extend({**entry.describe(), "error": text} for entry, text in refused)
         self.marked += len(entries) - len(refused)
         self.fault("deleted")
+        if self.keep:
+            # Recorded after the server accepted it (a message marked seen), so that a
+            # kill in between makes the next run settle it again instead of skipping it.
+            failed = {id(entry) for entry, _text in refused}
+            self._record([entry for entry in entries if id(entry) not in failed])
+
+    def _record(self, entries: list[RemoteEntry]) -> None:
+        """Append the entries' identities to the record (their messages are durable)."""
+        self.log.add(entry.identity for entry in entries if entry.identity is not None)
+        self.report.kept += len(entries)
+        self.fault("recorded")
 
     def _origin(self, entry: RemoteEntry) -> str:
         return f"{self.session.kind}:{self.account.name}/{entry.label}"

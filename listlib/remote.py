@@ -2,8 +2,8 @@
 
 A session lists what is on the server (``entries``), retrieves a batch
 (``retrieve``), and, only once the store says that batch is durable, settles it:
-``settle`` deletes or moves its messages on the server, or, for a session that
-``tracks``, the fetch loop records each entry's ``identity`` instead. ``finish``
+``settle`` deletes, moves or marks seen its messages on the server, and, for a
+session that ``tracks``, the fetch loop records each entry's ``identity``. ``finish``
 ends the session so that what was settled takes effect (POP3: QUIT; IMAP: the
 last EXPUNGE, LOGOUT); ``abort`` closes it without that (POP3 then deletes
 nothing). Adding a source is one module implementing this; the fetch loop
@@ -55,7 +55,7 @@ class RemoteMailbox(Protocol[EntryT]):
     warnings: list[str]
     """What the run should tell the admin (known once ``entries`` returned)."""
     settled_verb: str
-    """What ``settle`` does to a message, for the report: ``deleted`` or ``moved``."""
+    """What ``settle`` does to a message, for the report: ``deleted``, ``moved`` or ``seen``."""
 
     @property
     def tracks(self) -> bool:
@@ -65,6 +65,12 @@ class RemoteMailbox(Protocol[EntryT]):
 
     def open(self) -> RemoteMailbox[EntryT]:
         """Connect, secure the connection, log in; raise FetchError when that fails."""
+        ...
+
+    @property
+    def settles(self) -> bool:
+        """Whether filed messages are handed to ``settle`` (a session may both track and
+        settle: IMAP ``after = "seen"`` marks them read and records them)."""
         ...
 
     def entries(self) -> list[EntryT]:

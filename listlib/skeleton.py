@@ -71,7 +71,7 @@ list_ids = ["dev.example.org"]
 # user = "archive@example.org"
 # password_file = "imap-password"
 # folders = ["INBOX"]
-# after = "delete"                  # or "move" (with move_to = "Archived"), or "keep"
+# after = "delete"                  # or "move" (with move_to = "Archived"), "keep", "seen"
 
 # Delivery: forward posts of a list to its subscribers ('listlib deliver').
 # Add to the list's table:   deliver = true

@@ -1,8 +1,8 @@
 """The ``[imap.<name>]`` tables: the IMAP folders ``listlib fetch`` files mail from.
 
 The server, security, login and list keys are those of ``[pop3.<name>]`` (read by
-``pop3.read_mailbox_server``); IMAP adds ``folders``, ``after`` (``delete``, ``move``
-or ``keep``) and ``move_to``. An account name may not be both a POP3 and an IMAP
+``pop3.read_mailbox_server``); IMAP adds ``folders``, ``after`` (``delete``, ``move``,
+``keep`` or ``seen``) and ``move_to``. An account name may not be both a POP3 and an IMAP
 account (``listlib fetch NAME`` must mean one). Records problems on the Reader;
 never connects.
 """
@@ -48,7 +48,7 @@ def check_folder_name(value: str) -> str | None:
 
 
 def _check_after(value: str) -> str | None:
-    return None if value in AFTER_FILING else f"{value!r} is not one of 'delete', 'move', 'keep'"
+    return None if value in AFTER_FILING else f"{value!r} is not one of 'delete', 'move', 'keep', 'seen'"
 
 
 def read_imap(

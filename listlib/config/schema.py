@@ -41,8 +41,8 @@ SECURITIES: tuple[Security, ...] = ("ssl", "starttls", "none")
 Posters = Literal["subscribers", "anyone"]
 LegacyKind = Literal["mhonarc", "hyperkitty", "pipermail"]
 LEGACY_KINDS: tuple[LegacyKind, ...] = ("mhonarc", "hyperkitty", "pipermail")
-AfterFilingAction = Literal["delete", "move", "keep"]
-AFTER_FILING: tuple[AfterFilingAction, ...] = ("delete", "move", "keep")
+AfterFilingAction = Literal["delete", "move", "keep", "seen"]
+AFTER_FILING: tuple[AfterFilingAction, ...] = ("delete", "move", "keep", "seen")
 
 
 @dataclass(frozen=True)
@@ -242,7 +242,8 @@ class ImapAccount:
     """The folders to fetch, in order (default: the inbox)."""
     after: AfterFilingAction = "delete"
     """What happens on the server to a message once it is filed: ``delete`` (the default),
-    ``move`` (to ``move_to``) or ``keep`` (its UIDVALIDITY and UID are remembered)."""
+    ``move`` (to ``move_to``), ``keep`` (left unread; its UIDVALIDITY and UID are
+    remembered) or ``seen`` (marked read, and remembered)."""
     move_to: str | None = None
     """The folder filed messages are moved to with ``after = "move"`` (created when missing)."""
     max_messages: int | None = None

@@ -14,7 +14,8 @@ fetched over POP3 or imported from an mbox), and fetching it again is a
 duplicate by exact bytes.
 
 This module never decides what to settle: ``settle`` acts on exactly the
-messages its caller names (after their bytes are durable). ``delete`` is
+messages its caller names (after their bytes are durable). ``seen`` sets
+``\\Seen`` (the fetch loop also records the UIDs, as for ``keep``). ``delete`` is
 ``UID STORE +FLAGS (\\Deleted)`` then ``UID EXPUNGE`` of those UIDs; a server
 without UIDPLUS gets one plain ``EXPUNGE`` at ``finish``, and only when every
 message flagged ``\\Deleted`` in the folder is one this session filed (else
@@ -145,7 +146,7 @@ class ImapSession:
         self.caps: set[str] = set()
         self.server = f"{account.host}:{account.port}"
         self.warnings: list[str] = []
-        self.settled_verb = "moved" if account.after == "move" else "deleted"
+        self.settled_verb = {"move": "moved", "seen": "seen"}.get(account.after, "deleted")
         self._selected: str | None = None
         self._validity: dict[str, int] = {}
         """Each folder's UIDVALIDITY as listed by ``entries``."""
@@ -154,7 +155,11 @@ class ImapSession:
 
     @property
     def tracks(self) -> bool:
-        return self.account.after == "keep"
+        return self.account.after in ("keep", "seen")
+
+    @property
+    def settles(self) -> bool:
+        return self.account.after != "keep"
 
     # -- errors --------------------------------------------------------------------
 
@@ -266,7 +271,7 @@ class ImapSession:
         """
         conn = self._connection
         doing = f"selecting folder {folder!r}"
-        typ, data = conn.select(quote(folder), readonly=self.tracks)
+        typ, data = conn.select(quote(folder), readonly=self.account.after == "keep")
         self._check(typ, data, doing)
         self._selected = folder
         _typ, validity = conn.response("UIDVALIDITY")
@@ -354,6 +359,12 @@ class ImapSession:
                 uids = _uid_set([e.uid for e in batch])
                 doing = f"selecting folder {folder!r}"
                 self._select(folder)
+                if self.account.after == "seen":
+                    doing = f"UID STORE \\Seen in folder {folder!r}"
+                    typ, data = conn.uid("STORE", uids, "+FLAGS.SILENT", r"(\Seen)")
+                    if typ != "OK":
+                        refused.extend((e, _text(data)) for e in batch)
+                    continue
                 if self.account.after == "move":
                     target = quote(self.account.move_to or "")
                     if "MOVE" in self.caps:

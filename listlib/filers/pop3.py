@@ -108,6 +108,10 @@ class Pop3Session:
     def tracks(self) -> bool:
         return self.account.keep_on_server and self.has_uidl
 
+    @property
+    def settles(self) -> bool:
+        return not self.tracks
+
     # -- errors --------------------------------------------------------------------
 
     def _error(self, message: str) -> FetchError:

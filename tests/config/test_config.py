@@ -380,7 +380,7 @@ keep_on_server = true
     messages = {str(issue) for issue in info.value.issues}
     assert messages == {
         "imap.same: 'same' is also a [pop3.same] account; give each its own name",
-        "imap.bad.after: 'archive' is not one of 'delete', 'move', 'keep'",
+        "imap.bad.after: 'archive' is not one of 'delete', 'move', 'keep', 'seen'",
         "imap.bad.folders[2]: must not be empty",
         "imap.bad.folders[3]: expected a string, got an integer",
         "imap.bad.folders: names a folder twice",

@@ -105,6 +105,21 @@ def test_keep_mode_leaves_mail_unread_and_fetches_each_message_once(site: Path, 
     assert (site / "content" / ".imap" / "archive.uids").is_file()
 
 
+def test_seen_mode_marks_filed_mail_read_and_fetches_each_message_once(site: Path, imap_mailbox: Mailbox) -> None:
+    first = messages(3)
+    imap_mailbox.drop_many(first)
+    add_imap_account(site, imap_mailbox, after="seen")
+    report = fetch_json(site)
+    assert (report["retrieved"], report["kept"], report["deleted"]) == (3, 3, 0)
+    assert imap_mailbox.count() == 3 and imap_mailbox.seen() == 3
+    imap_mailbox.drop(make_message("later", message_id="<later@x>"))
+    assert imap_mailbox.seen() == 3  # the new one is unread ...
+    report = fetch_json(site)
+    assert (report["known"], report["retrieved"]) == (3, 1)
+    assert imap_mailbox.seen() == 4  # ... until it is filed
+    assert len(stored_files(site / "content")) == 4
+
+
 def test_move_mode_moves_filed_mail_to_the_folder_it_creates(site: Path, imap_mailbox: Mailbox) -> None:
     sent = messages(6)
     imap_mailbox.drop_many(sent)

@@ -69,9 +69,9 @@ def assert_complete(site: Path, mailbox: Mailbox, messages: list[bytes], *, afte
     rerun = run_listlib("fetch", cwd=site, check=True)
     assert "failed" not in rerun.stderr
     assert in_store(site) == Counter(messages), "a message was lost or filed twice"
-    assert mailbox.count() == (len(messages) if after == "keep" else 0)
-    if after == "keep":
-        assert mailbox.seen() == 0
+    assert mailbox.count() == (len(messages) if after in ("keep", "seen") else 0)
+    if after in ("keep", "seen"):
+        assert mailbox.seen() == (0 if after == "keep" else len(messages))
     if after == "move":
         assert set(mailbox.contents("Filed")) == set(messages)
     check = run_listlib("check", cwd=site)
@@ -124,6 +124,18 @@ def test_keep_mode_kill_at_a_point_then_rerun_files_each_message_once(
     assert imap_mailbox.count() == len(messages) and imap_mailbox.seen() == 0
     assert_nothing_lost(site, imap_mailbox, messages)
     assert_complete(site, imap_mailbox, messages, after="keep")
+
+
+@pytest.mark.parametrize("point", ["recorded:1", "deleted:1"])
+def test_seen_mode_kill_at_a_point_then_rerun_files_each_message_once(
+    point: str, site: Path, imap_mailbox: Mailbox
+) -> None:
+    messages = crash_mailbox(imap_mailbox)
+    add_imap_account(site, imap_mailbox, after="seen")
+    crash_at(site, point)
+    assert imap_mailbox.count() == len(messages)
+    assert_nothing_lost(site, imap_mailbox, messages)
+    assert_complete(site, imap_mailbox, messages, after="seen")
 
 
 @pytest.mark.parametrize("point", ["filed:2", "moving:1", "deleted:1"])

@@ -59,6 +59,10 @@ class MemoryMailbox:
     settled: list[int] = field(default_factory=list)
     sent = 0
 
+    @property
+    def settles(self) -> bool:
+        return not self.tracks
+
     def open(self) -> MemoryMailbox:
         self.calls.append("open")
         return self
