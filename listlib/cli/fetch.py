@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     "--interval",
     type=click.FloatRange(min=1),
     default=60.0,
+    metavar="SECONDS",
     show_default=True,
     help="With --watch: seconds between checks of POP3 accounts and IMAP servers without IDLE.",
 )
@@ -66,7 +67,7 @@ def fetch(
     server only once it is safely on disk: deleted (POP3, and IMAP with after =
     "delete"), moved to another folder (IMAP, after = "move"), or left there
     and remembered so it is fetched once (POP3 keep_on_server, IMAP after =
-    "keep"). Made for cron: runs never collide (a second run for the same
+    "keep", or "seen" to mark it read). Made for cron: runs never collide (a second run for the same
     account waits --wait seconds, then skips it), and with --quiet it prints
     nothing unless something happened. Exits 1 when an account cannot be
     reached, logged into or read. Posts for lists with deliver = true are
