@@ -11,17 +11,23 @@ message with plain poplib (one command at a time), nothing filed, then QUIT. Wit
 deletions, Dovecot's QUIT is expensive: it flags every retrieved message \\Seen
 (a rename) and then removes it.
 
+The same over IMAPS (``[imap.<name>]``, ``after = "delete"`` and ``"keep"``), side by
+side with plain imaplib fetching the same mailbox (``UID FETCH 1:* BODY.PEEK[]``, then
+for delete ``STORE \\Deleted`` and ``EXPUNGE``), nothing filed.
+
     python3 bench/fetch_bench.py                   # 2,000 messages
     python3 bench/fetch_bench.py --messages 5000   # more
     python3 bench/fetch_bench.py --site-dir /dev/shm   # the store without the disk
     python3 bench/fetch_bench.py --server-dir /dev/shm # the server's files off our disk
+    python3 bench/fetch_bench.py --only imap       # one protocol
 
-Needs dovecot-core and dovecot-pop3d (apt-get install) and ../shared/corpora.
+Needs dovecot-core, dovecot-pop3d and dovecot-imapd (apt-get install) and ../shared/corpora.
 """
 
 from __future__ import annotations
 
 import argparse
+import imaplib
 import json
 import os
 import poplib
@@ -100,22 +106,26 @@ def run_fetch(site: Path) -> tuple[float, int, int, dict[str, object]]:
     return elapsed, usage.ru_maxrss * 1024, peak_pss[0], report
 
 
-def bench_fetch(server: DovecotServer, messages: list[bytes], site_parent: Path, *, keep: bool) -> None:
-    mailbox = server.add_user(f"bench-{'keep' if keep else 'delete'}")
+def bench_fetch(server: DovecotServer, messages: list[bytes], site_parent: Path, *, keep: bool, kind: str) -> None:
+    mailbox = server.add_user(f"bench-{kind}-{'keep' if keep else 'delete'}")
     mailbox.drop_many(messages)
     megabytes = sum(len(m) for m in messages) / 1e6
     with tempfile.TemporaryDirectory(dir=site_parent) as tmp:
         site = Path(tmp)
+        port = server.ssl_port if kind == "pop3" else server.imaps_port
+        keeping = (
+            f"keep_on_server = {str(keep).lower()}" if kind == "pop3" else f'after = "{"keep" if keep else "delete"}"'
+        )
         (site / "listlib.toml").write_text(
-            SITE_TOML + f'[pop3.bench]\nhost = "127.0.0.1"\nport = {server.ssl_port}\nuser = "{mailbox.user}"\n'
-            f'password = "{mailbox.password}"\nca_file = "{server.ca_file}"\nkeep_on_server = {str(keep).lower()}\n'
+            SITE_TOML + f'[{kind}.bench]\nhost = "127.0.0.1"\nport = {port}\nuser = "{mailbox.user}"\n'
+            f'password = "{mailbox.password}"\nca_file = "{server.ca_file}"\n{keeping}\n'
         )
         elapsed, rss, pss, report = run_fetch(site)
         filing = report["filing"]
         assert isinstance(filing, dict) and filing["messages"] == len(messages), report
-        label = "keep_on_server" if keep else "delete after filing"
+        label = f"{kind} {'keep' if keep else 'delete after filing'}"
         print(
-            f"fetch, {label:<20} {len(messages):>6} msgs {megabytes:6.1f} MB  {elapsed:6.2f} s  "
+            f"fetch, {label:<25} {len(messages):>6} msgs {megabytes:6.1f} MB  {elapsed:6.2f} s  "
             f"{len(messages) / elapsed:6.0f} msg/s  {megabytes / elapsed:5.1f} MB/s  "
             f"peak RSS {rss / 2**20:4.0f} MB (PSS {pss / 2**20:4.0f} MB)  "
             f"[filed {filing['filed']}, duplicates {filing['duplicates']}, failed {filing['failed']}; "
@@ -123,7 +133,7 @@ def bench_fetch(server: DovecotServer, messages: list[bytes], site_parent: Path,
         )
         again, rss, _, report = run_fetch(site)
         known = f"nothing new ({report['known']} on the server)"
-        print(f"fetch again, {known:<37} {again:6.2f} s  peak RSS {rss / 2**20:4.0f} MB")
+        print(f"fetch again, {kind} {known:<37} {again:6.2f} s  peak RSS {rss / 2**20:4.0f} MB")
     assert mailbox.count() == (len(messages) if keep else 0)
 
 
@@ -154,6 +164,32 @@ def bench_server_alone(server: DovecotServer, messages: list[bytes], *, delete: 
     )
 
 
+def bench_imap_alone(server: DovecotServer, messages: list[bytes], *, delete: bool) -> None:
+    """What the IMAP server's part costs: one ``UID FETCH 1:* (BODY.PEEK[])`` with plain imaplib,
+    file nothing, then (when ``delete``) flag everything \\Deleted and EXPUNGE."""
+    mailbox: Mailbox = server.add_user("bench-imap-raw-delete" if delete else "bench-imap-raw-keep")
+    mailbox.drop_many(messages)
+    context = ssl.create_default_context(cafile=str(server.ca_file))
+    started = time.monotonic()
+    conn = imaplib.IMAP4_SSL("127.0.0.1", server.imaps_port, ssl_context=context)
+    conn.login(mailbox.user, mailbox.password)
+    conn.select("INBOX")
+    _typ, data = conn.uid("FETCH", "1:*", "(BODY.PEEK[])")
+    count = sum(1 for item in data if isinstance(item, tuple))
+    del data
+    retrieved = time.monotonic()
+    if delete:
+        conn.uid("STORE", "1:*", "+FLAGS.SILENT", r"(\Deleted)")
+        conn.expunge()
+    conn.logout()
+    done = time.monotonic()
+    label = "FETCH, STORE, EXPUNGE" if delete else "FETCH"
+    print(
+        f"server alone: imaplib {label:<21} nothing filed {done - started:6.2f} s  "
+        f"{count / (done - started):6.0f} msg/s  (FETCH {retrieved - started:.2f} s)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--messages", type=int, default=2000)
@@ -164,6 +200,7 @@ def main() -> None:
         help="where the server keeps its maildirs (e.g. /dev/shm: a server with a disk of its own, "
         "as a real one has); default: the system's temporary folder",
     )
+    parser.add_argument("--only", choices=["pop3", "imap"], help="benchmark one protocol (default: both)")
     args = parser.parse_args()
     if dovecot_binary() is None:
         sys.exit("dovecot is not installed (apt-get install dovecot-core dovecot-pop3d)")
@@ -171,15 +208,23 @@ def main() -> None:
         sys.exit(f"{CORPORA} not found")
     messages = load_messages(args.messages)
     load = os.getloadavg()[0]
-    print(f"listlib fetch of {len(messages)} linux-raid messages over POP3S from Dovecot on 127.0.0.1, "
+    print(f"listlib fetch of {len(messages)} linux-raid messages over POP3S and IMAPS from Dovecot on 127.0.0.1, "
           f"{os.cpu_count()} cores, load average {load:.1f}")  # fmt: skip
     server_base = Path(tempfile.mkdtemp(prefix="listlib-dovecot-", dir=args.server_dir)) if args.server_dir else None
     print(f"sites in {args.site_dir}, server maildirs in {server_base or tempfile.gettempdir()}")
     with DovecotServer(server_base) as server:
-        bench_fetch(server, messages, args.site_dir, keep=False)
-        bench_fetch(server, messages, args.site_dir, keep=True)
-        bench_server_alone(server, messages, delete=True)
-        bench_server_alone(server, messages, delete=False)
+        if args.only in (None, "pop3"):
+            bench_fetch(server, messages, args.site_dir, keep=False, kind="pop3")
+            bench_fetch(server, messages, args.site_dir, keep=True, kind="pop3")
+            bench_server_alone(server, messages, delete=True)
+            bench_server_alone(server, messages, delete=False)
+        if args.only in (None, "imap"):
+            if not server.has_imap:
+                sys.exit("dovecot-imapd is not installed (apt-get install dovecot-imapd)")
+            bench_fetch(server, messages, args.site_dir, keep=False, kind="imap")
+            bench_fetch(server, messages, args.site_dir, keep=True, kind="imap")
+            bench_imap_alone(server, messages, delete=True)
+            bench_imap_alone(server, messages, delete=False)
 
 
 if __name__ == "__main__":

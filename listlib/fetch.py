@@ -1,16 +1,20 @@
-"""``listlib fetch``: file the mail of a POP3 account into the store, then delete it there.
+"""``listlib fetch``: file the mail of a POP3 or IMAP account into the store, then settle it there.
 
-For one account, under the account's fetch lock (``content/.pop3/<account>.lock``):
+The loop drives a ``remote.RemoteMailbox`` (``filers.pop3.Pop3Session``,
+``filers.imap.ImapSession``) and knows no protocol. For one account, under the
+account's fetch lock (``content/.pop3/<account>.lock``, ``content/.imap/...``):
 
-1. log in, LIST and UIDL the mailbox;
-2. choose the messages to retrieve: all of them, or with ``keep_on_server``
-   those whose UIDL is not in the account's UIDL record (``uidls``);
-3. in batches: RETR each message (pipelined), file the batch through the same
-   ``Filer`` as ``listlib import`` (one group commit), and only when that has
-   returned, with every byte durable, DELE the batch's messages (or, when
-   keeping mail on the server, append their UIDLs to the record). A reader
+1. log in and list the mailbox (POP3: LIST and UIDL; IMAP: each folder's UIDs);
+2. choose the messages to retrieve: all of them, or, for a session that keeps
+   mail on the server (POP3 ``keep_on_server``, IMAP ``after = "keep"``), those
+   whose identity is not in the account's record (``uidls``);
+3. in batches: retrieve each message (POP3: pipelined RETR; IMAP: one UID FETCH
+   BODY.PEEK[]), file the batch through the same ``Filer`` as ``listlib import``
+   (one group commit), and only when that has returned, with every byte
+   durable, settle the batch (POP3: DELE; IMAP: delete or move), or, when
+   keeping mail on the server, append the identities to the record. A reader
    thread retrieves the next batch while this thread files the previous one;
-4. QUIT, which is when the server deletes them.
+4. finish the session (POP3: QUIT, which is when the server deletes them).
 
 A kill or a lost connection at any instant loses nothing: a message is
 deleted only after it is durable in the store, and deletions not followed by
@@ -32,19 +36,23 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
+from typing import Any
 
-from .config import ListConfig, Pop3Account, read_secret
+from .config import ImapAccount, ListConfig, Pop3Account, read_secret
 from .errors import FetchError, LockTimeoutError
 from .filers import RawMail
-from .filers.pop3 import MailboxEntry, Pop3Session
+from .filers.imap import ImapSession
+from .filers.pop3 import Pop3Session
 from .filing import AfterFiling, Filer, FilingReport
 from .fsutil import acquire_lock, make_dirs, release_lock
+from .remote import RemoteEntry, RemoteMailbox
 from .store.core import Store
 from .uidls import UidlLog
 from .values import plural
 
-__all__ = ["FetchReport", "fetch_account", "resolve_password"]
+__all__ = ["Account", "FetchReport", "fetch_account", "resolve_password"]
 
+Account = Pop3Account | ImapAccount
 Fault = Callable[[str], None]
 ProgressCallback = Callable[[int, int, int], None]
 """Called with (bytes retrieved, bytes to retrieve, messages retrieved)."""
@@ -55,8 +63,9 @@ _BATCH_MESSAGES = 256
 _BATCH_BYTES = 16 << 20
 _PROGRESS_EVERY = 0.1
 STATE_FOLDER = ".pop3"
+"""The POP3 accounts' locks and UIDL records, in the store folder (IMAP's: ``.imap``)."""
 
-_Arrival = tuple[list[MailboxEntry], list[RawMail], BaseException | None]
+_Arrival = tuple[list[RemoteEntry], list[RawMail], BaseException | None]
 """A retrieved batch: the entries that arrived, their messages, and the error that cut it short."""
 
 
@@ -72,7 +81,9 @@ class FetchReport:
     """Messages left on the server by earlier runs (``keep_on_server``), not retrieved again."""
     retrieved: int = 0
     deleted: int = 0
-    """Messages the server removed at QUIT."""
+    """Messages the server removed (POP3: at QUIT)."""
+    moved: int = 0
+    """Messages moved to another folder once filed (IMAP ``after = "move"``)."""
     kept: int = 0
     """Messages filed by this run and left on the server (``keep_on_server``)."""
     postponed: int = 0
@@ -93,6 +104,7 @@ class FetchReport:
         return bool(
             self.retrieved
             or self.deleted
+            or self.moved
             or self.busy
             or self.error
             or self.warnings
@@ -117,6 +129,8 @@ class FetchReport:
         ]
         if self.deleted:
             parts.append(f"{self.deleted} deleted on the server")
+        if self.moved:
+            parts.append(f"{self.moved} moved on the server")
         if self.kept:
             parts.append(f"{self.kept} kept on the server")
         if self.postponed:
@@ -129,14 +143,19 @@ class FetchReport:
         return data
 
 
-def resolve_password(account: Pop3Account, environ: Mapping[str, str]) -> str:
+def kind_of(account: Account) -> str:
+    """``pop3`` or ``imap``."""
+    return "imap" if isinstance(account, ImapAccount) else "pop3"
+
+
+def resolve_password(account: Account, environ: Mapping[str, str]) -> str:
     """The account's password from listlib.toml, its ``password_file`` or its ``password_env``."""
-    where = f"pop3 account {account.name!r}"
+    where = f"{kind_of(account)} account {account.name!r}"
     return read_secret(where, account.password, account.password_env, account.password_file, environ, FetchError)
 
 
-def _batches(entries: Sequence[MailboxEntry]) -> Iterator[list[MailboxEntry]]:
-    batch: list[MailboxEntry] = []
+def _batches(entries: Sequence[RemoteEntry]) -> Iterator[list[RemoteEntry]]:
+    batch: list[RemoteEntry] = []
     size = 0
     for entry in entries:
         if batch and (len(batch) >= _BATCH_MESSAGES or size + entry.size > _BATCH_BYTES):
@@ -151,32 +170,50 @@ def _batches(entries: Sequence[MailboxEntry]) -> Iterator[list[MailboxEntry]]:
 def fetch_account(
     store: Store,
     lists: Iterable[ListConfig],
-    account: Pop3Account,
+    account: Account,
     password: str,
     *,
     lock_wait: float = 10.0,
     progress: ProgressCallback | None = None,
     fault: Fault | None = None,
     after_filing: AfterFiling | None = None,
+    halt: Callable[[], bool] | None = None,
+    session: RemoteMailbox[Any] | None = None,
 ) -> FetchReport:
     """Fetch one account (see the module docstring for the order of things).
 
+    ``session`` is a mailbox of the caller's own (not opened yet) instead of the
+    account's POP3 or IMAP session: the loop needs nothing else of a source.
+
     Raises FetchError when the session cannot start (DNS, connection, TLS,
     login); a failure after that is reported in ``FetchReport.error``, after
-    filing whatever was retrieved before it.
+    filing whatever was retrieved before it. When ``halt`` returns True (checked
+    between batches), no further batch is retrieved: what was retrieved is
+    filed and settled, the session finished, the rest counted as postponed.
     """
     started = time.monotonic()
     report = FetchReport(account=account.name, server=f"{account.host}:{account.port}")
-    state = store.root / STATE_FOLDER
+    kind = kind_of(account)
+    state = store.root / f".{kind}"
     make_dirs(state)
     try:
         lock = acquire_lock(state / f"{account.name}.lock", lock_wait, f"account {account.name} is busy")
     except LockTimeoutError:
         report.busy = True
         return report
+    if session is None:
+        session = (
+            ImapSession(account, password, fault=fault)
+            if isinstance(account, ImapAccount)
+            else Pop3Session(account, password, fault=fault)
+        )
     try:
-        with Pop3Session(account, password, fault=fault) as session:
-            _Run(store, lists, account, session, report, progress, fault, after_filing).run()
+        session.open()
+        try:
+            _Run(store, lists, account, session, report, progress, fault, after_filing, halt).run()
+        finally:
+            session.abort()  # after finish(), a no-op
+            report.warnings.extend(session.warnings)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
@@ -190,12 +227,13 @@ class _Run:
         self,
         store: Store,
         lists: Iterable[ListConfig],
-        account: Pop3Account,
-        session: Pop3Session,
+        account: Account,
+        session: RemoteMailbox[Any],
         report: FetchReport,
         progress: ProgressCallback | None,
         fault: Fault | None,
         after_filing: AfterFiling | None = None,
+        halt: Callable[[], bool] | None = None,
     ) -> None:
         self.account = account
         self.session = session
@@ -203,53 +241,56 @@ class _Run:
         self.filer = Filer(store, lists, forced_list=account.list, report=report.filing, after_filing=after_filing)
         self.progress = progress
         self.fault = fault or (lambda point: None)
-        self.log = UidlLog(store.root / STATE_FOLDER / f"{account.name}.uidls", f"{account.user}@{account.host}")
+        record = f"{account.name}.uidls" if session.kind == "pop3" else f"{account.name}.uids"
+        self.log = UidlLog(store.root / f".{session.kind}" / record, f"{account.user}@{account.host}")
+        self.halt = halt or (lambda: False)
         self.done_bytes = 0
         self.total_bytes = 0
         self.last_progress = 0.0
         self.keep = False
-        """Whether messages stay on the server (their UIDLs are recorded instead)."""
-        self.durable: queue.SimpleQueue[list[MailboxEntry]] = queue.SimpleQueue()
-        """Batches filed durably, waiting for DELE (filing thread -> reader thread)."""
+        """Whether messages stay on the server (their identities are recorded)."""
+        self.settles = True
+        """Whether filed messages are settled on the server (deleted, moved, marked seen)."""
+        self.durable: queue.SimpleQueue[list[RemoteEntry]] = queue.SimpleQueue()
+        """Batches filed durably, waiting to be settled (filing thread -> reader thread)."""
         self.marked = 0
-        """Messages the server accepted DELE for."""
+        """Messages the server accepted DELE (or delete, or move) for."""
         self.stop = threading.Event()
 
     def run(self) -> None:
         account, session, report = self.account, self.session, self.report
         entries = session.entries()
         report.on_server = len(entries)
-        keep = account.keep_on_server and session.has_uidl
-        if account.keep_on_server and not session.has_uidl:
-            report.warnings.append(
-                f"{session.server} does not support UIDL, so messages cannot be recognised on the next run: "
-                "they are deleted once filed, despite keep_on_server"
-            )
+        keep = session.tracks
         todo = entries
         if keep:
             known = self.log.load()
-            todo = [entry for entry in entries if entry.uidl not in known]
+            todo = [entry for entry in entries if entry.identity not in known]
             report.known = len(entries) - len(todo)
         if account.max_messages is not None and len(todo) > account.max_messages:
             report.postponed = len(todo) - account.max_messages
             todo = todo[: account.max_messages]
         self.total_bytes = sum(entry.size for entry in todo)
         self.keep = keep
+        self.settles = session.settles
         if self._retrieve_and_file(list(_batches(todo))):
             return
         try:
-            if not keep:
+            if self.settles:
                 self._delete_durable()  # the connection is this thread's again
             self.fault("quitting")
-            session.quit()
+            session.finish()
         except FetchError as exc:
             report.error = str(exc)
             return
-        report.deleted = self.marked
+        if session.settled_verb == "moved":
+            report.moved = self.marked
+        elif session.settled_verb == "deleted":
+            report.deleted = self.marked
         if keep:
-            self.log.forget_others({entry.uidl for entry in entries if entry.uidl is not None})
+            self.log.forget_others({entry.identity for entry in entries if entry.identity is not None})
 
-    def _retrieve_and_file(self, batches: list[list[MailboxEntry]]) -> bool:
+    def _retrieve_and_file(self, batches: list[list[RemoteEntry]]) -> bool:
         """Retrieve batches in a reader thread while this thread files the previous one.
 
         The reader owns the connection until it is done: it retrieves a batch,
@@ -260,7 +301,8 @@ class _Run:
         before the break is filed all the same.
         """
         arrived: queue.Queue[_Arrival | None] = queue.Queue(maxsize=1)
-        reader = threading.Thread(target=self._read, args=(batches, arrived), name="listlib-pop3-reader", daemon=True)
+        name = f"listlib-{self.session.kind}-reader"
+        reader = threading.Thread(target=self._read, args=(batches, arrived), name=name, daemon=True)
         reader.start()
         failure: BaseException | None = None
         reader_done = False  # the reader has handed over its last item and returns
@@ -271,12 +313,10 @@ class _Run:
                 if mails:
                     self.filer.file(mails)  # every message is durable in the store when this returns
                     self.fault("filed")
-                if self.keep:
-                    self.log.add(entry.uidl for entry in got if entry.uidl is not None)
-                    self.report.kept += len(got)
-                    self.fault("recorded")
-                else:
-                    self.durable.put(got)
+                if self.settles:
+                    self.durable.put(got)  # recorded too, once settled, when the session also tracks
+                elif self.keep:
+                    self._record(got)
                 if failure is not None:
                     break
             reader_done = True
@@ -298,8 +338,8 @@ class _Run:
         self._progress(force=True)
         return False
 
-    def _read(self, batches: list[list[MailboxEntry]], arrived: queue.Queue[_Arrival | None]) -> None:
-        """The reader thread: RETR batch after batch, DELE what is durable in between."""
+    def _read(self, batches: list[list[RemoteEntry]], arrived: queue.Queue[_Arrival | None]) -> None:
+        """The reader thread: retrieve batch after batch, settle what is durable in between."""
 
         def hand_over(item: _Arrival | None) -> bool:
             while not self.stop.is_set():
@@ -311,18 +351,19 @@ class _Run:
             return False
 
         try:
-            for batch in batches:
-                if not self.keep:
+            for number, batch in enumerate(batches):
+                if self.halt():
+                    self.report.postponed += sum(len(rest) for rest in batches[number:])
+                    break
+                if self.settles:
                     self._delete_durable()
-                got: list[MailboxEntry] = []
+                got: list[RemoteEntry] = []
                 mails: list[RawMail] = []
                 try:
                     for entry, raw, error in self.session.retrieve(batch):
                         self.done_bytes += entry.size
                         if raw is None:
-                            self.report.not_retrieved.append(
-                                {"number": entry.number, "uidl": entry.uidl, "error": error}
-                            )
+                            self.report.not_retrieved.append({**entry.describe(), "error": error})
                         else:
                             got.append(entry)
                             mails.append(RawMail(raw, self._origin(entry), None, self.done_bytes))
@@ -340,22 +381,33 @@ class _Run:
             hand_over(([], [], exc))
 
     def _delete_durable(self) -> None:
-        """DELE every message of the batches reported durable so far."""
-        numbers = []
+        """Settle (POP3: DELE) every message of the batches reported durable so far."""
+        entries: list[RemoteEntry] = []
         while True:
             try:
-                numbers.extend(entry.number for entry in self.durable.get_nowait())
+                entries.extend(self.durable.get_nowait())
             except queue.Empty:
                 break
-        if not numbers:
+        if not entries:
             return
-        refused = self.session.delete(numbers)
-        self.report.not_deleted.extend({"number": n, "error": text} for n, text in refused)
-        self.marked += len(numbers) - len(refused)
+        refused = self.session.settle(entries)
+        self.report.not_deleted.extend({**entry.describe(), "error": text} for entry, text in refused)
+        self.marked += len(entries) - len(refused)
         self.fault("deleted")
+        if self.keep:
+            # Recorded after the server accepted it (a message marked seen), so that a
+            # kill in between makes the next run settle it again instead of skipping it.
+            failed = {id(entry) for entry, _text in refused}
+            self._record([entry for entry in entries if id(entry) not in failed])
 
-    def _origin(self, entry: MailboxEntry) -> str:
-        return f"pop3:{self.account.name}/{entry.uidl or entry.number}"
+    def _record(self, entries: list[RemoteEntry]) -> None:
+        """Append the entries' identities to the record (their messages are durable)."""
+        self.log.add(entry.identity for entry in entries if entry.identity is not None)
+        self.report.kept += len(entries)
+        self.fault("recorded")
+
+    def _origin(self, entry: RemoteEntry) -> str:
+        return f"{self.session.kind}:{self.account.name}/{entry.label}"
 
     def _progress(self, *, force: bool = False) -> None:
         if self.progress is None:

@@ -65,6 +65,14 @@ list_ids = ["dev.example.org"]
 # password_file = "pop3-password"   # or password_env = "VARIABLE"
 # security = "ssl"                  # or "starttls"; "none" sends the password in clear
 
+# Or an IMAP account ('listlib fetch', or 'listlib fetch --watch' to file mail as it arrives).
+# [imap.archive]
+# host = "imap.example.org"
+# user = "archive@example.org"
+# password_file = "imap-password"
+# folders = ["INBOX"]
+# after = "delete"                  # or "move" (with move_to = "Archived"), "keep", "seen"
+
 # Delivery: forward posts of a list to its subscribers ('listlib deliver').
 # Add to the list's table:   deliver = true
 #                            subscribers_file = "subscribers-dev.txt"   # one address a line
@@ -85,7 +93,8 @@ list_ids = ["dev.example.org"]
 """
 
 _GITIGNORE = (
-    "output/\n.cache/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\ncontent/.pop3/*.lock\npop3-password\nqueue/\n"
+    "output/\n.cache/\ncontent/.index/\ncontent/.tmp/\ncontent/.lock\ncontent/.pop3/*.lock\ncontent/.imap/*.lock\n"
+    "pop3-password\nimap-password\nqueue/\n"
 )
 
 

@@ -1,5 +1,5 @@
 """Shared fixtures: a fresh site, the shared corpora, the CLI as a subprocess, a real
-Dovecot POP3 server and its mailboxes (the plain helpers they use: support/helpers.py)."""
+Dovecot POP3 and IMAP server and its mailboxes (the plain helpers they use: support/helpers.py)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from .support.dovecot import DovecotServer, Mailbox
-from .support.helpers import CORPORA, SITE_TOML, new_dovecot, run_listlib
+from .support.helpers import CORPORA, SITE_TOML, new_dovecot, new_imap_dovecot, run_listlib
 
 # Property tests must not depend on how busy the machine is: no per-example deadline and
 # no "data generation is too slow" health check (both are wall-clock limits that fail
@@ -80,3 +80,18 @@ _MAILBOX_NUMBERS = itertools.count(1)
 def mailbox(dovecot: DovecotServer) -> Mailbox:
     """A fresh, empty mailbox (its own user) on the shared Dovecot."""
     return dovecot.add_user(f"user{next(_MAILBOX_NUMBERS)}-{os.getpid()}")
+
+
+@pytest.fixture
+def imap_mailbox(dovecot: DovecotServer) -> Mailbox:
+    """A fresh, empty mailbox on the shared Dovecot, which serves IMAP too (else the test is skipped)."""
+    if not dovecot.has_imap:
+        pytest.skip("dovecot-imapd is not installed (apt-get install dovecot-imapd)")
+    return dovecot.add_user(f"imap{next(_MAILBOX_NUMBERS)}-{os.getpid()}")
+
+
+@pytest.fixture
+def private_imap_dovecot() -> Iterator[DovecotServer]:
+    """A Dovecot serving IMAP of the test's own, for tests that kill or restart the server."""
+    with new_imap_dovecot() as server:
+        yield server

@@ -15,7 +15,7 @@ LAYERS = [
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
-    | {"config.pop3", "config.smtp", "config.publish", "config.folders", "config.load"}
+    | {"config.pop3", "config.imap", "config.smtp", "config.publish", "config.folders", "config.load"}
     | {"legacy", "legacy.mapfile", "legacy.hyperkitty"},
     {
         "routing",
@@ -28,6 +28,8 @@ LAYERS = [
         "filers.compressed",
         "filers.mbox",
         "filers.pop3",
+        "filers.imap",
+        "remote",
         "filers.publicinbox",
         "uidls",
         "inboxlog",
@@ -59,12 +61,23 @@ LAYERS = [
     }
     | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
-    {"filing", "verify", "skeleton", "fetch", "search.update", "build", "serve", "serve_http", "delivery.intake"}
+    {
+        "filing",
+        "verify",
+        "skeleton",
+        "fetch",
+        "watch",
+        "search.update",
+        "build",
+        "serve",
+        "serve_http",
+        "delivery.intake",
+    }
     | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer", "upstream"}
     | {"publish", "publish.plan", "publish.shards", "publish.s3", "publish.run", "mailman3"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
-    | {"cli.publish"}
+    | {"cli.publish", "cli.watch"}
     | {"__main__"},
 ]
 ONLY_IN = {
@@ -74,6 +87,7 @@ ONLY_IN = {
     "markdown": {"render.pages"},
     "nh3": {"display.sanitize"},
     "poplib": {"filers.pop3"},
+    "imaplib": {"filers.imap"},
     "watchfiles": {"serve"},
     "smtplib": {"delivery.transport"},
     "aiosmtpd": set(),
@@ -92,6 +106,7 @@ CONFIG_ORDER = [
     "config.site",
     "config.lists",
     "config.pop3",
+    "config.imap",
     "config.smtp",
     "config.publish",
     "config.folders",

@@ -12,7 +12,7 @@ writes.
 One job a module, imports pointing down this list: ``schema`` (the frozen
 dataclasses, one per table), ``secret`` (a password, read when needed), ``reader``
 (typed values out of a table, issues with key paths, nearest spellings), ``checks``
-(what is wrong with one string), ``site`` / ``lists`` / ``pop3`` / ``smtp`` /
+(what is wrong with one string), ``site`` / ``lists`` / ``pop3`` / ``imap`` / ``smtp`` /
 ``publish`` (one reader per table), ``folders`` (the managed folders stay apart), ``load`` (the file
 -> a Config). This ``__init__`` only re-exports what the rest of listlib imports;
 no module of the package imports it.
@@ -24,6 +24,7 @@ from .load import CONFIG_NAME, find_config, load_config, parse_config
 from .schema import (
     Config,
     DeliveryConfig,
+    ImapAccount,
     LegacyConfig,
     ListConfig,
     ListDelivery,
@@ -40,6 +41,7 @@ __all__ = [
     "CONFIG_NAME",
     "Config",
     "DeliveryConfig",
+    "ImapAccount",
     "LegacyConfig",
     "ListConfig",
     "ListDelivery",

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
 from .folders import check_folders
+from .imap import read_imap
 from .lists import read_lists
 from .pop3 import read_pop3
 from .publish import read_publish
@@ -26,7 +27,7 @@ from .smtp import read_delivery, read_smtp
 __all__ = ["CONFIG_NAME", "find_config", "load_config", "parse_config"]
 
 CONFIG_NAME = "listlib.toml"
-_TABLES = {"site", "lists", "theme", "pop3", "delivery", "smtp", "publish"}
+_TABLES = {"site", "lists", "theme", "pop3", "imap", "delivery", "smtp", "publish"}
 
 
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
@@ -40,6 +41,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     check_folders(reader, root, site, theme, site_table)
     lists = read_lists(reader, data)
     pop3 = read_pop3(reader, data, lists)
+    imap = read_imap(reader, data, lists, {account.name for account in pop3})
     delivery = read_delivery(reader, data)
     smtp = read_smtp(reader, data)
     publish = read_publish(reader, data)
@@ -57,6 +59,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         lists=lists,
         theme=theme,
         pop3=pop3,
+        imap=imap,
         delivery=delivery,
         smtp=smtp,
         publish=publish,

@@ -2,7 +2,7 @@
 documented where it is defined.
 
 Plain data only: nothing here reads a file, checks a value or knows TOML; the tables'
-readers (``site``, ``lists``, ``pop3``, ``smtp``) fill these in. Never imports another
+readers (``site``, ``lists``, ``pop3``, ``imap``, ``smtp``) fill these in. Never imports another
 module of this package.
 """
 
@@ -24,6 +24,9 @@ __all__ = [
     "LegacyConfig",
     "LegacyKind",
     "ListDelivery",
+    "AFTER_FILING",
+    "AfterFilingAction",
+    "ImapAccount",
     "Pop3Account",
     "Posters",
     "PublishConfig",
@@ -38,6 +41,8 @@ SECURITIES: tuple[Security, ...] = ("ssl", "starttls", "none")
 Posters = Literal["subscribers", "anyone"]
 LegacyKind = Literal["mhonarc", "hyperkitty", "pipermail"]
 LEGACY_KINDS: tuple[LegacyKind, ...] = ("mhonarc", "hyperkitty", "pipermail")
+AfterFilingAction = Literal["delete", "move", "keep", "seen"]
+AFTER_FILING: tuple[AfterFilingAction, ...] = ("delete", "move", "keep", "seen")
 
 
 @dataclass(frozen=True)
@@ -211,6 +216,41 @@ class Pop3Account:
 
 
 @dataclass(frozen=True)
+class ImapAccount:
+    """One ``[imap.<name>]`` table: IMAP folders ``listlib fetch`` files mail from."""
+
+    name: str
+    """The account's name in listlib.toml and on the command line (``listlib fetch NAME``)."""
+    host: str
+    """The IMAP server's host name or IP address."""
+    port: int
+    """TCP port (default 993 for ``ssl``, 143 otherwise)."""
+    security: Security
+    """``ssl`` (IMAPS, the default), ``starttls`` (STARTTLS on the plain port) or ``none``."""
+    user: str
+    """The login name."""
+    password: str | None = field(default=None, repr=False)
+    password_file: Path | None = None
+    password_env: str | None = None
+    ca_file: Path | None = None
+    """PEM file of the certificate authorities to trust instead of the system's."""
+    timeout: float = 60.0
+    """Seconds to wait for the server before giving up (default 60)."""
+    list: str | None = None
+    """File everything under this list instead of routing each message."""
+    folders: tuple[str, ...] = ("INBOX",)
+    """The folders to fetch, in order (default: the inbox)."""
+    after: AfterFilingAction = "delete"
+    """What happens on the server to a message once it is filed: ``delete`` (the default),
+    ``move`` (to ``move_to``), ``keep`` (left unread; its UIDVALIDITY and UID are
+    remembered) or ``seen`` (marked read, and remembered)."""
+    move_to: str | None = None
+    """The folder filed messages are moved to with ``after = "move"`` (created when missing)."""
+    max_messages: int | None = None
+    """Retrieve at most this many messages per run (default: all)."""
+
+
+@dataclass(frozen=True)
 class SmtpConfig:
     """The ``[smtp]`` table: the server ``listlib deliver`` hands posts to."""
 
@@ -297,6 +337,8 @@ class Config:
     theme: ThemeConfig
     pop3: tuple[Pop3Account, ...] = ()
     """POP3 accounts for ``listlib fetch``, in the order of the file."""
+    imap: tuple[ImapAccount, ...] = ()
+    """IMAP accounts for ``listlib fetch``, in the order of the file (after the POP3 ones)."""
     delivery: DeliveryConfig = field(default_factory=DeliveryConfig)
     """Site-wide delivery settings (``listlib deliver``)."""
     smtp: SmtpConfig | None = None
@@ -323,6 +365,18 @@ class Config:
     def get_account(self, name: str) -> Pop3Account | None:
         """The POP3 account with this name, or None."""
         for account in self.pop3:
+            if account.name == name:
+                return account
+        return None
+
+    @property
+    def accounts(self) -> tuple[Pop3Account | ImapAccount, ...]:
+        """Every account ``listlib fetch`` fetches: the POP3 ones, then the IMAP ones."""
+        return (*self.pop3, *self.imap)
+
+    def get_any_account(self, name: str) -> Pop3Account | ImapAccount | None:
+        """The POP3 or IMAP account with this name (names are unique across both), or None."""
+        for account in self.accounts:
             if account.name == name:
                 return account
         return None

@@ -54,6 +54,17 @@ class MailboxEntry:
     uidl: str | None
     """Its unique id, persistent across sessions; None when the server lacks UIDL."""
 
+    @property
+    def identity(self) -> str | None:
+        return self.uidl
+
+    @property
+    def label(self) -> str:
+        return self.uidl or str(self.number)
+
+    def describe(self) -> dict[str, object]:
+        return {"number": self.number, "uidl": self.uidl}
+
 
 def from_wire(data: bytes | bytearray) -> bytes:
     """A multi-line response body -> message bytes: undo dot-stuffing and CRLF line ends.
@@ -72,7 +83,15 @@ def _no_fault(point: str) -> None:
 
 
 class Pop3Session:
-    """A logged-in session; use as a context manager (leaving it without ``quit`` deletes nothing)."""
+    """A logged-in session; use as a context manager (leaving it without ``quit`` deletes nothing).
+
+    A ``remote.RemoteMailbox``: ``settle`` is DELE, ``finish`` is QUIT, and it
+    ``tracks`` (keeps messages, recording their UIDLs) with ``keep_on_server``
+    when the server has UIDL.
+    """
+
+    kind = "pop3"
+    settled_verb = "deleted"
 
     def __init__(self, account: Pop3Account, password: str, *, fault: Fault | None = None) -> None:
         self.account = account
@@ -83,6 +102,15 @@ class Pop3Session:
         self.has_uidl = False
         """Whether the server answers UIDL (known after ``entries``)."""
         self.server = f"{account.host}:{account.port}"
+        self.warnings: list[str] = []
+
+    @property
+    def tracks(self) -> bool:
+        return self.account.keep_on_server and self.has_uidl
+
+    @property
+    def settles(self) -> bool:
+        return not self.tracks
 
     # -- errors --------------------------------------------------------------------
 
@@ -205,6 +233,11 @@ class Pop3Session:
                 self.has_uidl = False
         except BaseException as exc:
             raise self._translate(exc, "listing the mailbox") from None
+        if self.account.keep_on_server and not self.has_uidl:
+            self.warnings.append(
+                f"{self.server} does not support UIDL, so messages cannot be recognised on the next run: "
+                "they are deleted once filed, despite keep_on_server"
+            )
         return [MailboxEntry(number, size, uidls.get(number)) for number, size in sizes]
 
     def retrieve(self, entries: Sequence[MailboxEntry]) -> Iterator[tuple[MailboxEntry, bytes | None, str]]:
@@ -289,6 +322,14 @@ class Pop3Session:
         except (OSError, EOFError, poplib.error_proto) as exc:
             raise self._translate(exc, "DELE") from None
         return refused
+
+    def settle(self, entries: Sequence[MailboxEntry]) -> list[tuple[MailboxEntry, str]]:
+        """DELE the entries (they go at ``finish``); return those the server refused."""
+        by_number = {entry.number: entry for entry in entries}
+        return [(by_number[number], text) for number, text in self.delete(by_number)]
+
+    def finish(self) -> None:
+        self.quit()
 
     def quit(self) -> None:
         """QUIT: the server now removes the messages marked for deletion."""

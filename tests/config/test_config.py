@@ -90,11 +90,16 @@ host = "pop.example.org"
 user = "u"
 password_env = "P"
 kep_on_server = true
+[imap.box2]
+host = "imap.example.org"
+user = "u"
+password_env = "P"
+foldres = ["INBOX"]
 """,
             )
         )
     assert [str(issue) for issue in info.value.issues if "unknown" in issue.message] == [
-        "outptu_dir: unknown key (known: delivery, lists, pop3, publish, site, smtp, theme)",
+        "outptu_dir: unknown key (known: delivery, imap, lists, pop3, publish, site, smtp, theme)",
         "list: unknown table (did you mean lists?)",
         "site.base_ulr: unknown key (did you mean base_url?)",
         "site.colour: unknown key (known: base_url, cache_dir, content_dir, load_remote_images, message_id_folder, "
@@ -102,6 +107,7 @@ kep_on_server = true
         "show_removal_reasons, title)",
         "lists.dev.adresses: unknown key (did you mean addresses?)",
         "pop3.box.kep_on_server: unknown key (did you mean keep_on_server?)",
+        "imap.box2.foldres: unknown key (did you mean folders?)",
     ]
     assert "site.base_url: is required" in str(info.value)
 
@@ -280,3 +286,105 @@ def test_separate_folders_anywhere_are_accepted(tmp_path: Path) -> None:
 def test_search_from_disk_is_off_unless_asked(tmp_path: Path) -> None:
     (tmp_path / "listlib.toml").write_text('[site]\ntitle = "x"\nbase_url = "https://x.example/"\n[lists.dev]\n')
     assert load_config(tmp_path / "listlib.toml").site.search_from_disk is False
+
+
+def test_imap_accounts_load_with_safe_defaults(tmp_path: Path) -> None:
+    config = load_config(
+        write(
+            tmp_path,
+            SITE
+            + """
+[pop3.old]
+host = "pop.example.org"
+user = "u"
+password = "p"
+
+[imap.archive]
+host = "imap.example.org"
+user = "archive"
+password_file = "secrets/imap"
+
+[imap.lists]
+host = "127.0.0.1"
+security = "starttls"
+user = "u"
+password_env = "LISTLIB_PASSWORD"
+folders = ["INBOX", "Lists/dev list"]
+after = "move"
+move_to = "Archived"
+list = "dev"
+max_messages = 100
+""",
+        )
+    )
+    archive, lists = config.imap
+    assert (archive.port, archive.security, archive.folders, archive.after, archive.move_to) == (
+        993,
+        "ssl",
+        ("INBOX",),
+        "delete",
+        None,
+    )
+    assert archive.password_file == tmp_path.resolve() / "secrets" / "imap"
+    assert (lists.port, lists.folders, lists.after, lists.move_to, lists.list) == (
+        143,
+        ("INBOX", "Lists/dev list"),
+        "move",
+        "Archived",
+        "dev",
+    )
+    assert [a.name for a in config.accounts] == ["old", "archive", "lists"]
+    assert config.get_any_account("lists") is lists and config.get_any_account("old") is config.pop3[0]
+    assert config.get_any_account("nope") is None
+
+
+def test_every_imap_problem_is_reported_with_its_key_path(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        SITE
+        + """
+[pop3.same]
+host = "h"
+user = "u"
+password = "p"
+
+[imap.same]
+host = "h"
+user = "u"
+password = "p"
+
+[imap.bad]
+host = "h"
+user = "u"
+password = "p"
+after = "archive"
+folders = ["INBOX", "INBOX", "", 3]
+
+[imap.move]
+host = "h"
+user = "u"
+password = "p"
+after = "move"
+
+[imap.loop]
+host = "h"
+user = "u"
+password = "p"
+after = "move"
+move_to = "INBOX"
+keep_on_server = true
+""",
+    )
+    with pytest.raises(ConfigError) as info:
+        load_config(path)
+    messages = {str(issue) for issue in info.value.issues}
+    assert messages == {
+        "imap.same: 'same' is also a [pop3.same] account; give each its own name",
+        "imap.bad.after: 'archive' is not one of 'delete', 'move', 'keep', 'seen'",
+        "imap.bad.folders[2]: must not be empty",
+        "imap.bad.folders[3]: expected a string, got an integer",
+        "imap.bad.folders: names a folder twice",
+        'imap.move.move_to: is required with after = "move"',
+        "imap.loop.move_to: 'INBOX' is also one of the folders fetched",
+        'imap.loop.keep_on_server: is a POP3 key; for IMAP write after = "keep"',
+    }

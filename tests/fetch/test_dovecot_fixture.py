@@ -3,12 +3,14 @@ installed, and fail loudly when an installed Dovecot does not start."""
 
 from __future__ import annotations
 
+import imaplib
+import ssl
 from pathlib import Path
 
 import pytest
 
 from ..support.dovecot import DovecotServer
-from ..support.helpers import new_dovecot
+from ..support.helpers import new_dovecot, new_imap_dovecot
 
 HELPERS = ("config", "log", "anvil", "auth", "pop3-login", "pop3")
 
@@ -50,3 +52,34 @@ def test_an_installed_dovecot_that_does_not_start_is_an_error(tmp_path: Path, mo
     with pytest.raises(RuntimeError, match=r"dovecot exited: .*this dovecot is a fake"), server:
         pass
     assert not server.base.exists()
+
+
+def test_without_dovecot_imapd_the_imap_fixture_skips_and_pop3_still_serves(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake_dovecot(tmp_path, monkeypatch, HELPERS)  # no imap, imap-login
+    with pytest.raises(pytest.skip.Exception, match=r"dovecot-imapd is not installed: no .*imap-login"):
+        new_imap_dovecot()
+    server = new_dovecot()
+    try:
+        assert not server.has_imap  # a POP3-only configuration
+        assert "protocols = pop3\n" in (server.base / "dovecot.conf").read_text()
+    finally:
+        server.stop()
+
+
+def test_the_imap_server_announces_idle_unless_told_not_to() -> None:
+    def capabilities(server: DovecotServer) -> set[str]:
+        mailbox = server.add_user("ann")
+        context = ssl.create_default_context(cafile=str(server.ca_file))
+        conn = imaplib.IMAP4_SSL("127.0.0.1", server.imaps_port, ssl_context=context, timeout=30)
+        try:
+            conn.login(mailbox.user, mailbox.password)
+            return set(conn.capability()[1][-1].decode().split())
+        finally:
+            conn.logout()
+
+    with new_imap_dovecot() as server:
+        assert {"IDLE", "MOVE", "UIDPLUS"} <= capabilities(server)
+    with new_imap_dovecot("IMAP4rev1 LITERAL+") as server:
+        assert not {"IDLE", "MOVE", "UIDPLUS"} & capabilities(server)

@@ -1,8 +1,11 @@
-"""A real Dovecot POP3 server on 127.0.0.1 for tests and benchmarks.
+"""A real Dovecot POP3 and IMAP server on 127.0.0.1 for tests and benchmarks.
 
 ``DovecotServer`` writes its own configuration (nothing from /etc), a test CA
 and a server certificate made with openssl, starts ``dovecot -F`` on free ports
-(plain POP3 with STLS, and POP3S) and stops it. Each ``add_user`` gives a fresh
+(plain POP3 with STLS, and POP3S; when dovecot-imapd is installed, plain IMAP
+with STARTTLS and IMAPS too) and stops it. ``imap_capability`` replaces the
+capabilities Dovecot announces after login (to test a server without IDLE,
+MOVE or UIDPLUS). Each ``add_user`` gives a fresh
 mailbox; messages are dropped into it the maildir way (tmp/ then rename to
 new/). Facts about running Dovecot as root: ../shared/notes/test-servers.md.
 
@@ -26,13 +29,15 @@ import tempfile
 import time
 from pathlib import Path
 
-__all__ = ["DovecotServer", "Mailbox", "dovecot_binary", "dovecot_problem", "free_port"]
+__all__ = ["DovecotServer", "Mailbox", "dovecot_binary", "dovecot_problem", "free_port", "imap_problem"]
 
 INSTALL_HINT = "apt-get install dovecot-core dovecot-pop3d"
 # The processes the master starts for our configuration (POP3 only): a Dovecot with the
 # binary but without one of these (dovecot-pop3d not installed, a package half removed)
 # cannot serve, and that is a machine without Dovecot, not a failing test.
 _HELPERS = ("config", "log", "anvil", "auth", "pop3-login", "pop3")
+_IMAP_HELPERS = ("imap-login", "imap")
+IMAP_INSTALL_HINT = "apt-get install dovecot-imapd"
 
 
 def _binary() -> str:
@@ -56,6 +61,18 @@ def dovecot_problem() -> str | None:
     return None
 
 
+def imap_problem() -> str | None:
+    """Why a Dovecot IMAP server cannot be run here, or None."""
+    problem = dovecot_problem()
+    if problem is not None:
+        return problem
+    libexec = Path(os.environ.get("LISTLIB_DOVECOT_LIBEXEC") or "/usr/lib/dovecot")
+    missing = [str(libexec / name) for name in _IMAP_HELPERS if not (libexec / name).is_file()]
+    if missing:
+        return f"dovecot-imapd is not installed: no {', '.join(missing)} ({IMAP_INSTALL_HINT})"
+    return None
+
+
 def dovecot_binary() -> str | None:
     """The dovecot binary, when Dovecot and everything its POP3 server needs are installed."""
     return None if dovecot_problem() else _binary()
@@ -69,7 +86,7 @@ def free_port() -> int:
 
 _CONFIG = """\
 instance_name = {instance}
-protocols = pop3
+protocols = {protocols}
 listen = 127.0.0.1
 base_dir = {base}/run
 state_dir = {base}/state
@@ -109,10 +126,24 @@ service pop3-login {{
 }}
 service imap-login {{
   chroot =
-}}
+{imap_listeners}}}
+{imap_settings}
 service anvil {{
   chroot =
 }}
+"""
+
+
+_IMAP_LISTENERS = """\
+  inet_listener imap {{
+    address = 127.0.0.1
+    port = {imap_port}
+  }}
+  inet_listener imaps {{
+    address = 127.0.0.1
+    port = {imaps_port}
+    ssl = yes
+  }}
 """
 
 
@@ -143,56 +174,78 @@ class Mailbox:
         self.maildir = server.base / "mail" / user / "Maildir"
         self._count = 0
 
-    def drop(self, raw: bytes) -> str:
-        """Deliver one message the maildir way; return its file name."""
+    def folder(self, name: str | None) -> Path:
+        """The maildir of an IMAP folder (Maildir++: ``.name``), created when missing; the inbox for None."""
+        if name is None or name == "INBOX":
+            return self.maildir
+        path = self.maildir / f".{name}"
+        for sub in ("", "tmp", "new", "cur"):
+            (path / sub).mkdir(exist_ok=True)
+            self.server.give(path / sub)
+        return path
+
+    def drop(self, raw: bytes, folder: str | None = None) -> str:
+        """Deliver one message the maildir way (to the inbox or an IMAP folder); return its file name."""
         self._count += 1
         name = f"{time.time_ns()}.P{os.getpid()}Q{self._count}.listlib-test"
-        tmp = self.maildir / "tmp" / name
+        where = self.folder(folder)
+        tmp = where / "tmp" / name
         tmp.write_bytes(raw)
         self.server.give(tmp)
-        os.rename(tmp, self.maildir / "new" / name)
+        os.rename(tmp, where / "new" / name)
         return name
 
-    def drop_many(self, messages: list[bytes]) -> None:
+    def drop_many(self, messages: list[bytes], folder: str | None = None) -> None:
         for raw in messages:
-            self.drop(raw)
+            self.drop(raw, folder)
 
-    def _listing(self) -> list[Path]:
-        return sorted(p for sub in ("new", "cur") for p in (self.maildir / sub).iterdir())
+    def _listing(self, folder: str | None = None) -> list[Path]:
+        where = self.maildir if folder is None else self.maildir / f".{folder}"
+        if not where.exists():
+            return []
+        return sorted(p for sub in ("new", "cur") for p in (where / sub).iterdir())
 
-    def messages(self) -> list[Path]:
+    def messages(self, folder: str | None = None) -> list[Path]:
         """The message files the server still holds.
 
         Dovecot moves files from new/ to cur/ (and renames them to add flags) while a
         session runs, or finishes one after its client was killed: listings are taken
         until two in a row agree.
         """
-        listing = self._listing()
+        listing = self._listing(folder)
         for _ in range(200):
             time.sleep(0.01)
-            again = self._listing()
+            again = self._listing(folder)
             if again == listing:
                 return listing
             listing = again
         raise AssertionError(f"{self.maildir} keeps changing")
 
-    def contents(self) -> list[bytes]:
-        """The bytes of every message the server still holds."""
+    def contents(self, folder: str | None = None) -> list[bytes]:
+        """The bytes of every message the server still holds (in the inbox, or a folder)."""
         for _ in range(100):
             try:
-                return [path.read_bytes() for path in self.messages()]
+                return [path.read_bytes() for path in self.messages(folder)]
             except FileNotFoundError:
                 continue  # renamed under us: list again
         raise AssertionError(f"{self.maildir} keeps changing")
 
-    def count(self) -> int:
-        return len(self.messages())
+    def count(self, folder: str | None = None) -> int:
+        return len(self.messages(folder))
+
+    def seen(self, folder: str | None = None) -> int:
+        """How many messages carry the \\Seen flag (maildir: ``S`` in the file name's info)."""
+        return sum(1 for path in self.messages(folder) if "S" in path.name.partition(":2,")[2])
+
+    def flagged_deleted(self, folder: str | None = None) -> int:
+        """How many messages carry the \\Deleted flag (maildir: ``T``)."""
+        return sum(1 for path in self.messages(folder) if "T" in path.name.partition(":2,")[2])
 
 
 class DovecotServer:
     """A Dovecot instance of our own: start(), add_user(), kill(), restart(), stop()."""
 
-    def __init__(self, base: Path | None = None) -> None:
+    def __init__(self, base: Path | None = None, *, imap_capability: str | None = None) -> None:
         problem = dovecot_problem()
         if problem is not None:
             raise RuntimeError(problem)
@@ -204,6 +257,9 @@ class DovecotServer:
         os.chmod(self.base, 0o711)
         self.port = free_port()
         self.ssl_port = free_port()
+        self.has_imap = imap_problem() is None
+        self.imap_port = free_port() if self.has_imap else 0
+        self.imaps_port = free_port() if self.has_imap else 0
         self.as_root = os.geteuid() == 0
         if self.as_root:
             nobody = pwd.getpwnam("nobody")
@@ -230,6 +286,11 @@ class DovecotServer:
                 mail_gid=self.mail_gid,
                 port=self.port,
                 ssl_port=self.ssl_port,
+                protocols="pop3 imap" if self.has_imap else "pop3",
+                imap_listeners=_IMAP_LISTENERS.format(imap_port=self.imap_port, imaps_port=self.imaps_port)
+                if self.has_imap
+                else "",
+                imap_settings=f"imap_capability = {imap_capability}\n" if imap_capability else "",
             )
         )
         self.process: subprocess.Popen[bytes] | None = None
@@ -264,15 +325,21 @@ class DovecotServer:
         return self
 
     def wait_ready(self, timeout: float = 15.0) -> None:
-        """Wait for the +OK greeting (an accepting socket is not enough)."""
+        """Wait for the +OK greeting, and IMAP's ``* OK`` (an accepting socket is not enough)."""
         deadline = time.monotonic() + timeout
+        greetings = [(self.port, b"+OK")] + ([(self.imap_port, b"* OK")] if self.has_imap else [])
         while True:
             if self.process is not None and self.process.poll() is not None:
                 raise RuntimeError(f"dovecot exited: {self.log()}")
             try:
-                with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
-                    if sock.recv(100).startswith(b"+OK"):
-                        return
+                while greetings:
+                    port, greeting = greetings[0]
+                    with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                        if not sock.recv(100).startswith(greeting):
+                            break
+                    greetings.pop(0)
+                if not greetings:
+                    return
             except OSError:
                 pass
             if time.monotonic() > deadline:
@@ -309,7 +376,9 @@ class DovecotServer:
             time.sleep(0.05)
 
     def _ports_free(self) -> bool:
-        for port in (self.port, self.ssl_port):
+        for port in (self.port, self.ssl_port, self.imap_port, self.imaps_port):
+            if not port:
+                continue
             with socket.socket() as sock:
                 sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
                 try:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .dovecot import DovecotServer, Mailbox, dovecot_problem
+from .dovecot import DovecotServer, Mailbox, dovecot_problem, imap_problem
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("LISTLIB_SHARED", REPO.parent / "shared"))
@@ -121,6 +121,40 @@ def new_dovecot() -> DovecotServer:
     if problem is not None:
         pytest.skip(problem)
     return DovecotServer()
+
+
+def new_imap_dovecot(imap_capability: str | None = None) -> DovecotServer:
+    """A Dovecot server that also serves IMAP, not started yet, or a skip saying what is not installed."""
+    problem = imap_problem()
+    if problem is not None:
+        pytest.skip(problem)
+    return DovecotServer(imap_capability=imap_capability)
+
+
+def imap_account_toml(mailbox: Mailbox, name: str = "archive", *, security: str = "ssl", **options: object) -> str:
+    """An [imap.<name>] table for ``mailbox``: IMAPS with the test CA unless told otherwise."""
+    server = mailbox.server
+    values: dict[str, object] = {
+        "host": "127.0.0.1",
+        "port": server.imaps_port if security == "ssl" else server.imap_port,
+        "security": security,
+        "user": mailbox.user,
+        "password": mailbox.password,
+        "ca_file": str(server.ca_file),
+    }
+    values.update(options)
+    lines = [f"\n[imap.{name}]"]
+    for key, value in values.items():
+        if value is None:
+            continue
+        lines.append(f"{key} = {json.dumps(str(value) if isinstance(value, Path) else value)}")
+    return "\n".join(lines) + "\n"
+
+
+def add_imap_account(site: Path, mailbox: Mailbox, name: str = "archive", **options: object) -> None:
+    """Append an IMAP account for ``mailbox`` to the site's listlib.toml."""
+    with (site / "listlib.toml").open("a") as f:
+        f.write(imap_account_toml(mailbox, name, **options))
 
 
 def pop3_account_toml(mailbox: Mailbox, name: str = "archive", *, security: str = "ssl", **options: object) -> str:
