@@ -210,6 +210,7 @@ class SiteJobs:
             None if other is None else Link(source.page(other, rows[other]), self._subject(rows[other]))
             for other in (before, after)
         )
+        pages = source.thread_pages([thread_id])[thread_id]
         messages = []
         for call, parent, depth in entry.messages:
             row = rows[call]
@@ -226,6 +227,7 @@ class SiteJobs:
                     row.refs,
                     self._tombstone(row) if row.removed else None,
                     self._edit_note(row) if row.edited_at else None,
+                    pages.get(call, 1),
                 )
             )
         record = ThreadPage(
