@@ -27,8 +27,8 @@ date      the month's by-date page                    the month's messages, prev
 mmbox     the month's ``.mbox.gz``                    its messages
 list      list index                                  months, counts, latest threads
 feed      Atom feed                                   the latest messages
-sitemap   a month's sitemap: the thread pages rooted  those threads and their last dates
-          in it
+sitemap   a month's sitemap: the thread pages rooted  those threads, their last dates and
+          in it (every page of a long thread)         their pages
 site      site index, 404 page, robots.txt, sitemap   every list's summary and sitemaps
           index, search page
 mid       Message-ID lookup pages for one hash prefix those messages' pages (and threads,

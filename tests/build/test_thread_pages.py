@@ -86,6 +86,8 @@ def test_a_long_thread_is_cut_into_pages_by_size(site: Path) -> None:
             anchor = f"#{call}" if where == number else f"{pages[where - 1].rsplit('/', 1)[1]}#{call}"
             assert f'<a href="{anchor}">' in html
     assert holder(site, 1) == pages[0] and holder(site, 4) == pages[1] and holder(site, 12) == pages[3]
+    sitemap = text(site, "dev/2024/03/sitemap.xml")
+    assert all(f"<loc>https://lists.example.org/{page}</loc>" in sitemap for page in pages)
     assert check_links(site / "output") == []
 
 
