@@ -25,9 +25,9 @@ PAGE_MESSAGES = 50
 """The most messages a thread page holds."""
 PAGE_BYTES = 150_000
 """The most estimated weight (stored bytes) a thread page holds, unless one message
-alone weighs more: measured on linux-raid, a thread page's HTML is at most about three
-times its messages' stored bytes (quoted and escaped text), which keeps pages under
-~500 KB."""
+alone weighs more (a shown text part is at most ``display.walk.MAX_SHOWN_BYTES``).
+With these limits the largest HTML page built from any of the test corpora is 354 KB
+(``bench/page_size_bench.py``; linux-raid's was 3 MB unpaged)."""
 PLACEHOLDER_WEIGHT = 500
 """The weight of a message shown as a placeholder (removed, or not archived)."""
 
