@@ -4,7 +4,11 @@ These paths are the site's public URLs, so they are a promise (DESIGN.md, invari
 a message's page is ``<list>/<yyyy>/<mm>/<call>.html`` under the month it was filed
 in, forever. When the message is the root of a thread that file is the thread page;
 otherwise it is a small redirect to the message's place in its thread page, so the
-URL keeps working whichever thread the message ends up in. Thread URLs of old roots
+URL keeps working whichever thread the message ends up in. A long thread has more
+pages (``plan.paging``): page 1 is the root's page, page ``k`` is
+``<list>/<yyyy>/<mm>/<call>-<k>.html`` beside it (``thread_page_path``; call numbers
+have no ``-``, so no message's page can be called that), and a message's redirect
+leads to the page that holds it. Thread URLs of old roots
 therefore keep working too: the old root's page turns into such a redirect.
 
 A message can also be found from its Message-ID alone: ``mid/<h[0:2]>/<h[2:]>.html``
@@ -64,6 +68,7 @@ __all__ = [
     "sitemap_path",
     "static_path",
     "thread_mbox_path",
+    "thread_page_path",
     "MID_RAW_NAME",
     "MID_THREAD_MBOX_NAME",
     "MID_PAGE_NAME",
@@ -138,6 +143,14 @@ def sitemap_path(slug: str, month: Month, number: int = 1) -> str:
 def message_path(slug: str, month: Month, call: str) -> str:
     """A message's permanent page: its thread page when it is a root, else a redirect."""
     return f"{_month_dir(slug, month)}/{call}.html"
+
+
+def thread_page_path(slug: str, month: Month, thread_id: str, number: int) -> str:
+    """Page ``number`` (from 1) of a thread rooted in ``month``: page 1 is the root's
+    ``message_path``, the others sit beside it."""
+    if number == 1:
+        return message_path(slug, month, thread_id)
+    return f"{_month_dir(slug, month)}/{thread_id}-{number}.html"
 
 
 def raw_path(slug: str, month: Month, call: str) -> str:

@@ -13,7 +13,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 LAYERS = [
     {"errors", "values", "charsets", "controls", "heap", "codedigest", "forkpool"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
-    | {"theme", "plan", "plan.jobs", "plan.kinds", "search", "search.analysis", "search.codec"}
+    | {"theme", "plan", "plan.jobs", "plan.kinds", "plan.paging", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
     | {"config.pop3", "config.imap", "config.smtp", "config.publish", "config.folders", "config.load"}
     | {"legacy", "legacy.mapfile", "legacy.hyperkitty"},

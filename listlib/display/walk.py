@@ -19,7 +19,8 @@ Rules:
   ``Content-Disposition: attachment`` are shown; a shown part with a file
   name is also listed as an (inline) attachment so it can be downloaded.
 - Text parts over ``MAX_SHOWN_BYTES`` are listed as attachments with a note
-  instead of being shown. Every other part is an attachment.
+  instead of being shown (a thread page holding one stays under ~500 KB); up to
+  ``MAX_INDEXED_BYTES`` their text is still searched. Every other part is an attachment.
 - A multipart whose boundary is missing shows its body as text.
 """
 
@@ -38,9 +39,13 @@ from .mime import MESSAGES, Headers, Part
 from .model import Attachment, DisplayOptions
 from .textbody import clean_text, obfuscate_address, obfuscate_addresses, plain_text, render_plain, unflow
 
-__all__ = ["MAX_SHOWN_BYTES", "Walk", "author_fields", "date_of", "is_no_archive"]
+__all__ = ["MAX_INDEXED_BYTES", "MAX_SHOWN_BYTES", "Walk", "author_fields", "date_of", "is_no_archive"]
 
-MAX_SHOWN_BYTES = 1 << 20
+MAX_SHOWN_BYTES = 300_000
+"""A text part longer than this is attached, not shown: linux-raid has kernel logs of
+700 KB quoted whole, which made thread pages of 770 KB (issue 29 wants under ~500 KB)."""
+MAX_INDEXED_BYTES = 1 << 20
+"""A text part up to this long is searched, shown or not."""
 
 _SHOWN_TEXT = {"text/plain", "text/x-patch", "text/x-diff", "text/diff", "text/x-log"}
 _SIGNATURES = {
@@ -194,6 +199,8 @@ class Walk:
         if len(payload) > MAX_SHOWN_BYTES:
             self.note("too-long", f"A text part of {len(payload):,} bytes is too long to show; it is attached.")
             self.attach(part)
+            if len(payload) <= MAX_INDEXED_BYTES:
+                self.texts.append(self._search_text(payload, part, kind))
             return
         if part.filename:
             self.attach(part, inline=True)
@@ -220,6 +227,21 @@ class Walk:
         if html:
             self.blocks.append(html)
         self.texts.append(plain)
+
+    def _search_text(self, payload: bytes, part: Part, kind: str) -> str:
+        """The text ``text_part`` gives the search index of a part it does not show:
+        what it gives of one it shows, in either mode."""
+        text = decode_bytes(payload, part.params.get("charset"))
+        obfuscate = self.options.obfuscate_addresses
+        if kind == "text/html" and sanitize.too_deep(text):
+            text, kind = sanitize.html_as_text(text), "text/plain"
+        if kind == "text/html":
+            html = sanitize.sanitize_html(text, drop_mailto=obfuscate)
+            return sanitize.html_to_text(_obfuscate_html(html) if obfuscate else html)
+        text = clean_text(text)
+        if part.params.get("format", "").lower() == "flowed":
+            text = unflow(text, part.params.get("delsp", "").lower() == "yes")
+        return plain_text(text, obfuscate)
 
     def alternative(self, part: Part) -> None:
         children = part.children

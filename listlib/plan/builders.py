@@ -40,6 +40,7 @@ from ..urls import (
     raw_path,
     sitemap_path,
     thread_mbox_path,
+    thread_page_path,
 )
 from ..values import Month
 from .jobs import Job, job_id, job_key
@@ -213,6 +214,7 @@ class SiteJobs:
             None if other is None else Link(source.page(other, rows[other]), self._subject(rows[other]))
             for other in (before, after)
         )
+        pages = source.thread_pages([thread_id])[thread_id]
         messages = []
         for call, parent, depth in entry.messages:
             row = rows[call]
@@ -229,6 +231,7 @@ class SiteJobs:
                     row.refs,
                     self._tombstone(row) if row.removed else None,
                     self._edit_note(row) if row.edited_at else None,
+                    pages.get(call, 1),
                 )
             )
         record = ThreadPage(
@@ -415,9 +418,15 @@ class SiteJobs:
     def sitemaps(self, slug: str, months: Mapping[Month, Sequence[ThreadSummary]]) -> list[Job]:
         """The sitemap jobs of these months (``sitemap_months``, or a part of it)."""
         jobs = []
+        source = self.sources[slug]
         for month, summaries in sorted(months.items()):
+            paged = source.thread_pages(t.id for t in summaries)
             for number, part in enumerate(_sitemap_parts(summaries), start=1):
-                pages = tuple((message_path(slug, month, t.id), t.last) for t in part)
+                pages = tuple(
+                    (thread_page_path(slug, month, t.id, k), t.last)
+                    for t in part
+                    for k in range(1, max(paged[t.id].values(), default=1) + 1)
+                )
                 record = SitemapPage(self.site, sitemap_path(slug, month, number), pages)
                 jobs.append(self.make("sitemap", (slug, month, number), record))
         return jobs

@@ -15,7 +15,13 @@ the jobs a change can reach are:
 - list and feed of every list with a change, and the site index;
 - the sitemaps of changed months and of the root months of changed threads;
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
-  thread (a message's lookup entry depends on nothing else that can change);
+  thread (a message's lookup entry depends on nothing else);
+- for each message of a looked-at thread that moved to another page of it (the memory
+  keeps the page of every message not on page 1 of its thread, ``plan.paging``): the
+  messages and date jobs of its month and its bucket, whose links lead to that page. A
+  reply at the end of a thread's order moves none; one in the middle moves those after
+  it whose page break moved (the thread's own pages all change: each lists the whole
+  thread);
 - for each message stewards changed under its call number since (``Index.revisions``:
   removed, now a tombstone maybe with the same thread around it, or redacted, now an
   edited copy), its thread and its neighbours' (its subject may be theirs to show),
@@ -37,6 +43,7 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from ..store.index import Row
 from ..threadset import ThreadChanges
 from ..values import Month
 from .builders import SiteJobs, mid_bucket, mid_digest
@@ -65,6 +72,8 @@ class Memory:
     """List slug -> the mark of each month, as its month jobs were planned."""
     revisions: dict[str, dict[str, str]] = field(default_factory=dict)
     """List slug -> its ``Index.revisions``."""
+    pages: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
+    """List slug -> thread id -> call -> its page, for the messages not on page 1."""
     forget_mids: set[str] = field(default_factory=set)
     add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
     replace_mids: bool = False
@@ -82,6 +91,8 @@ class Memory:
             state.set(f"marks:{slug}", json.dumps({str(month): mark for month, mark in marks.items()}))
         for slug, revisions in self.revisions.items():
             state.set(f"revisions:{slug}", json.dumps(revisions, sort_keys=True))
+        for slug, pages in self.pages.items():
+            state.set(f"pages:{slug}", json.dumps(pages, sort_keys=True))
         state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
 
 
@@ -110,6 +121,7 @@ def full_memory(
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())
+        memory.pages[slug] = {tid: pages for tid, pages in source.thread_pages(memory.orders[slug]).items() if pages}
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
             memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call]).get(call, ""), prefix))
@@ -175,10 +187,12 @@ def dirty_jobs(
         for thread_id in sorted(threads):
             consider(job_id("thread", slug, thread_id), jobs.thread(slug, thread_id))
             consider(job_id("tmbox", slug, thread_id), jobs.tmbox(slug, thread_id))
+        repaged = _repaged(source, state, threads, memory)
         months = source.months()
         before = [Month(*m) for m in json.loads(state.get(f"months:{slug}") or "[]")]
         moved_months = _moved(before, months)
-        dirty_months = {m for s, m in changes.months if s == slug} | moved_months
+        relinked = {month_of(row) for row in repaged}
+        dirty_months = {m for s, m in changes.months if s == slug} | moved_months | relinked
         revised_months = {month_of(row) for row in revised_rows}
         dirty_months |= revised_months
         # A month's thread lines change with any of its threads; its messages and their
@@ -187,10 +201,10 @@ def dirty_jobs(
         marks_now = {Month(*m): mark for m, mark in month_marks(slug, dirty_months).items()}
         for month in sorted(dirty_months):
             same_messages = month in marks_now and marks.get(month) == marks_now[month] and month not in revised_months
-            if not same_messages:
+            if not same_messages or month in relinked:
                 consider(job_id("messages", slug, month), jobs.messages(slug, month))
             consider(job_id("month", slug, month), jobs.month(slug, month))
-            if not same_messages or month in moved_months:
+            if not same_messages or month in moved_months or month in relinked:
                 consider(job_id("date", slug, month), jobs.date(slug, month))
             if not same_messages:
                 consider(job_id("mmbox", slug, month), jobs.mmbox(slug, month))
@@ -220,6 +234,10 @@ def dirty_jobs(
         memory.months[slug] = months
         memory.marks[slug] = marks
         _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)
+        for row in repaged:  # its lookup entry links to its new page
+            digest = mid_digest(row)
+            if digest is not None:
+                prefixes.add(mid_bucket(digest))
         for row in revised_rows:  # its lookup entry: a tombstone, or the edited copy's
             digest = mid_digest(row)
             if digest is not None and row.call not in forget:
@@ -237,6 +255,28 @@ def dirty_jobs(
     memory.forget_mids = forget
     memory.add_mids = fresh
     return built, considered, memory
+
+
+def _repaged(source: ListSource, state: BuildState, threads: Iterable[str], memory: Memory) -> list[Row]:
+    """The rows of the messages of these threads whose page (``ListSource.thread_pages``)
+    differs from the one the last build recorded; records the new pages in ``memory``."""
+    slug = source.slug
+    recorded: dict[str, dict[str, int]] = json.loads(state.get(f"pages:{slug}") or "{}")
+    moved: set[str] = set()
+    changed = False
+    for thread_id, now in source.thread_pages(threads).items():
+        was = recorded.get(thread_id, {})
+        if was == now:
+            continue
+        changed = True
+        moved.update(call for call in was.keys() | now.keys() if was.get(call, 1) != now.get(call, 1))
+        if now:
+            recorded[thread_id] = now
+        else:
+            recorded.pop(thread_id, None)
+    if changed:
+        memory.pages[slug] = recorded
+    return sorted(source.rows(moved).values())
 
 
 def _bucket_changes(

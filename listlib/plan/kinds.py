@@ -17,7 +17,8 @@ settings every page depends on.
 ========  ==========================================  ======================================
 kind      files                                       inputs (besides templates and site)
 ========  ==========================================  ======================================
-thread    thread page + attachments of its messages   the tree, content hashes, prev/next
+thread    thread page(s) + attachments of its         the tree, content hashes, sizes (page
+          messages                                    breaks), prev/next
 tmbox     the thread's ``.mbox.gz``                   its messages
 messages  a month's ``.eml`` copies and the redirect  the month's messages and their threads
           pages of its non-root messages
@@ -26,8 +27,8 @@ date      the month's by-date page                    the month's messages, prev
 mmbox     the month's ``.mbox.gz``                    its messages
 list      list index                                  months, counts, latest threads
 feed      Atom feed                                   the latest messages
-sitemap   a month's sitemap: the thread pages rooted  those threads and their last dates
-          in it
+sitemap   a month's sitemap: the thread pages rooted  those threads, their last dates and
+          in it (every page of a long thread)         their pages
 site      site index, 404 page, robots.txt, sitemap   every list's summary and sitemaps
           index, search page
 mid       Message-ID lookup pages for one hash prefix those messages' pages (and threads,
@@ -147,7 +148,7 @@ Removed = tuple[str, str]
 """What a tombstone says of a removed message, or a page of a redacted one: (when it was
 removed or edited, the public reason or "" when the site does not show reasons)."""
 
-ThreadMessage = tuple[str, str | None, int, Month, str, str, bool, str | None, str, Removed | None, Removed | None]
+ThreadMessage = tuple[str, str | None, int, Month, str, str, bool, str | None, str, Removed | None, Removed | None, int]
 """A message of a thread page, in thread order (a plain tuple, see ``MboxItem``)."""
 THREAD_MESSAGE_FIELDS = (
     "call",
@@ -161,10 +162,12 @@ THREAD_MESSAGE_FIELDS = (
     "refs",
     "removed",
     "edited",
+    "page",
 )
 """``month``: the month it was filed in (where its permalink and attachments live);
 ``removed``: for a removed message (a placeholder), its tombstone; ``edited``: for a
-redacted one, when and why."""
+redacted one, when and why; ``page``: the page of the thread that shows it, from 1
+(``plan.paging``)."""
 
 
 class ThreadPage(NamedTuple):

@@ -19,8 +19,9 @@ from typing import NamedTuple
 from ..config import ListConfig
 from ..store.index import REMOVED_TOKEN, Row
 from ..threadcache import ThreadEntry, ThreadLine
-from ..urls import message_path
+from ..urls import message_path, thread_page_path
 from ..values import Month
+from .paging import message_weight, page_numbers
 
 __all__ = ["ListSource", "LoadedList", "ThreadSummary", "month_of"]
 
@@ -47,6 +48,7 @@ class ListSource(ABC):
         self._order: list[ThreadSummary] | None = None
         self._position: dict[str, int] | None = None
         self._months: list[Month] | None = None
+        self._pages: dict[str, dict[str, int]] = {}
 
     # -- primitives -------------------------------------------------------------------
 
@@ -140,14 +142,46 @@ class ListSource(ABC):
     def page(self, thread_id: str, root: Row) -> str:
         return message_path(self.slug, month_of(root), thread_id)
 
+    def thread_pages(self, ids: Iterable[str]) -> dict[str, dict[str, int]]:
+        """Thread id -> call -> the page of the thread that shows it (``plan.paging``),
+        for the messages not on page 1 (a thread on one page maps to nothing); worked
+        out once per thread."""
+        wanted = set(ids)
+        missing = wanted - self._pages.keys()
+        if missing:
+            entries = self.threads(missing)
+            long = [e for e in entries.values() if e.count > 1]
+            rows = self.rows(call for entry in long for call, _p, _d in entry.messages)
+            for thread_id in missing:
+                self._pages[thread_id] = {}
+            for entry in long:
+                calls = [call for call, _p, _d in entry.messages]
+                weights = (
+                    message_weight(row.size, row.removed or bool(row.no_archive))
+                    if (row := rows.get(call)) is not None
+                    else message_weight(0, True)
+                    for call in calls
+                )
+                self._pages[entry.id] = {c: n for c, n in zip(calls, page_numbers(weights), strict=True) if n > 1}
+        return {tid: self._pages[tid] for tid in wanted}
+
     def links(self, calls: Iterable[str]) -> tuple[dict[str, str], Mapping[str, str]]:
-        """(call -> the message's anchor on its thread page, call -> its thread id), for
-        those of the calls that are in a thread (a removed message may be in none)."""
+        """(call -> the message's anchor on the page of its thread that shows it, call ->
+        its thread id), for those of the calls that are in a thread (a removed message
+        may be in none)."""
         wanted = list(calls)
         thread_of = self.thread_of(wanted)
-        roots = self.rows(set(thread_of.values()))
-        pages = {tid: self.page(tid, root) for tid, root in roots.items()}
-        return {call: f"{pages[thread_of[call]]}#{call}" for call in wanted if call in thread_of}, thread_of
+        thread_ids = set(thread_of.values())
+        roots = self.rows(thread_ids)
+        pages = self.thread_pages(thread_ids)
+        links = {}
+        for call in wanted:
+            thread_id = thread_of.get(call)
+            if thread_id is None:
+                continue
+            number = pages[thread_id].get(call, 1)
+            links[call] = f"{thread_page_path(self.slug, month_of(roots[thread_id]), thread_id, number)}#{call}"
+        return links, thread_of
 
 
 class LoadedList(ListSource):

@@ -83,6 +83,7 @@ from ..urls import (
     relative_url,
     static_path,
     thread_mbox_path,
+    thread_page_path,
 )
 from ..values import Month, plural
 from .downloads import encode_mboxrd, gzip_bytes
@@ -168,6 +169,17 @@ class _Message:
     """For a removed message (a placeholder): ``at`` (its date) and ``reason`` ("" when not shown)."""
     edited: dict[str, str] | None = None
     """For a redacted message: ``at`` (when it was edited) and ``reason`` ("" when not shown)."""
+    href: str = ""
+    """Its anchor as the page being rendered links to it ("#call", or another page's)."""
+    parent_href: str = ""
+    """Its parent's anchor, likewise ("" for a root)."""
+
+    def __post_init__(self) -> None:
+        # Frozen: the anchors on its own page are filled in as the dataclass docs show.
+        if not self.href:
+            object.__setattr__(self, "href", f"#{self.call}")
+        if self.parent and not self.parent_href:
+            object.__setattr__(self, "parent_href", f"#{self.parent}")
 
 
 OnDisplay = Callable[[str, str, MessageDisplay], None]
@@ -245,6 +257,8 @@ class Renderer:
         site = args.site
         shown: list[_Message] = []
         subjects: dict[str, str] = {}
+        numbers: dict[str, int] = {}
+        """call -> the page that shows it."""
         for (
             call,
             parent,
@@ -257,7 +271,9 @@ class Renderer:
             refs,
             removed,
             edited,
+            number,
         ) in args.messages:
+            numbers[call] = number
             if removed is not None:
                 permalink = relative_url(page, message_path(slug, month, call))
                 shown.append(_placeholder(call, parent, depth, removed, permalink))
@@ -300,22 +316,28 @@ class Renderer:
             )
         prev, nxt = args.prev, args.next
         root_month = args.month
-        html = self._page(
-            "thread.html",
-            page,
-            site,
-            list=self._list(args.list),
-            subject=args.subject,
-            thread_id=args.id,
-            missing_root=args.missing_root,
-            messages=shown,
-            toc=len(shown) >= TOC_THRESHOLD,
-            prev={"path": prev.path, "subject": prev.subject} if prev else None,
-            next={"path": nxt.path, "subject": nxt.subject} if nxt else None,
-            month={"path": month_index_path(slug, root_month), "name": _month_name(root_month)},
-            mbox=thread_mbox_path(slug, root_month, args.id),
-        )
-        self._put(files, old, page, html)
+        count = max(numbers.values(), default=1)
+        paths = [thread_page_path(slug, root_month, args.id, number) for number in range(1, count + 1)]
+        for number, path in enumerate(paths, start=1):
+            here = shown if count == 1 else _seen_from(shown, numbers, paths, number)
+            html = self._page(
+                "thread.html",
+                path,
+                site,
+                list=self._list(args.list),
+                subject=args.subject,
+                thread_id=args.id,
+                missing_root=args.missing_root,
+                messages=here,
+                page_messages=[m for m in here if numbers[m.call] == number],
+                pages=None if count == 1 else _pager(paths, number),
+                toc=len(shown) >= TOC_THRESHOLD or count > 1,
+                prev={"path": prev.path, "subject": prev.subject} if prev else None,
+                next={"path": nxt.path, "subject": nxt.subject} if nxt else None,
+                month={"path": month_index_path(slug, root_month), "name": _month_name(root_month)},
+                mbox=thread_mbox_path(slug, root_month, args.id),
+            )
+            self._put(files, old, path, html)
         return files
 
     def render_mbox(self, args: Download, old: Mapping[str, str]) -> Files:
@@ -548,6 +570,29 @@ _BLANK = MessageDisplay(
     text="",
 )
 """A display with nothing from the message (placeholders and displays that failed start from it)."""
+
+
+def _seen_from(shown: list[_Message], numbers: Mapping[str, int], paths: list[str], number: int) -> list[_Message]:
+    """A paged thread's messages as page ``number`` links to them: an anchor on this
+    page, or the page that shows the message and its anchor there."""
+
+    def href(call: str) -> str:
+        there = numbers.get(call, 1)
+        return f"#{call}" if there == number else relative_url(paths[number - 1], f"{paths[there - 1]}#{call}")
+
+    return [dataclasses.replace(m, href=href(m.call), parent_href=href(m.parent) if m.parent else "") for m in shown]
+
+
+def _pager(paths: list[str], number: int) -> dict[str, Any]:
+    """What a paged thread's page says of its pages (``pages`` in ``thread.html``):
+    its ``number`` of ``count``, and the links to the others (``url``ed by the template)."""
+    return {
+        "number": number,
+        "count": len(paths),
+        "prev": paths[number - 2] if number > 1 else None,
+        "next": paths[number] if number < len(paths) else None,
+        "all": [{"number": n, "path": path} for n, path in enumerate(paths, start=1)],
+    }
 
 
 def _placeholder(call: str, parent: str | None, depth: int, removed: Removed, permalink: str) -> _Message:

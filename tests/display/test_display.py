@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from listlib.display import DisplayOptions, MessageDisplay, display_message
+from listlib.display.walk import MAX_INDEXED_BYTES, MAX_SHOWN_BYTES
 
 from ..support.display_safety import assert_nothing_executable
 from ..support.helpers import make_message
@@ -392,6 +393,16 @@ def test_too_long_text_parts_are_attached_instead_of_shown() -> None:
     shown = body_of("x" * (2 << 20))
     assert '<div class="note too-long">' in shown.body_html
     assert shown.attachments[0].size == 2 << 20
+
+
+def test_a_kernel_log_too_long_for_a_page_is_attached_but_still_searched() -> None:
+    log = "".join(f"[{n:6d}.000] md/raid:md0: read error corrected (8 sectors at {n})\n" for n in range(5_000))
+    assert MAX_SHOWN_BYTES < len(log) <= MAX_INDEXED_BYTES
+    shown = body_of(log)
+    assert '<div class="note too-long">' in shown.body_html and "read error corrected" not in shown.body_html
+    assert shown.attachments[0].size == len(log)
+    assert "md0: read error corrected (8 sectors at 3999)" in shown.text
+    assert display_message(make_message(body=log), DisplayOptions(text_only=True)).text == shown.text
 
 
 def test_broken_boundary_shows_the_body_as_text() -> None:
