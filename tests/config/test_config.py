@@ -97,9 +97,9 @@ kep_on_server = true
         "outptu_dir: unknown key (known: delivery, lists, pop3, publish, site, smtp, theme)",
         "list: unknown table (did you mean lists?)",
         "site.base_ulr: unknown key (did you mean base_url?)",
-        "site.colour: unknown key (known: base_url, cache_dir, content_dir, load_remote_images, message_id_folder, "
-        "message_id_paths, obfuscate_addresses, output_dir, publish_unrouted, queue_dir, search_from_disk, "
-        "show_removal_reasons, title)",
+        "site.colour: unknown key (known: base_url, cache_dir, content_dir, language, load_remote_images, "
+        "message_id_folder, message_id_paths, obfuscate_addresses, output_dir, publish_unrouted, queue_dir, "
+        "search_from_disk, show_removal_reasons, title)",
         "lists.dev.adresses: unknown key (did you mean addresses?)",
         "pop3.box.kep_on_server: unknown key (did you mean keep_on_server?)",
     ]
