@@ -30,7 +30,7 @@ from listlib.filing import file_sources
 from listlib.stewardship import Selector, steward
 from listlib.store.core import Store
 
-from ..support.axe import AXE, audit
+from ..support.axe import AXE, WAIT_JS, audit
 from ..support.chromium import CHROMIUM, DevTools, fresh_browser
 from ..support.helpers import REPO, SITE_TOML, make_message, mboxrd
 
@@ -283,3 +283,31 @@ def test_the_contents_of_a_thread_are_its_tree_as_nested_lists(built: dict[str, 
     sections = re.findall(r'<article class="message indent-\d+" id="([^"]+)"', thread)
     chain = [depth_of[call] for call in sections[:13]]
     assert chain == list(range(13)), chain  # the reply chain, each one level below its parent
+
+
+def test_the_search_box_in_a_page_header_leads_to_the_results(
+    browser: DevTools, server: str, built: dict[str, str]
+) -> None:
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+
+    def value(expression: str, **options: Any) -> Any:
+        answer = browser.send("Runtime.evaluate", session, expression=expression, returnByValue=True, **options)
+        return answer["result"].get("value")
+
+    try:
+        browser.send("Page.enable", session)
+        browser.events.clear()
+        browser.send("Page.navigate", session, url=server + built["thread"])
+        browser.wait_for("Page.loadEventFired", session)
+        value("document.querySelector('header form[role=search] input[name=q]').value = 'degraded'")
+        browser.events.clear()
+        value("document.querySelector('header form[role=search] button').click()")
+        browser.wait_for("Page.loadEventFired", session)
+        assert value("location.pathname + location.search") == "/search/index.html?q=degraded"
+        status = value(WAIT_JS, awaitPromise=True)
+        hits = value("document.querySelectorAll('#search-results li').length")
+        assert value("document.querySelector('#search-form input[name=q]').value") == "degraded"
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    assert hits >= 1, (status, hits)
