@@ -33,6 +33,7 @@ list_ids = ["<dev.lists.example.org>"]
     assert config.site.base_url == "https://lists.example.org/archive/"
     assert config.site.content_dir == tmp_path.resolve() / "store"
     assert config.site.output_dir == tmp_path.resolve() / "output"
+    assert config.site.language == "en"
     dev = config.get_list("dev")
     assert dev is not None and dev.addresses == ("dev@lists.example.org",)
     assert dev.list_ids == ("dev.lists.example.org",)
@@ -280,3 +281,14 @@ def test_separate_folders_anywhere_are_accepted(tmp_path: Path) -> None:
 def test_search_from_disk_is_off_unless_asked(tmp_path: Path) -> None:
     (tmp_path / "listlib.toml").write_text('[site]\ntitle = "x"\nbase_url = "https://x.example/"\n[lists.dev]\n')
     assert load_config(tmp_path / "listlib.toml").site.search_from_disk is False
+
+
+@pytest.mark.parametrize("tag", ["de", "pt-BR", "zh-Hant-TW"])
+def test_the_site_language_is_a_language_tag(tmp_path: Path, tag: str) -> None:
+    site = f'[site]\ntitle = "A"\nbase_url = "https://a.example/"\nlanguage = "{tag}"\n'
+    assert load_config(write(tmp_path, site)).site.language == tag
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, site.replace(tag, tag + " or so")))
+    assert [str(i) for i in info.value.issues] == [
+        f"site.language: '{tag} or so' is not a language tag such as 'en' or 'de-CH'"
+    ]
