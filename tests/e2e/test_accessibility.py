@@ -5,7 +5,9 @@ page) in the light and the dark colour scheme at 390 and 1280 CSS pixels; a full
 screenshot of each is kept in ``$LISTLIB_ARTIFACTS/a11y/`` (default
 ``tests/artifacts/a11y/``, git-ignored). The markup the rules cannot judge is checked
 here too: one heading per message naming author and date, link texts that make sense
-alone, alt text, ``lang``. Skipped without Chromium or axe-core (``.ci/run`` installs it
+alone, alt text, ``lang``, the contents as nested lists, a visible focus ring on
+everything the Tab key reaches (the skip link first), the search box of every page's
+header. Skipped without Chromium or axe-core (``.ci/run`` installs it
 into ``tests/.node/``)."""
 
 from __future__ import annotations
@@ -311,3 +313,43 @@ def test_the_search_box_in_a_page_header_leads_to_the_results(
     finally:
         browser.send("Target.closeTarget", targetId=target)
     assert hits >= 1, (status, hits)
+
+
+FOCUS_JS = """(() => {
+  const el = document.activeElement, style = getComputedStyle(el), box = el.getBoundingClientRect();
+  return {
+    tag: el.tagName.toLowerCase() + (el.className ? '.' + el.className : ''),
+    text: (el.textContent || el.getAttribute('aria-label') || '').trim().slice(0, 40),
+    outline: style.outlineStyle !== 'none' && parseFloat(style.outlineWidth) >= 2,
+    onScreen: box.width > 0 && box.height > 0 && box.left >= 0 && box.top >= 0,
+  };
+})()"""
+
+
+@pytest.mark.parametrize("page", ["thread", "list-index", "search"])
+def test_the_keyboard_focus_is_always_visible_and_starts_with_the_skip_link(
+    browser: DevTools, server: str, built: dict[str, str], page: str
+) -> None:
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    seen = []
+    try:
+        browser.send("Page.enable", session)
+        browser.events.clear()
+        browser.send("Page.navigate", session, url=server + built[page])
+        browser.wait_for("Page.loadEventFired", session)
+        browser.send("Runtime.evaluate", session, expression=WAIT_JS, awaitPromise=True)
+        for _ in range(40):
+            for kind in ("rawKeyDown", "keyUp"):
+                browser.send(
+                    "Input.dispatchKeyEvent", session, type=kind, key="Tab", code="Tab", windowsVirtualKeyCode=9
+                )
+            answer = browser.send("Runtime.evaluate", session, expression=FOCUS_JS, returnByValue=True)
+            seen.append(answer["result"]["value"])
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    assert seen[0]["tag"] == "a.skip" and seen[0]["onScreen"], seen[0]  # shown when focused
+    seen = seen[: next((n for n, s in enumerate(seen) if s["tag"] == "body"), len(seen))]  # to the page's end
+    assert len(seen) >= 5, seen
+    hidden = [s for s in seen if not s["outline"]]
+    assert hidden == [], hidden
