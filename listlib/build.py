@@ -208,6 +208,7 @@ def _plan(
         obfuscate_addresses=config.site.obfuscate_addresses,
         load_remote_images=config.site.load_remote_images,
         show_removal_reasons=config.site.show_removal_reasons,
+        language=config.site.language,
     )
     content = config.site.content_dir
     lists = config.published_lists  # with _no_list when [site] publish_unrouted is on

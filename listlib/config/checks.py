@@ -66,3 +66,13 @@ def check_message_id_folder(value: str) -> str | None:
     if value == "" or _FOLDER_RE.match(value):
         return None
     return f"{value!r} is not a folder of names of letters, digits, '_' and '-' that start with a letter"
+
+
+_LANGUAGE_RE = re.compile(r"[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*")
+
+
+def check_language(value: str) -> str | None:
+    """A BCP 47 language tag such as ``en``, ``de-CH`` or ``zh-Hant``."""
+    if _LANGUAGE_RE.fullmatch(value):
+        return None
+    return f"{value!r} is not a language tag such as 'en' or 'de-CH'"

@@ -75,6 +75,10 @@ class SiteConfig:
     """Write each search index file's script twin (``<file>.js``) too, so that the search
     page works on a copy of the site opened from disk (``file://``); doubles the size
     of ``output/search/``."""
+    language: str = "en"
+    """The language of the site's pages, a BCP 47 tag such as ``en`` or ``de-CH``: every
+    page's ``lang`` (screen readers pick their voice by it). A message whose
+    ``Content-Language`` says otherwise carries its own."""
     show_removal_reasons: bool = False
     """Show the reason given to ``listlib remove`` on the tombstone of a removed message
     (off: the tombstone says only when it was removed; the reason stays in the ledger)."""

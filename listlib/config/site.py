@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .checks import check_message_id_folder, check_nonempty, check_url
+from .checks import check_language, check_message_id_folder, check_nonempty, check_url
 from .reader import Reader
 from .schema import SiteConfig, ThemeConfig
 
@@ -29,6 +29,7 @@ _SITE_KEYS = {
     "publish_unrouted",
     "show_removal_reasons",
     "search_from_disk",
+    "language",
     "message_id_paths",
     "message_id_folder",
 }
@@ -54,6 +55,7 @@ def read_site(reader: Reader, site_table: Mapping[str, Any]) -> SiteConfig:
         publish_unrouted=reader.boolean(site_table, "publish_unrouted", "site", False),
         show_removal_reasons=reader.boolean(site_table, "show_removal_reasons", "site", False),
         search_from_disk=reader.boolean(site_table, "search_from_disk", "site", False),
+        language=reader.string(site_table, "language", "site", default="en", check=check_language),
         message_id_paths=reader.boolean(site_table, "message_id_paths", "site", False),
         message_id_folder=reader.string(
             site_table, "message_id_folder", "site", default="", check=check_message_id_folder

@@ -47,7 +47,7 @@ from .attachments import safe_filename
 from .mime import parse_parts, read_headers
 from .model import Attachment, DisplayOptions, MessageDisplay
 from .textbody import clean_text, obfuscate_address, obfuscate_addresses
-from .walk import Walk, author_fields, date_of, is_no_archive
+from .walk import Walk, author_fields, date_of, is_no_archive, language_of
 
 __all__ = [
     "Attachment",
@@ -107,6 +107,7 @@ def _display(raw: bytes, options: DisplayOptions) -> MessageDisplay:
         attachments=walk.frozen_attachments(),
         no_archive=False,
         text=walk.text(),
+        language=language_of(headers),
     )
 
 

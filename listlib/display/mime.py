@@ -38,6 +38,7 @@ _FIELDS = (
     "content-type",
     "content-transfer-encoding",
     "content-disposition",
+    "content-language",
     "x-no-archive",
     "archive",
 )
@@ -68,6 +69,8 @@ class Part:
     """The decoded suggested file name (unsafe as it stands)."""
     disposition: str | None = None
     content_id: str | None = None
+    description: str | None = None
+    """The decoded Content-Description (an image's alt text)."""
     payload: bytes = b""
     """The decoded body of a leaf part (a multipart whose boundary is missing keeps its body here)."""
     children: list[Part] = field(default_factory=list)
@@ -143,7 +146,7 @@ def _message_headers(message: Message) -> Headers:
     return found
 
 
-_DESCRIBING = ("content-type", "content-disposition", "content-id")
+_DESCRIBING = ("content-type", "content-disposition", "content-id", "content-description")
 
 
 def _with_decoded_headers(message: Message) -> Message:
@@ -190,6 +193,9 @@ class _Converter:
         content_id = described.get("content-id")
         if content_id is not None:
             part.content_id = _text(content_id).strip().strip("<>").strip() or None
+        description = described.get("content-description")
+        if description is not None:
+            part.description = " ".join(decode_header_value(_text(description)).split()) or None
         payload = message.get_payload()
         if isinstance(payload, list) and part.content_type.startswith("message/") and part.content_type not in MESSAGES:
             # delivery-status, disposition-notification ...: blocks of header fields, shown as text.

@@ -69,3 +69,6 @@ class MessageDisplay:
     no_archive: bool
     text: str
     """Readable plain text of the new content (quotes and signatures removed), for search and feeds."""
+    language: str = ""
+    """The message's language as its Content-Language says (its first tag, when it is a
+    well-formed one), else ""; pages mark its body with it."""

@@ -158,8 +158,9 @@ def _placeholder(css: str, alt: str, title: str | None = None) -> str:
     return f'<span class="{css}"{titled}>{escape(label, quote=False)}</span>'
 
 
-def rewrite_images(html: str, cid_urls: Mapping[str, str], load_remote: bool) -> tuple[str, set[str]]:
-    """Point ``cid:`` images at their attachment URL and block remote ones; returns the cids used."""
+def rewrite_images(html: str, cid_urls: Mapping[str, tuple[str, str]], load_remote: bool) -> tuple[str, set[str]]:
+    """Point ``cid:`` images at their attachment URL and block remote ones; returns the cids used.
+    ``cid_urls``: each Content-ID's (URL, alt text for an image whose HTML gives none)."""
     used: set[str] = set()
     if "<img" not in html:
         return html, used
@@ -171,11 +172,13 @@ def rewrite_images(html: str, cid_urls: Mapping[str, str], load_remote: bool) ->
         scheme = src.split(":", 1)[0].lower() if ":" in src else ""
         if scheme == "cid":
             cid = unquote(src[4:]).strip().strip("<>")
-            url = cid_urls.get(cid) or cid_urls.get(cid.lower())
-            if url is None:
+            found = cid_urls.get(cid) or cid_urls.get(cid.lower())
+            if found is None:
                 return _placeholder("missing-image", alt)
             used.add(cid)
-            src = url
+            src, fallback = found
+            if "alt" not in attrs or not attrs["alt"].strip():
+                attrs["alt"] = fallback
         elif scheme in ("http", "https", "ftp"):
             if not load_remote:
                 return _placeholder("remote-image", alt, src)

@@ -26,6 +26,7 @@ Rules:
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 from html import escape
 from urllib.parse import quote
@@ -76,6 +77,16 @@ def date_of(headers: Headers) -> datetime | None:
         return None
 
 
+_LANGUAGE_RE = re.compile(r"[A-Za-z]{2,8}(?:-[A-Za-z0-9]{1,8})*")
+
+
+def language_of(headers: Headers) -> str:
+    """The first language tag of the Content-Language header, or "" (none, or not a tag)."""
+    value = headers.get("content-language", b"").decode("latin-1")
+    first = value.split(",", 1)[0].strip()
+    return first if _LANGUAGE_RE.fullmatch(first) else ""
+
+
 def author_fields(headers: Headers, obfuscate: bool) -> tuple[str, str, str]:
     """(name, address, shown) of the From header (see ``MessageDisplay``)."""
     name, address = parse_from(decode_header_value(headers.get("from", b"")))
@@ -92,7 +103,7 @@ def author_fields(headers: Headers, obfuscate: bool) -> tuple[str, str, str]:
 class _Pending:
     """An attachment being collected; frozen once the cid: references are known."""
 
-    __slots__ = ("content_id", "content_type", "data", "filename", "inline", "label")
+    __slots__ = ("content_id", "content_type", "data", "description", "filename", "inline", "label")
 
     def __init__(self, filename: str, label: str, part: Part, inline: bool) -> None:
         self.filename = filename
@@ -100,6 +111,7 @@ class _Pending:
         self.content_type = part.content_type
         self.data = part.payload
         self.content_id = part.content_id
+        self.description = part.description
         self.inline = inline
 
 
@@ -117,12 +129,13 @@ class Walk:
     # -- results ---------------------------------------------------------------------------------
 
     def body_html(self) -> str:
-        cid_urls: dict[str, str] = {}
+        cid_urls: dict[str, tuple[str, str]] = {}
         for pending in self.attachments:
             if pending.content_id:
-                url = self.options.attachment_base + quote(pending.filename)
-                cid_urls.setdefault(pending.content_id, url)
-                cid_urls.setdefault(pending.content_id.lower(), url)
+                # An image the HTML gives no alt text is named by its Content-Description, else its name.
+                found = (self.options.attachment_base + quote(pending.filename), pending.description or pending.label)
+                cid_urls.setdefault(pending.content_id, found)
+                cid_urls.setdefault(pending.content_id.lower(), found)
         used: set[str] = set()
         pieces = []
         for block in self.blocks:

@@ -110,6 +110,8 @@ class SiteSettings(NamedTuple):
     obfuscate_addresses: bool
     load_remote_images: bool
     show_removal_reasons: bool = False
+    language: str = "en"
+    """The ``lang`` of every page (a BCP 47 tag, ``[site] language``)."""
 
 
 class ListInfo(NamedTuple):

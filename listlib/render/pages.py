@@ -221,7 +221,7 @@ class Renderer:
         url = partial(relative_url, path)
         html = self.theme.render(
             template,
-            site={"title": site.title, "base_url": site.base_url},
+            site={"title": site.title, "base_url": site.base_url, "language": site.language},
             page=path,
             url=url,
             absolute=partial(_absolute, site.base_url),
@@ -501,7 +501,7 @@ class Renderer:
         filled in for each page (tens of thousands of them: a template render each was
         half their cost). So ``legacy.html`` gets ``site``, ``link`` and ``canonical`` only."""
         files: Files = {}
-        site = {"title": args.site.title, "base_url": args.site.base_url}
+        site = {"title": args.site.title, "base_url": args.site.base_url, "language": args.site.language}
         frame = self.theme.render("legacy.html", site=site, link=_LINK_SLOT, canonical=_CANONICAL_SLOT)
         for page, _url, target in args.redirects:
             link = markupsafe.escape(relative_url(page, target))

@@ -184,8 +184,8 @@ def test_attach_then_build_shows_the_message_under_its_new_parent_and_the_old_ro
     run_listlib("build", cwd=site, check=True)
     page = (site / "output" / "dev" / "2024" / "01" / f"{root}.html").read_text()
     section = page.split(f'id="{other}"', 1)
-    assert 'class="message indent-1"' in section[0].rsplit("<section", 1)[1]
-    assert f'<a href="#{root}">parent</a>' in section[1].split("</section>", 1)[0]
+    assert 'class="message indent-1"' in section[0].rsplit("<article", 1)[1]
+    assert f'<a href="#{root}">parent<' in section[1].split("</article>", 1)[0]
     redirect = old_page.read_text()
     assert 'http-equiv="refresh"' in redirect and f"../01/{root}.html#{other}" in redirect
     ledger = json.loads(run_listlib("ledger", "--json", cwd=site, check=True).stdout)["entries"]

@@ -33,6 +33,7 @@ list_ids = ["<dev.lists.example.org>"]
     assert config.site.base_url == "https://lists.example.org/archive/"
     assert config.site.content_dir == tmp_path.resolve() / "store"
     assert config.site.output_dir == tmp_path.resolve() / "output"
+    assert config.site.language == "en"
     dev = config.get_list("dev")
     assert dev is not None and dev.addresses == ("dev@lists.example.org",)
     assert dev.list_ids == ("dev.lists.example.org",)
@@ -102,9 +103,9 @@ foldres = ["INBOX"]
         "outptu_dir: unknown key (known: delivery, imap, lists, pop3, publish, site, smtp, theme)",
         "list: unknown table (did you mean lists?)",
         "site.base_ulr: unknown key (did you mean base_url?)",
-        "site.colour: unknown key (known: base_url, cache_dir, content_dir, load_remote_images, message_id_folder, "
-        "message_id_paths, obfuscate_addresses, output_dir, publish_unrouted, queue_dir, search_from_disk, "
-        "show_removal_reasons, title)",
+        "site.colour: unknown key (known: base_url, cache_dir, content_dir, language, load_remote_images, "
+        "message_id_folder, message_id_paths, obfuscate_addresses, output_dir, publish_unrouted, queue_dir, "
+        "search_from_disk, show_removal_reasons, title)",
         "lists.dev.adresses: unknown key (did you mean addresses?)",
         "pop3.box.kep_on_server: unknown key (did you mean keep_on_server?)",
         "imap.box2.foldres: unknown key (did you mean folders?)",
@@ -388,3 +389,12 @@ keep_on_server = true
         "imap.loop.move_to: 'INBOX' is also one of the folders fetched",
         'imap.loop.keep_on_server: is a POP3 key; for IMAP write after = "keep"',
     }
+@pytest.mark.parametrize("tag", ["de", "pt-BR", "zh-Hant-TW"])
+def test_the_site_language_is_a_language_tag(tmp_path: Path, tag: str) -> None:
+    site = f'[site]\ntitle = "A"\nbase_url = "https://a.example/"\nlanguage = "{tag}"\n'
+    assert load_config(write(tmp_path, site)).site.language == tag
+    with pytest.raises(ConfigError) as info:
+        load_config(write(tmp_path, site.replace(tag, tag + " or so")))
+    assert [str(i) for i in info.value.issues] == [
+        f"site.language: '{tag} or so' is not a language tag such as 'en' or 'de-CH'"
+    ]

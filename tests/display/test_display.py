@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from pathlib import Path
 
@@ -444,3 +445,32 @@ def test_no_archive_messages_keep_only_their_date(name: str) -> None:
 @pytest.mark.parametrize(("field", "value"), [("X-No-Archive", "no"), ("Archive", "yes")])
 def test_other_archive_values_are_archived(field: str, value: str) -> None:
     assert not display_message(make_message(extra={field: value})).no_archive
+
+
+def _related(*images: str, language: str = "") -> bytes:
+    """An HTML message whose images are parts of it (``cid:``); each of ``images`` is
+    the header lines of one image part after its Content-ID."""
+    parts = "".join(
+        f'--b\nContent-Type: image/png; name="img{n}.png"\nContent-ID: <i{n}@x>\n{headers}'
+        "Content-Transfer-Encoding: base64\n\niVBORw0KGgo=\n"
+        for n, headers in enumerate(images)
+    )
+    own_alt = ' alt="own"'  # the third image's HTML has alt text of its own
+    html = "".join(f'<img src="cid:i{n}@x"{own_alt if n == 2 else ""}>' for n in range(len(images)))
+    body = f"--b\nContent-Type: text/html; charset=utf-8\n\n<p>{html}</p>\n{parts}--b--\n"
+    extra = {"Content-Type": 'multipart/related; boundary="b"', "MIME-Version": "1.0"}
+    if language:
+        extra["Content-Language"] = language
+    return make_message(body=body, extra=extra)
+
+
+def test_an_inline_image_without_alt_text_is_described_by_its_part_or_named_by_its_file() -> None:
+    shown = display_message(_related("Content-Description: =?utf-8?q?Gr=C3=BC=C3=9Fe?= from  Bern\n", "", ""))
+    alts = re.findall(r'<img [^>]*alt="([^"]*)"', shown.body_html)
+    assert alts == ["Grüße from Bern", "img1.png", "own"]  # the HTML's own alt text stays
+
+
+def test_a_message_s_language_is_the_first_tag_of_its_content_language() -> None:
+    assert display_message(_related("", language="de-CH, en")).language == "de-CH"
+    assert display_message(_related("", language="<script>")).language == ""
+    assert display_message(_related("")).language == ""

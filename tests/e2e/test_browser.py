@@ -427,7 +427,9 @@ def test_the_search_page_says_so_without_javascript(built: dict[str, Any]) -> No
     assert "needs JavaScript" in noscript and 'href="../index.html"' in noscript
     assert 'id="search-app"' in page and " hidden>" in page  # the results area shows only with scripts
     thread = (built["output"] / built["pages"]["thread"]).read_text()
-    assert 'class="site-search" href="../../../search/index.html"' in thread  # a link: no form on message pages
+    # A search box in every page's header (the front page's is its own, in the page).
+    assert '<form class="site-search" action="../../../search/index.html" method="get" role="search"' in thread
+    assert 'class="site-search"' not in (built["output"] / "index.html").read_text()
     assert 'name="list" value="dev"' in (built["output"] / "dev/index.html").read_text()
     # Every search box says what it searches.
     for path, scope in (("index.html", "Search all lists: "), ("dev/index.html", "Search dev only: ")):
@@ -653,9 +655,11 @@ def test_every_text_on_the_pages_reaches_aa_contrast_in_both_schemes(
 
 
 TOC_ROWS_JS = """(() => [...document.querySelectorAll('.toc li')].map((li) => {
-  const link = li.querySelector('a'), style = getComputedStyle(link);
+  const link = li.querySelector(':scope > a'), style = getComputedStyle(link);
   const line = parseFloat(style.lineHeight) || parseFloat(style.fontSize) * 1.5;
-  return {height: link.getBoundingClientRect().height, line, text: li.textContent.trim() === link.textContent.trim()};
+  // The row's own text: its item without the nested list of its replies.
+  const own = [...li.childNodes].filter((n) => n.nodeName !== 'OL').map((n) => n.textContent).join('');
+  return {height: link.getBoundingClientRect().height, line, text: own.trim() === link.textContent.trim()};
 }))()"""
 
 

@@ -44,7 +44,8 @@ def test_each_contents_row_is_one_link_holding_the_author_date_and_a_changed_sub
     _call, path = call_of(site, 1)
     page = (site / "output" / path.replace(".eml", ".html")).read_text()
     toc = page[page.index('<details class="toc"') : page.index("</details>")]
-    rows = re.findall(r"<li[^>]*>(.*?)</li>", toc, re.S)
+    # A row is its item up to the list of its replies (the contents are the tree as nested lists).
+    rows = [row.strip() for row in re.findall(r"<li[^>]*>(.*?)(?:</li>|<ol>)", toc, re.S)]
     assert len(rows) == 7
     for row in rows:  # nothing outside the row's one link
         assert row.startswith("<a ") and row.endswith("</a>") and row.count("<a ") == 1

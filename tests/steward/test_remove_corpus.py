@@ -85,8 +85,8 @@ def _shape(site: Path, thread_id: str) -> Shape:
         return list(entry.messages)
 
 
-_SECTION = re.compile(r'<section class="message indent-(\d+)" id="([^"]+)"')
-_PARENT = re.compile(r'<a href="#([^"]+)">parent</a>')
+_SECTION = re.compile(r'<article class="message indent-(\d+)" id="([^"]+)"')
+_PARENT = re.compile(r'<a href="#([^"]+)">parent<')
 
 
 def _sections(page: Path) -> list[tuple[str, str, str | None]]:
