@@ -22,6 +22,9 @@ message flagged ``\\Deleted`` in the folder is one this session filed (else
 they stay flagged, with a warning). ``move`` is ``UID MOVE``, or ``UID COPY``
 then the same as ``delete``. Every failure becomes a FetchError that names the
 account and the server. The only module that uses imaplib.
+
+Length: every IMAP command listlib sends is here, because imaplib is allowed in this
+module alone (``tests/test_architecture.py``); the settle actions share its session.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ class Page(HTMLParser):
         values = dict(attrs)
         if values.get("id"):
             self.ids.add(values["id"] or "")
-        if tag == "section" and "message" in (values.get("class") or "").split():
+        if tag in ("article", "section") and "message" in (values.get("class") or "").split():
             self.messages.append(values.get("id") or "")
         if tag == "script" and _THEME_SCRIPT_RE.fullmatch(values.get("src") or "") and set(values) == {"src", "defer"}:
             pass  # the theme's own script (static/times.js on thread pages), which the link check finds
