@@ -1,5 +1,5 @@
 """WCAG 2.2 AA in real Chromium: axe-core finds no violation on every kind of page (site
-index, list index, month, by-date, a long thread, a message with attachments and an
+index, list index, month, by-date, a long thread, both pages of a paged thread, a message with attachments and an
 inline image, a removed message's tombstone and its placeholder in its thread, the search page with results, the 404
 page) in the light and the dark colour scheme at 390 and 1280 CSS pixels; a full-page
 screenshot of each is kept in ``$LISTLIB_ARTIFACTS/a11y/`` (default
@@ -131,6 +131,9 @@ def messages() -> list[bytes]:
     out.append(_with_attachments())
     out.append(_post(60, "A short question", "Message number 60.\n"))
     out.append(_post(61, "Re: A short question", "Message number 61, to be removed.\n", [60]))
+    # a thread long enough to be paged (more than 50 messages): its pages 1 and 2
+    out.append(_post(100, "A long thread", "Message number 100.\n"))
+    out.extend(_post(n, "Re: A long thread", f"Message number {n}.\n", [100]) for n in range(101, 160))
     return out
 
 
@@ -146,7 +149,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     with Store(config.site.content_dir).open() as store:
         report = file_sources(store, config.lists, [source])
         assert report.failed == 0 and report.filed == len(messages()), report.summary()
-        rows = {n: store.index.rows_by_message_id("dev", f"m{n}@example.org")[0] for n in (1, 50, 60, 61)}
+        rows = {n: store.index.rows_by_message_id("dev", f"m{n}@example.org")[0] for n in (1, 50, 60, 61, 100)}
     steward(config, "remove", Selector(ids=(rows[61].call,)), reason="privacy request", by="test")
     build_site(config, workers=1)
     page = {n: row.path[: -len(".eml")] + ".html" for n, row in rows.items()}
@@ -156,6 +159,8 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "month": "dev/2024/05/index.html",
         "by-date": "dev/2024/05/date.html",
         "thread": page[1],
+        "long-thread-1": page[100],
+        "long-thread-2": page[100].removesuffix(".html") + "-2.html",
         "attachments": page[50],
         "tombstone": page[61],
         "placeholder": page[60],
@@ -203,6 +208,8 @@ PAGES = [
     "month",
     "by-date",
     "thread",
+    "long-thread-1",
+    "long-thread-2",
     "attachments",
     "tombstone",
     "placeholder",
