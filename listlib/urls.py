@@ -30,6 +30,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
+import urllib.parse
 from urllib.parse import quote
 
 from .values import Month, message_id_hash
@@ -267,6 +268,15 @@ def relative_url(from_path: str, to_path: str) -> str:
             common += 1
         rel = "../" * (len(here) - common) + "/".join(there[common:])
     return _quote(rel) + (hash_mark + _quote(fragment) if hash_mark else "")
+
+
+def rooted_url(base_url: str, to_path: str) -> str:
+    """The URL of ``to_path`` from the root of ``base_url``'s host (``/lists/static/...``):
+    for the 404 page, which a server sends for a missing URL at any depth, where a
+    relative link would resolve against the wrong folder."""
+    root = urllib.parse.urlsplit(base_url).path.rstrip("/") + "/"
+    target, hash_mark, fragment = to_path.partition("#")
+    return _quote(root + target) + (hash_mark + _quote(fragment) if hash_mark else "")
 
 
 _SAFE_RE = re.compile(r"[A-Za-z0-9/._~-]*\Z")

@@ -81,6 +81,7 @@ from ..urls import (
     month_index_path,
     raw_path,
     relative_url,
+    rooted_url,
     static_path,
     thread_mbox_path,
     thread_page_path,
@@ -218,7 +219,8 @@ class Renderer:
     # -- helpers --------------------------------------------------------------
 
     def _page(self, template: str, path: str, site: SiteSettings, **context: Any) -> bytes:
-        url = partial(relative_url, path)
+        # The 404 page is sent for missing URLs at any depth: its links start at the root.
+        url = partial(rooted_url, site.base_url) if path == NOT_FOUND_PATH else partial(relative_url, path)
         html = self.theme.render(
             template,
             site={"title": site.title, "base_url": site.base_url, "language": site.language},

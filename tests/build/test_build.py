@@ -4,6 +4,7 @@ site was built, permanent URLs, theme overrides, and repair after a killed build
 from __future__ import annotations
 
 import gzip
+import re
 import shutil
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -360,3 +361,14 @@ def test_clean_build_removes_only_what_the_build_owns(site: Path) -> None:
     del after["CNAME"], after[".well-known/security.txt"]
     assert after == before
     assert report.written
+
+
+def test_the_404_page_links_from_the_root_so_it_works_at_any_depth(site: Path) -> None:
+    """A server sends 404.html for a missing URL at any depth (``/dev/2024/nope.html``):
+    its stylesheet, header links and search form start at the site's root, not beside it."""
+    build(site)
+    page = (site / "output" / "404.html").read_text()
+    links = re.findall(r'(?:href|src|action)="([^"]*)"', page)
+    assert links and any("static/style.css" in link for link in links)
+    inside = [link for link in links if not link.startswith(("https://", "data:", "#"))]
+    assert inside and all(link.startswith("/") for link in inside), inside

@@ -64,8 +64,9 @@ def parse_site(root: Path) -> dict[Path, Page]:
     return {path: parse_page(path) for path in sorted(root.rglob("*.html"))}
 
 
-def check_links(root: Path, pages: dict[Path, Page] | None = None) -> list[str]:
-    """Every broken internal link under ``root`` as 'page -> link (why)'."""
+def check_links(root: Path, pages: dict[Path, Page] | None = None, base_path: str = "/") -> list[str]:
+    """Every broken internal link under ``root`` as 'page -> link (why)'. A link from the
+    host's root (the 404 page's) must start with ``base_path``, where the site is served."""
     problems: list[str] = []
     parsed = pages if pages is not None else parse_site(root)
     for path, page in parsed.items():
@@ -75,6 +76,11 @@ def check_links(root: Path, pages: dict[Path, Page] | None = None) -> list[str]:
                 continue  # not a link inside the site (mail can hold malformed ones: http://[host]/)
             parts = urlsplit(link)
             target = path
+            if parts.path.startswith("/"):
+                if not parts.path.startswith(base_path):
+                    problems.append(f"{rel} -> {link} (outside {base_path})")
+                    continue
+                parts = parts._replace(path="../" * rel.count("/") + (parts.path[len(base_path) :] or "."))
             if parts.path:
                 joined = posixpath.normpath(posixpath.join(posixpath.dirname(rel), unquote(parts.path)))
                 if joined.startswith(".."):
