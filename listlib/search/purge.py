@@ -18,14 +18,20 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
 from ..fsutil import naming
 from .codec import SCRIPT_SUFFIX, drop_positions, drop_postings, postings_hold, script_twin
 
-__all__ = ["purge_segment"]
+__all__ = ["VECTOR_FROM", "purge_segment"]
+
+VECTOR_FROM = 2_000
+"""Dictionaries of this many terms or more are searched for the deleted documents' terms
+with numpy (about 30 ms for 30,000 terms of 7,000 documents, against 0.3 s term by
+term; numpy's import costs some 0.1 s)."""
 
 
 def purge_segment(old: Path, new: Path, deleted: Sequence[int], *, twins: bool = True) -> bool:
@@ -44,40 +50,45 @@ def purge_segment(old: Path, new: Path, deleted: Sequence[int], *, twins: bool =
         return data
 
     chunks: list[list[list[Any]]] = [json.loads((old / f"t{k}.json").read_bytes()) for k in range(len(meta["dict"]))]
-    gone = set(deleted)
     changed: dict[str, bytes | None] = {}  # term -> new postings (None: the term is gone)
     positions: dict[str, bytes] = {}
-    for chunk in chunks:
-        for term, df, pfile, poff, plen, qfile, qoff, qlen in chunk:
-            data = memoryview(blob(f"p{pfile}.bin"))[poff : poff + plen]
-            if df == 1 and int.from_bytes(data[5:9], "little") not in gone:
-                continue  # most terms are in one document
-            if not postings_hold(data, deleted):
-                continue
-            changed[term], drop = drop_postings(data, deleted)
-            if changed[term] is not None and qfile >= 0:
-                positions[term] = drop_positions(blob(f"q{qfile}.bin")[qoff : qoff + qlen], drop)
+    for term, _df, pfile, poff, plen, qfile, qoff, qlen in _holding(chunks, blob, deleted):
+        changed[term], drop = drop_postings(memoryview(blob(f"p{pfile}.bin"))[poff : poff + plen], deleted)
+        if changed[term] is not None and qfile >= 0:
+            positions[term] = drop_positions(blob(f"q{qfile}.bin")[qoff : qoff + qlen], drop)
     files: dict[str, bytes] = {}
-    p_files = {f"p{e[2]}.bin" for chunk in chunks for e in chunk if e[0] in changed}
-    q_files = {f"q{e[5]}.bin" for chunk in chunks for e in chunk if e[0] in positions}
+    links: dict[str, str] = {}  # a new name -> the old file it is (a dictionary chunk renumbered)
+    p_files = {e[2] for chunk in chunks for e in chunk if e[0] in changed}
+    q_files = {e[5] for chunk in chunks for e in chunk if e[0] in positions}
     packed: dict[str, dict[str, tuple[int, int]]] = {"p": {}, "q": {}}
-    for letter, names, at, spans in (("p", p_files, 2, changed), ("q", q_files, 5, positions)):
+    touched: set[int] = set()  # dictionary chunks naming a file rewritten
+    for letter, numbers, at, spans in (("p", p_files, 2, changed), ("q", q_files, 5, positions)):
         # A file holds a run of terms in dictionary order: each one's bytes follow the last's.
-        parts: dict[str, list[bytes]] = {name: [] for name in names}
-        ends = dict.fromkeys(names, 0)
-        for chunk in chunks:
+        parts: dict[int, list[bytes]] = {number: [] for number in numbers}
+        ends = dict.fromkeys(numbers, 0)
+        for k, chunk in enumerate(chunks):
             for entry in chunk:
-                name = f"{letter}{entry[at]}.bin"
-                if name not in parts or changed.get(entry[0], b"") is None:
+                number = entry[at]
+                if number not in parts:
+                    continue
+                touched.add(k)
+                if changed.get(entry[0], b"") is None:
                     continue
                 piece = spans.get(entry[0])
                 if piece is None:
-                    piece = blob(name)[entry[at + 1] : entry[at + 1] + entry[at + 2]]
-                packed[letter][entry[0]] = (ends[name], len(piece))
-                ends[name] += len(piece)
-                parts[name].append(piece)
-        files.update((name, b"".join(pieces)) for name, pieces in parts.items())
+                    piece = blob(f"{letter}{number}.bin")[entry[at + 1] : entry[at + 1] + entry[at + 2]]
+                packed[letter][entry[0]] = (ends[number], len(piece))
+                ends[number] += len(piece)
+                parts[number].append(piece)
+        files.update((f"{letter}{number}.bin", b"".join(pieces)) for number, pieces in parts.items())
+    # A chunk left with no term is dropped: the ones after it are renumbered (linked under their new names).
+    firsts: list[str] = []
     for k, chunk in enumerate(chunks):
+        name = f"t{len(firsts)}.json"
+        if k not in touched:
+            firsts.append(meta["dict"][k])
+            links[name] = f"t{k}.json"
+            continue
         entries = []
         for entry in chunk:
             term = entry[0]
@@ -91,11 +102,12 @@ def purge_segment(old: Path, new: Path, deleted: Sequence[int], *, twins: bool =
             if term in packed["q"]:
                 entry[6:8] = packed["q"][term]
             entries.append(entry)
-        if not entries:
-            return False
-        if entries != chunk:
-            files[f"t{k}.json"] = _json(entries)
-            meta["dict"][k] = entries[0][0]
+        if entries:
+            firsts.append(entries[0][0])
+            files[name] = _json(entries)
+    if not firsts:
+        return False
+    meta["dict"] = firsts
     size = int(meta["docs_chunk"])
     for number in sorted({doc // size for doc in deleted}):
         rows = json.loads((old / f"d{number}.json").read_bytes())
@@ -106,8 +118,38 @@ def purge_segment(old: Path, new: Path, deleted: Sequence[int], *, twins: bool =
     files["meta.json"] = _json(meta)
     if twins:
         files.update([(name + SCRIPT_SUFFIX, script_twin(name, data)) for name, data in files.items()])
-    _write(old, new, files)
+        for name, was in list(links.items()):
+            if name == was:
+                links[name + SCRIPT_SUFFIX] = was + SCRIPT_SUFFIX
+            else:  # a twin names its file
+                files[name + SCRIPT_SUFFIX] = script_twin(name, (old / was).read_bytes())
+    _write(old, new, files, links)
     return True
+
+
+def _holding(chunks: list[list[list[Any]]], blob: Callable[[str], bytes], deleted: Sequence[int]) -> list[list[Any]]:
+    """The dictionary entries whose postings hold any of ``deleted``: looked up with
+    numpy (``bulk.postings_holding``) in a dictionary of ``VECTOR_FROM`` terms or more,
+    else term by term."""
+    entries = [entry for chunk in chunks for entry in chunk]
+    if len(entries) < VECTOR_FROM:
+        gone = set(deleted)
+        found = []
+        for entry in entries:
+            data = memoryview(blob(f"p{entry[2]}.bin"))[entry[3] : entry[3] + entry[4]]
+            if entry[1] == 1 and int.from_bytes(data[5:9], "little") not in gone:
+                continue  # most terms are in one document
+            if postings_hold(data, deleted):
+                found.append(entry)
+        return found
+    from .bulk import postings_holding  # numpy: worth its import for a big dictionary
+
+    # The postings files one after another, each term's postings found by its file's place.
+    files = sorted({entry[2] for entry in entries})
+    base = dict(zip(files, accumulate((len(blob(f"p{k}.bin")) for k in files), initial=0), strict=False))
+    data = b"".join(blob(f"p{k}.bin") for k in files)
+    starts = [base[entry[2]] + entry[3] for entry in entries]
+    return [entries[i] for i in postings_holding(data, starts, deleted)]
 
 
 def _count(postings: bytes | None) -> int:
@@ -119,7 +161,9 @@ def _json(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _write(old: Path, new: Path, files: dict[str, bytes]) -> None:
+def _write(old: Path, new: Path, files: dict[str, bytes], links: dict[str, str]) -> None:
+    """``new``: the ``files``, the dictionary chunks ``links`` names (new name -> old
+    name) and every other file of ``old`` but its dictionary chunks, linked."""
     temp = new.with_name(new.name + ".tmp")
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir(parents=True)
@@ -127,8 +171,10 @@ def _write(old: Path, new: Path, files: dict[str, bytes]) -> None:
         with naming(new):
             with os.scandir(old) as entries:
                 for entry in entries:
-                    if entry.name not in files:
+                    if entry.name not in files and not entry.name.startswith("t"):
                         _link(entry.path, f"{temp}/{entry.name}")
+            for name, was in links.items():
+                _link(f"{old}/{was}", f"{temp}/{name}")
             for name, data in files.items():
                 (temp / name).write_bytes(data)
         os.replace(temp, new)
