@@ -46,7 +46,7 @@ from ..forkpool import ForkPool
 from ..fsutil import naming, read_file
 from ..render.writer import changed_files, changed_folders, digest_of, folder_marks, folder_of
 from ..store.core import Store
-from ..store.index import Row
+from ..store.index import Index, Row
 from ..urls import SEARCH_DIR
 from .analysis import ANALYZER_VERSION
 from .codec import SCRIPT_SUFFIX, impact_table, script_twin
@@ -82,6 +82,10 @@ segments of at least half this): a take-down rewrites the files of the segment t
 holds the message, and this bounds what that costs (a segment of 50,000 took 0.5 s of
 CPU and 15,000 hard links), at the price of a dictionary chunk and a postings file
 per segment and term fetched by a query. Measured at 50,000 generated messages: ..."""
+HINTS_UP_TO = 32
+"""Up to this many messages taken out of the index in one update, those still stored
+(hidden) are displayed again for their terms: their segment's purge then looks up
+those terms only, not every term of the segment."""
 PURGE_REWRITE_BELOW = 128
 """A segment purged of tombstones is rewritten whole (renumbered, as a merge) below
 this many documents (about 0.1 s; 500 take 0.4 s, 50,000 take 20 s), else copied
@@ -294,6 +298,7 @@ def _update(
     known = state.months()
     add: list[Row] = []
     remove: list[tuple[str, str, int]] = []  # (call, segment, doc)
+    hashes: dict[str, str] = {}  # call -> the raw hash indexed, of the documents removed
     months: dict[tuple[str, int, int], str | None] = {}
     with Store(content).open() as store:
         index = store.index
@@ -313,18 +318,25 @@ def _update(
                     row = rows.get(call)
                     if row is None or row.raw_hash != raw_hash or row.no_archive:
                         remove.append((call, segment, doc))
+                        hashes[call] = raw_hash
                 for call, row in rows.items():
                     if row.no_archive:
                         continue
                     old = indexed.get(call)
                     if old is None or old[0] != row.raw_hash:
                         add.append(row)
-    obfuscate = config.site.obfuscate_addresses
+            obfuscate = config.site.obfuscate_addresses
+            hints = _terms_of(index, content, hashes, obfuscate) if len(remove) <= HINTS_UP_TO else {}
     twins = config.site.search_from_disk
     add.sort(key=lambda row: (row.list, row.date, row.call))  # months came in set order
     segments: list[dict[str, Any]] = manifest["segments"]
     by_id = {str(info["id"]): info for info in segments}
-    for _call, segment, doc in remove:
+    # A segment's terms of its documents deleted, when every one deleted since its last
+    # purge is still stored (hidden): the others were purged already (``_to_purge``).
+    named: dict[str, set[str] | None] = {} if manifest.get("purged") else dict.fromkeys(by_id)
+    for call, segment, doc in remove:
+        terms, known = hints.get(call), named.setdefault(segment, set())
+        named[segment] = None if terms is None or known is None else known | terms
         info = by_id.get(segment)
         if info is not None:
             info.setdefault("deleted", []).append(doc)
@@ -352,7 +364,7 @@ def _update(
             group = groups[0]
         elif purge:
             sid = purge.pop()
-            purged = _purge(folder, current[sid], generation, twins)
+            purged = _purge(folder, current[sid], generation, twins, named.get(sid))
             if purged is not None:
                 fault("search-purge")
                 segments[:] = [purged if info is current[sid] else info for info in segments]
@@ -418,15 +430,30 @@ def _to_purge(manifest: dict[str, Any], remove: list[tuple[str, str, int]]) -> s
     return purge
 
 
-def _purge(folder: Path, info: dict[str, Any], generation: int, twins: bool) -> dict[str, Any] | None:
+def _terms_of(index: Index, content: Path, hashes: dict[str, str], obfuscate: bool) -> dict[str, set[str]]:
+    """The terms indexed of each removed message whose bytes are still stored as they
+    were indexed (hidden ones), by call number: displayed again (``invert`` of it alone
+    makes the same terms as the batch did)."""
+    found = {}
+    for row in index.rows_by_call(hashes):
+        if row.raw_hash == hashes[row.call]:
+            doc = analyse(row, read_file(f"{content}/{row.path}"), obfuscate)
+            found[row.call] = set(invert([doc], AVGDL, B).postings)
+    return found
+
+
+def _purge(
+    folder: Path, info: dict[str, Any], generation: int, twins: bool, terms: set[str] | None
+) -> dict[str, Any] | None:
     """The manifest entry of a copy of the segment ``info`` whose files hold nothing
     of its deleted documents, at the same doc numbers; None when it is small enough
-    to rewrite (or its dictionary would lose a whole chunk)."""
+    to rewrite (or would be left with no term). ``terms``: those its documents deleted
+    since its last purge held, when known."""
     if int(info["docs"]) < PURGE_REWRITE_BELOW:
         return None
     sid = _new_id(generation)
     deleted = sorted(info["deleted"])
-    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, deleted, twins=twins):
+    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, deleted, twins=twins, terms=terms):
         return None
     return {**info, "id": sid, "deleted": deleted}
 

@@ -25,6 +25,7 @@ from listlib.search.bulk import postings_holding
 from listlib.search.codec import drop_postings, encode_postings, postings_hold
 from listlib.search.reader import Source, search
 from listlib.search.update import update_index
+from listlib.stewardship import Selector, steward
 from listlib.store.core import Store
 from listlib.verify import repair_store
 
@@ -283,3 +284,34 @@ def test_postings_without_some_documents_are_the_postings_of_the_others() -> Non
             assert postings == encode_postings([doc for doc, _ in kept], bytes(impact for _, impact in kept))
         else:
             assert postings is None
+
+
+@pytest.mark.parametrize("told", ["right", "wrong"])
+def test_a_hidden_message_is_purged_by_looking_up_its_own_terms(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, told: str
+) -> None:
+    """Its bytes are still stored: its terms are found by displaying it again, and only
+    those are looked up in its segment; terms the index does not hold make the purge
+    search every term."""
+    monkeypatch.setattr(update, "PURGE_REWRITE_BELOW", 1)
+    grow(site)
+    call, _path = call_of(site, SECRET)
+    if told == "wrong":
+        monkeypatch.setattr(update, "_terms_of", lambda *_args: {call: {"zanzibarite", "notindexedanywhere"}})
+    named: list[set[str] | None] = []
+    purge_segment = update.purge_segment
+
+    def spy(*args: object, terms: set[str] | None = None, **options: object) -> bool:
+        named.append(terms)
+        return purge_segment(*args, terms=terms, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(update, "purge_segment", spy)
+    steward(load_config(site / "listlib.toml"), "hide", Selector(ids=[call]), reason="spam", by="test")
+    build(site)
+    (terms,) = named
+    if told == "right":
+        assert terms is not None and {"zanzibarite", "quillfeather", "s:clandestino", "f:blowerly"} <= terms
+    else:
+        assert terms == {"zanzibarite", "notindexedanywhere"}
+    assert traces(site, "removed", call) == []
+    assert answers(site) == from_scratch(site, tmp_path)
