@@ -46,7 +46,7 @@ from ..forkpool import ForkPool
 from ..fsutil import naming, read_file
 from ..render.writer import changed_files, changed_folders, digest_of, folder_marks, folder_of
 from ..store.core import Store
-from ..store.index import Index, Row
+from ..store.index import FILED, HIDDEN, Index, Row
 from ..urls import SEARCH_DIR
 from .analysis import ANALYZER_VERSION
 from .codec import SCRIPT_SUFFIX, impact_table, script_twin
@@ -436,9 +436,12 @@ def _terms_of(index: Index, content: Path, hashes: dict[str, str], obfuscate: bo
     makes the same terms as the batch did)."""
     found = {}
     for row in index.rows_by_call(hashes):
-        if row.raw_hash == hashes[row.call]:
-            doc = analyse(row, read_file(f"{content}/{row.path}"), obfuscate)
-            found[row.call] = set(invert([doc], AVGDL, B).postings)
+        if row.state in (FILED, HIDDEN) and row.raw_hash == hashes[row.call]:
+            try:
+                raw = read_file(f"{content}/{row.path}")
+            except OSError:
+                continue  # a file missing: ``check --repair`` finds it
+            found[row.call] = set(invert([analyse(row, raw, obfuscate)], AVGDL, B).postings)
     return found
 
 
