@@ -70,7 +70,7 @@ def purge_segment(
         if changed[term] is not None and qfile >= 0:
             positions[term] = drop_positions(blob(f"q{qfile}.bin")[qoff : qoff + qlen], drop)
     files: dict[str, bytes] = {}
-    links: dict[str, str] = {}  # a new name -> the old file it is (a dictionary chunk renumbered)
+    kept: list[str] = []  # dictionary chunks kept as they are
     p_files = {e[2] for chunk in chunks for e in chunk if e[0] in changed}
     q_files = {e[5] for chunk in chunks for e in chunk if e[0] in positions}
     packed: dict[str, dict[str, tuple[int, int]]] = {"p": {}, "q": {}}
@@ -94,13 +94,17 @@ def purge_segment(
                 ends[number] += len(piece)
                 parts[number].append(piece)
         files.update((f"{letter}{number}.bin", b"".join(pieces)) for number, pieces in parts.items())
-    # A chunk left with no term is dropped: the ones after it are renumbered (linked under their new names).
+    # A chunk left with no term is dropped: the ones after it are renumbered (copied under
+    # their new names: a file's record is found by its name, size and mtime).
     firsts: list[str] = []
     for k, chunk in enumerate(chunks):
         name = f"t{len(firsts)}.json"
         if k not in touched:
             firsts.append(meta["dict"][k])
-            links[name] = f"t{k}.json"
+            if name == f"t{k}.json":
+                kept.append(name)
+            else:
+                files[name] = (old / f"t{k}.json").read_bytes()
             continue
         entries = []
         for entry in chunk:
@@ -131,12 +135,8 @@ def purge_segment(
     files["meta.json"] = _json(meta)
     if twins:
         files.update([(name + SCRIPT_SUFFIX, script_twin(name, data)) for name, data in files.items()])
-        for name, was in list(links.items()):
-            if name == was:
-                links[name + SCRIPT_SUFFIX] = was + SCRIPT_SUFFIX
-            else:  # a twin names its file
-                files[name + SCRIPT_SUFFIX] = script_twin(name, (old / was).read_bytes())
-    _write(old, new, files, links)
+        kept += [name + SCRIPT_SUFFIX for name in kept]
+    _write(old, new, files, kept)
     return True
 
 
@@ -189,9 +189,9 @@ def _json(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
 
-def _write(old: Path, new: Path, files: dict[str, bytes], links: dict[str, str]) -> None:
-    """``new``: the ``files``, the dictionary chunks ``links`` names (new name -> old
-    name) and every other file of ``old`` but its dictionary chunks, linked."""
+def _write(old: Path, new: Path, files: dict[str, bytes], kept: list[str]) -> None:
+    """``new``: the ``files``, and linked from ``old`` the dictionary chunks ``kept``
+    and every other file but its dictionary chunks."""
     temp = new.with_name(new.name + ".tmp")
     shutil.rmtree(temp, ignore_errors=True)
     temp.mkdir(parents=True)
@@ -201,8 +201,8 @@ def _write(old: Path, new: Path, files: dict[str, bytes], links: dict[str, str])
                 for entry in entries:
                     if entry.name not in files and not entry.name.startswith("t"):
                         _link(entry.path, f"{temp}/{entry.name}")
-            for name, was in links.items():
-                _link(f"{old}/{was}", f"{temp}/{name}")
+            for name in kept:
+                _link(f"{old}/{name}", f"{temp}/{name}")
             for name, data in files.items():
                 (temp / name).write_bytes(data)
         os.replace(temp, new)
