@@ -119,11 +119,19 @@ def drop_postings(data: bytes | memoryview, docs: Sequence[int]) -> tuple[bytes 
     indexes of the postings dropped. Blocks before the first one dropped are kept as
     they are; the rest are encoded again (a block holds ``BLOCK`` postings)."""
     numbers, impacts = decode_postings(data)
-    drop = []
-    for doc in docs:
-        at = bisect_left(numbers, doc)
-        if at < len(numbers) and numbers[at] == doc:
-            drop.append(at)
+    if not numbers:
+        return bytes(data), []
+    # Only the docs within the term's range; looked up one by one when few, else in one pass.
+    docs = docs[bisect_left(docs, numbers[0]) : bisect_left(docs, numbers[-1] + 1)]
+    if len(docs) * 16 < len(numbers):
+        drop = []
+        for doc in docs:
+            at = bisect_left(numbers, doc)
+            if numbers[at] == doc:
+                drop.append(at)
+    else:
+        gone = set(docs)
+        drop = [at for at, doc in enumerate(numbers) if doc in gone]
     if not drop:
         return bytes(data), []
     if len(drop) == len(numbers):

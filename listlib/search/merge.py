@@ -1,5 +1,7 @@
-"""Read segments back and merge them into one (``merge_segments``), and decide which
-to merge (``pick_merges``) so the number of segments stays logarithmic.
+"""Read segments back and merge them into one (``merge_segments``), cut one into
+pieces of a bounded size (``split_segment``), and decide which to merge
+(``pick_merges``) so the number of segments stays logarithmic below that size (and
+linear above it: segments of at least half the size are merged with nothing).
 
 Impact bytes are copied as they are (they were computed with the index's fixed
 average length), so merging needs no message text: postings are remapped to the new
@@ -11,13 +13,14 @@ from __future__ import annotations
 
 import json
 import math
+from bisect import bisect_left
 from pathlib import Path
 from typing import Any
 
 from .codec import decode_positions, decode_postings
 from .segment import DisplayRow, Posting, SegmentData, display_row, sort_rows
 
-__all__ = ["MERGE_FACTOR", "merge_segments", "pick_merges", "read_segment"]
+__all__ = ["MERGE_FACTOR", "merge_segments", "pick_merges", "piece_bounds", "read_segment", "split_segment"]
 
 MERGE_FACTOR = 4
 """Segments of one size tier (a power of 8 documents) merged together once there are this many."""
@@ -90,18 +93,51 @@ def merge_segments(parts: list[tuple[SegmentData, set[int]]]) -> SegmentData:
     return SegmentData([rows[i] for i in order], postings)
 
 
+def piece_bounds(count: int, most: int) -> list[tuple[int, int]]:
+    """``count`` documents cut into the fewest runs of at most ``most``, of even size
+    (each at least half of ``most`` when there are two or more): [start, end) of each."""
+    pieces = -(-count // most)
+    return [(count * k // pieces, count * (k + 1) // pieces) for k in range(pieces)]
+
+
+def split_segment(data: SegmentData, most: int) -> list[SegmentData]:
+    """``data`` as consecutive segments of at most ``most`` documents each (none when it
+    has none), every posting renumbered from its piece's first document."""
+    bounds = piece_bounds(len(data.rows), most)
+    if len(bounds) <= 1:
+        return [data] if data.rows else []
+    pieces = []
+    for start, end in bounds:
+        postings: dict[str, Posting] = {}
+        for term, posting in data.postings.items():
+            low, high = bisect_left(posting.docs, start), bisect_left(posting.docs, end)
+            if low == high:
+                continue
+            positions = posting.positions
+            postings[term] = Posting(
+                [doc - start for doc in posting.docs[low:high]],
+                list(posting.impacts[low:high]),
+                list(positions[low:high]) if isinstance(positions, list) else None,
+            )
+        pieces.append(SegmentData(data.rows[start:end], postings))
+    return pieces
+
+
 def _tier(docs: int) -> int:
     return int(math.log(max(docs, 1), _TIER_BASE))
 
 
-def pick_merges(segments: list[dict[str, Any]]) -> list[list[str]]:
+def pick_merges(segments: list[dict[str, Any]], most: int) -> list[list[str]]:
     """Groups of segment ids to merge: ``MERGE_FACTOR`` or more of one size tier (the
     new merged segment may then fill the next tier: callers call again), or a segment
-    whose deleted documents are a large share of it (rewritten alone)."""
+    whose deleted documents are a large share of it (rewritten alone). A segment of
+    ``most // 2`` live documents or more is full: merged with no other (a merge's
+    result is cut into segments of at most ``most``: ``split_segment``)."""
     by_tier: dict[int, list[dict[str, Any]]] = {}
     for info in segments:
         live = int(info["docs"]) - len(info.get("deleted", ()))
-        by_tier.setdefault(_tier(live), []).append(info)
+        if live < most // 2:
+            by_tier.setdefault(_tier(live), []).append(info)
     for tier in sorted(by_tier):
         group = by_tier[tier]
         if len(group) >= MERGE_FACTOR:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import random
 import shutil
 import signal
 from datetime import timedelta
@@ -19,9 +20,12 @@ import pytest
 
 from listlib.config import load_config
 from listlib.errors import SearchError
-from listlib.search import update
+from listlib.search import purge, segment, update
+from listlib.search.bulk import postings_holding
+from listlib.search.codec import drop_postings, encode_postings, postings_hold
 from listlib.search.reader import Source, search
 from listlib.search.update import update_index
+from listlib.stewardship import Selector, steward
 from listlib.store.core import Store
 from listlib.verify import repair_store
 
@@ -108,12 +112,19 @@ def from_scratch(site: Path, tmp_path: Path) -> list[list[tuple[str, float]]]:
     return answers(scratch)
 
 
-@pytest.fixture(params=["rewritten", "copied"])
+@pytest.fixture(params=["rewritten", "copied", "capped"])
 def purge_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Both ways a segment is purged: rewritten whole (small) or copied without the
-    deleted documents' traces (big; here every segment counts as big)."""
-    if request.param == "copied":
+    """The ways a segment is purged: rewritten whole (small) or copied without the
+    deleted documents' traces (big; here every segment counts as big); and copied as
+    a big archive is: in segments of a capped size (merges cut in pieces), the terms
+    holding the deleted documents found with numpy, in a dictionary of chunks of a
+    term or two (a chunk left empty is dropped)."""
+    if request.param != "rewritten":
         monkeypatch.setattr(update, "PURGE_REWRITE_BELOW", 1)
+    if request.param == "capped":
+        monkeypatch.setattr(update, "SEGMENT_DOCS", 6)
+        monkeypatch.setattr(purge, "VECTOR_FROM", 0)
+        monkeypatch.setattr(segment, "DICT_CHUNK", 40)
     return str(request.param)
 
 
@@ -134,6 +145,10 @@ def test_a_taken_down_message_leaves_no_trace_in_the_search_index(
     assert search(Source(site / "output/search"), "zanzibarite").total == 0
     assert answers(site) == from_scratch(site, tmp_path)
     assert search(Source(site / "output/search"), "common", limit=100).total == 35 - (how != "redacted")
+    if purge_path == "capped":
+        segments = json.loads((site / "output/search/manifest.json").read_bytes())["segments"]
+        assert len(segments) > 5
+        assert max(info["docs"] for info in segments) <= 6
     # Later builds keep it so, adding, merging and taking down more.
     add(site, *others(range(50, 58)))
     build(site)
@@ -220,5 +235,83 @@ def test_a_build_killed_after_writing_the_purged_index_is_repaired_by_the_next_o
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     assert search(Source(site / "output/search"), "common", limit=100).total == 34
     run_listlib("build", "--jobs", "1", cwd=site, check=True)
+    assert traces(site, "removed", call) == []
+    assert answers(site) == from_scratch(site, tmp_path)
+
+
+def test_an_index_in_small_segments_answers_as_one_segment_does(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    grow(site)
+    take_down(site, "redacted")
+    build(site)
+    whole = answers(site)
+    monkeypatch.setattr(update, "SEGMENT_DOCS", 4)
+    build(site, clean=True)
+    segments = json.loads((site / "output/search/manifest.json").read_bytes())["segments"]
+    assert sorted(info["docs"] for info in segments) == [3] + [4] * 8  # 35 cut evenly
+    assert answers(site) == whole
+
+
+def test_the_terms_holding_documents_are_found_alike_with_numpy_and_without() -> None:
+    rng = random.Random(25)
+    for _ in range(200):
+        data, starts, everything = bytearray(), [], []
+        span = rng.choice([200, 70_000, 20_000_000])
+        for _term in range(rng.randint(1, 20)):
+            df = rng.choice([1, 2, 5, 127, 128, 129, 300, 1000])
+            docs = sorted(rng.sample(range(span), min(df, span)))
+            everything.extend(docs)
+            starts.append(len(data))
+            data += encode_postings(docs, bytes(rng.randint(1, 255) for _ in docs))
+        some = rng.sample(everything, min(len(everything), rng.randint(1, 3)))
+        deleted = sorted({*some, rng.randrange(span)})
+        expected = [i for i, start in enumerate(starts) if postings_hold(memoryview(data)[start:], deleted)]
+        assert postings_holding(bytes(data), starts, deleted) == expected
+        assert expected  # deleted holds documents of some term
+
+
+def test_postings_without_some_documents_are_the_postings_of_the_others() -> None:
+    rng = random.Random(26)
+    for _ in range(200):
+        docs = sorted(rng.sample(range(100_000), rng.choice([1, 3, 128, 129, 700])))
+        impacts = bytes(rng.randint(1, 255) for _ in docs)
+        deleted = sorted({*rng.sample(docs, min(len(docs), rng.choice([1, 2, 50, 400]))), rng.randrange(100_000)})
+        kept = [(doc, impact) for doc, impact in zip(docs, impacts, strict=True) if doc not in deleted]
+        postings, dropped = drop_postings(encode_postings(docs, impacts), deleted)
+        assert dropped == [at for at, doc in enumerate(docs) if doc in deleted]
+        if kept:
+            assert postings == encode_postings([doc for doc, _ in kept], bytes(impact for _, impact in kept))
+        else:
+            assert postings is None
+
+
+@pytest.mark.parametrize("told", ["right", "wrong"])
+def test_a_hidden_message_is_purged_by_looking_up_its_own_terms(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, told: str
+) -> None:
+    """Its bytes are still stored: its terms are found by displaying it again, and only
+    those are looked up in its segment; terms the index does not hold make the purge
+    search every term."""
+    monkeypatch.setattr(update, "PURGE_REWRITE_BELOW", 1)
+    grow(site)
+    call, _path = call_of(site, SECRET)
+    if told == "wrong":
+        monkeypatch.setattr(update, "_terms_of", lambda *_args: {call: {"zanzibarite", "notindexedanywhere"}})
+    named: list[set[str] | None] = []
+    purge_segment = update.purge_segment
+
+    def spy(*args: object, terms: set[str] | None = None, **options: object) -> bool:
+        named.append(terms)
+        return purge_segment(*args, terms=terms, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(update, "purge_segment", spy)
+    steward(load_config(site / "listlib.toml"), "hide", Selector(ids=[call]), reason="spam", by="test")
+    build(site)
+    (terms,) = named
+    if told == "right":
+        assert terms is not None and {"zanzibarite", "quillfeather", "s:clandestino", "f:blowerly"} <= terms
+    else:
+        assert terms == {"zanzibarite", "notindexedanywhere"}
     assert traces(site, "removed", call) == []
     assert answers(site) == from_scratch(site, tmp_path)
