@@ -71,8 +71,8 @@ WEIGHTS = {"subject": 3, "author": 2, "attachments": 2, "body": 1}
 FIELD_GAP = 8
 """Positions skipped between fields, so no phrase spans two."""
 DOCS_CHUNK = 4
-DICT_CHUNK = 2_000
-POSTINGS_CHUNK = 2_000
+DICT_CHUNK = 8_000
+POSTINGS_CHUNK = 8_000
 _DAY = 86_400
 
 

@@ -79,16 +79,17 @@ MANIFEST_SCRIPT = MANIFEST + SCRIPT_SUFFIX
 _PARALLEL_FROM = 400
 _CHUNK_DOCS = 500
 _BULK_FROM = 100
-SEGMENT_DOCS = 8_192
+SEGMENT_DOCS = 1 << 30
 """No segment holds more documents (a bigger batch or merge is written as several
-segments of at least half this): a take-down copies the segment that holds the
-message, and this bounds what that costs (at 50,000 generated messages one segment
-meant 15,600 files linked, recorded and deleted, and 1.9 MB of postings decoded), at
-the price of a dictionary chunk and a postings file per segment for each term a query
-looks up. Measured there, seven segments against one (with ``segment.DICT_CHUNK`` and
-``POSTINGS_CHUNK`` cut from 8 KB to 2 KB): a first two-word query fetches 141 KB
-instead of 89, a later one 77 KB instead of 66, the median of 30 queries 101 KB
-(29 files) instead of 52 KB (5 files)."""
+segments of at least half this). In effect no cap: a cap bounds what a take-down
+copies (the segment holding the message), but every query then fetches a dictionary
+chunk and a postings file per segment for each of its terms. Measured at 50,000
+generated messages, a cap of 8,192 (seven segments, with dictionary and postings
+chunks cut from 8 KB to 2 KB) took hiding one message from about 1.9x to 1.6x the
+wall time of adding one, and made a first two-word query fetch 141 KB in 46 files
+instead of 89 KB in 16, the median of 30 queries 101 KB in 29 files instead of
+52 KB in 5: readers pay on every search for a take-down that is still not as cheap
+as adding a message. Kept for tests and for sites that prefer cheap take-downs."""
 HINTS_UP_TO = 32
 """Up to this many messages taken out of the index in one update, those still stored
 (hidden) are displayed again for their terms: their segment's purge then looks up
