@@ -35,7 +35,7 @@ LAYERS = [
         "plan.shown",
     }
     | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
-    | {"display.sanitize", "display.attachments"}
+    | {"display.sanitize", "display.attachments", "display.diff"}
     | {
         "delivery",
         "delivery.damage",

@@ -36,6 +36,7 @@ from html import escape
 from itertools import islice
 
 from ..controls import CONTROL_TABLE
+from . import diff
 
 __all__ = [
     "FOLD_QUOTE_LINES",
@@ -290,14 +291,16 @@ def _plain(text: str, obfuscate: bool) -> str:
 
 
 class _Block:
-    """A piece of the body of one kind: "text", "quote", "signature" or "footer"."""
+    """A piece of the body of one kind: "text", "quote", "signature", "footer", or a
+    "diff" or "diffstat" (``piece`` holds its lines' classes, see ``display.diff``)."""
 
-    __slots__ = ("attribution", "kind", "text")
+    __slots__ = ("attribution", "kind", "piece", "text")
 
-    def __init__(self, kind: str, text: str, attribution: str = "") -> None:
+    def __init__(self, kind: str, text: str, attribution: str = "", piece: diff.Piece | None = None) -> None:
         self.kind = kind
         self.text = text
         self.attribution = attribution
+        self.piece = piece
 
 
 # Runs of lines starting with ">", blank lines between them included; searched in
@@ -416,10 +419,18 @@ def _structure(text: str) -> list[_Block]:
     if footer or "riginal Message" in text or "Nachricht" in text or "d'origine" in text:
         blocks = _split_original(blocks)
     signature = footer or "\n--" in text or text.startswith("--")
+    diffs = diff.might_hold(text)
     out: list[_Block] = []
     for block in blocks:
         if block.kind == "text":
-            out.extend(_split_signature(block, footer) if signature else [block])
+            parts = [block]
+            if diffs:
+                pieces = diff.split(block.text)
+                if len(pieces) > 1 or pieces[0].kind != "text":
+                    parts = [_Block(piece.kind, piece.text, piece=piece) for piece in pieces]
+            if signature and parts[-1].kind == "text":
+                parts[-1:] = _split_signature(parts[-1], footer)
+            out.extend(parts)
             continue
         if block.attribution or _folds(block.text):
             if not block.attribution and out and out[-1].kind in ("text", "signature"):
@@ -492,6 +503,11 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
                 plains.append(plain)
                 show(marked, is_wide(paragraph))
             new_text.append("\n".join(plains))
+        elif block.piece is not None:
+            flush()
+            marked, plain = _diff_html(block.piece, obfuscate)
+            html.append(marked)
+            new_text.append(plain)
         elif block.kind == "quote":
             show(f'<span class="quote">{markup_text(block.text, obfuscate)}</span>', is_wide(block.text))
         else:
@@ -509,7 +525,11 @@ _PARAGRAPH_RE = re.compile(r"\n(?=[ \t]*\n)")
 def plain_text(text: str, obfuscate: bool) -> str:
     """The new text of a cleaned plain-text body (quotes and signatures left out, addresses
     obfuscated when ``obfuscate``): ``render_plain``'s second half without its HTML."""
-    return _new_text([_plain(block.text, obfuscate) for block in _structure(text) if block.kind == "text"])
+    shown = [_plain(block.text, obfuscate) for block in _structure(text) if block.kind in _NEW_TEXT_KINDS]
+    return _new_text(shown)
+
+
+_NEW_TEXT_KINDS = frozenset(("text", "diff", "diffstat"))
 
 
 def _new_text(pieces: list[str]) -> str:
@@ -517,6 +537,34 @@ def _new_text(pieces: list[str]) -> str:
 
 
 _BLANK_LINES_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
+
+
+def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
+    """(safe HTML, plain text) of a diff or a diffstat: each line escaped (addresses obfuscated,
+    no links) in a ``<span>`` of its class (``display.diff``), its first character kept."""
+    plain = _plain(piece.text, obfuscate)
+    lines = plain.split("\n")
+    out: list[str] = []
+    if piece.kind == "diff":
+        for css, line in zip(piece.classes, lines, strict=True):
+            shown = escape(line, quote=False)
+            out.append(f'<span class="{css}">{shown}</span>' if css and line else shown)
+    else:
+        for (start, end), line in zip(piece.spans, piece.text.split("\n"), strict=True):
+            if start == end:
+                out.append(escape(_plain(line, obfuscate), quote=False))
+                continue
+            head = escape(_plain(line[:start], obfuscate), quote=False)
+            adds = line.count("+", start, end)
+            bar = f'<span class="{diff.ADD}">{"+" * adds}</span>' if adds else ""
+            if end - start > adds:
+                bar += f'<span class="{diff.DEL}">{"-" * (end - start - adds)}</span>'
+            out.append(head + bar + escape(line[end:], quote=False))
+    body = "\n".join(out).rstrip("\n")
+    wide = any(len(line) > MEASURE for line in lines)
+    pre = WIDE_PRE if wide else '<pre class="text">'
+    kind = "diff" if piece.kind == "diff" else "diff diffstat"
+    return f'<div class="{kind}">{pre}{body}</pre></div>', plain
 
 
 def _folded(block: _Block, body: str, obfuscate: bool) -> str:
