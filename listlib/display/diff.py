@@ -70,11 +70,13 @@ _GIT_HEADER_RE = re.compile(
     r"(?:index [0-9a-f]+\.\.[0-9a-f]+|(?:old|new|deleted file|new file) mode [0-7]+"
     r"|copy (?:from|to) |rename (?:from|to) |(?:dis)?similarity index \d+%)"
 )
+_FIRST_CLASS = {" ": CONTEXT, "": CONTEXT, "-": DEL, "+": ADD, "\\": META}
+_NOT_HUNK_RE = re.compile(r"[^ +\-\\]")
 _BINARY_HEAD_RE = re.compile(r"(?:literal|delta) \d+\Z")
 _BASE85_RE = re.compile(r"[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\Z")
-_DIFFSTAT_SUMMARY_RE = re.compile(
-    r"(?m)^ \d+ files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?[ \t]*$"
-)
+# Found from its literal part (fast), then checked back to the start of its line.
+_DIFFSTAT_SUMMARY_RE = re.compile(r"files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?[ \t]*$", re.M)
+_DIFFSTAT_COUNT_RE = re.compile(r"(?:\A|\n) \d+ \Z")
 _DIFFSTAT_LINE_RE = re.compile(r" \S.*?[ \t]\|[ \t]+(?:\d+(?: ([+-]+))?|Bin(?: \d+ -> \d+ bytes)?)[ \t]*\Z")
 _DIFFSTAT_AFTER_RE = re.compile(r" (?:(?:create|delete) mode [0-7]+ |rename |copy |mode change [0-7]+ => )")
 
@@ -89,21 +91,20 @@ def split(text: str) -> list[Piece]:
     if not might_hold(text):
         return [Piece("text", text)]
     diffs = "\n@@ -" in text or "diff --git " in text
-    summaries = list(_DIFFSTAT_SUMMARY_RE.finditer(text)) if " changed" in text else []
+    summaries = _summaries(text) if " changed" in text else []
     if not diffs and not summaries:
         return [Piece("text", text)]
     lines = text.split("\n")
     found: list[tuple[int, int, Piece]] = []  # (first line, end line, piece) of every diff and diffstat
     if diffs:
         at = 0
-        while at < len(lines):
-            if lines[at].startswith(("diff ", "--- ")):
-                end, classes = _diff(lines, at)
-                if end > at:
-                    found.append((at, end, Piece("diff", "\n".join(lines[at:end]), tuple(classes))))
-                    at = end
-                    continue
-            at += 1
+        for start in _starts(text):
+            if start < at:
+                continue
+            end, classes = _diff(lines, start)
+            if end > start:
+                found.append((start, end, Piece("diff", "\n".join(lines[start:end]), tuple(classes))))
+                at = end
     if summaries:
         found.extend(_diffstats(text, summaries, lines, found))
         found.sort(key=lambda item: item[0])
@@ -119,6 +120,26 @@ def split(text: str) -> list[Piece]:
     if at < len(lines):
         pieces.append(Piece("text", "\n".join(lines[at:])))
     return pieces
+
+
+def _starts(text: str) -> list[int]:
+    """The numbers of the lines that start with "diff " or "--- ", in order."""
+    offsets = []
+    for needle in ("\ndiff ", "\n--- "):
+        at = text.find(needle)
+        while at >= 0:
+            offsets.append(at + 1)
+            at = text.find(needle, at + 1)
+    if text.startswith(("diff ", "--- ")):
+        offsets.append(0)
+    offsets.sort()
+    numbers = []
+    line = previous = 0
+    for offset in offsets:
+        line += text.count("\n", previous, offset)
+        numbers.append(line)
+        previous = offset
+    return numbers
 
 
 def _diff(lines: list[str], at: int) -> tuple[int, list[str]]:
@@ -184,29 +205,12 @@ def _hunks(lines: list[str], at: int, classes: list[str], head: list[str]) -> in
         at += 1
         old = int(match[2]) if match[2] is not None else 1
         new = int(match[4]) if match[4] is not None else 1
-        while at < count and (old > 0 or new > 0):
-            first = lines[at][:1]
-            if first == " " or first == "":
-                if old <= 0 or new <= 0:
-                    break
-                old -= 1
-                new -= 1
-                found.append(CONTEXT)
-            elif first == "-":
-                if old <= 0:
-                    break
-                old -= 1
-                found.append(DEL)
-            elif first == "+":
-                if new <= 0:
-                    break
-                new -= 1
-                found.append(ADD)
-            elif first == "\\":
-                found.append(META)
-            else:
-                break
-            at += 1
+        end = _hunk_body(lines, at, old, new)
+        if end >= 0:
+            found.extend(map(_FIRST_CLASS.__getitem__, [line[:1] for line in lines[at:end]]))
+            at, old, new = end, 0, 0
+        else:
+            at, old, new = _hunk_body_by_line(lines, at, old, new, found)
         if at < count and lines[at][:2] == "\\ ":
             found.append(META)
             at += 1
@@ -216,6 +220,68 @@ def _hunks(lines: list[str], at: int, classes: list[str], head: list[str]) -> in
         classes.extend(head)
         classes.extend(found)
     return at
+
+
+def _hunk_body(lines: list[str], at: int, old: int, new: int) -> int:
+    """The end of a hunk body from line ``at`` that holds exactly ``old`` old and ``new`` new
+    lines, or -1 (``_hunk_body_by_line`` then finds where it is cut short). In C string
+    operations: the lines' first characters, and a binary search on their counts."""
+    limit = min(old + new + 2, len(lines) - at)  # at most two "\\ No newline" lines
+    size = min(limit, 64)
+    while True:  # in growing windows, up to the first line no hunk can hold: linear on any text
+        firsts = "".join([line[:1] or " " for line in lines[at : at + size]])
+        bad = _NOT_HUNK_RE.search(firsts)
+        if bad is not None:
+            firsts = firsts[: bad.start()]
+            break
+        if size >= limit:
+            break
+        size = min(limit, size * 4)
+
+    def used(end: int) -> tuple[int, int]:
+        context = firsts.count(" ", 0, end)
+        return context + firsts.count("-", 0, end), context + firsts.count("+", 0, end)
+
+    low, high = 0, len(firsts)
+    while low < high:  # the fewest lines that reach both counts
+        middle = (low + high) // 2
+        used_old, used_new = used(middle)
+        if used_old >= old and used_new >= new:
+            high = middle
+        else:
+            low = middle + 1
+    if used(low) != (old, new):
+        return -1
+    return at + low
+
+
+def _hunk_body_by_line(lines: list[str], at: int, old: int, new: int, found: list[str]) -> tuple[int, int, int]:
+    """(end, old lines left, new lines left) of a hunk body read line by line, its classes appended."""
+    count = len(lines)
+    while at < count and (old > 0 or new > 0):
+        first = lines[at][:1]
+        if first == " " or first == "":
+            if old <= 0 or new <= 0:
+                break
+            old -= 1
+            new -= 1
+            found.append(CONTEXT)
+        elif first == "-":
+            if old <= 0:
+                break
+            old -= 1
+            found.append(DEL)
+        elif first == "+":
+            if new <= 0:
+                break
+            new -= 1
+            found.append(ADD)
+        elif first == "\\":
+            found.append(META)
+        else:
+            break
+        at += 1
+    return at, old, new
 
 
 def _binary(lines: list[str], at: int, classes: list[str]) -> int:
@@ -235,6 +301,15 @@ def _binary(lines: list[str], at: int, classes: list[str]) -> int:
     if at > start:
         classes.extend(found)
     return at
+
+
+def _summaries(text: str) -> list[re.Match[str]]:
+    """The diffstat summary lines (" 3 files changed, …") of a text."""
+    return [
+        found
+        for found in _DIFFSTAT_SUMMARY_RE.finditer(text)
+        if _DIFFSTAT_COUNT_RE.search(text, max(0, found.start() - 12), found.start())
+    ]
 
 
 def _diffstats(

@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from html import escape
-from itertools import islice
+from itertools import groupby, islice
 
 from ..controls import CONTROL_TABLE
 from . import diff
@@ -546,9 +546,14 @@ def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
     lines = plain.split("\n")
     out: list[str] = []
     if piece.kind == "diff":
-        for css, line in zip(piece.classes, lines, strict=True):
-            shown = escape(line, quote=False)
-            out.append(f'<span class="{css}">{shown}</span>' if css and line else shown)
+        # Runs of lines of one class share a span: fewer tags, the same look.
+        escaped = escape(plain, quote=False).split("\n")
+        at = 0
+        for css, run in groupby(piece.classes):
+            end = at + len(list(run))
+            chunk = "\n".join(escaped[at:end])
+            out.append(f'<span class="{css}">{chunk}</span>' if css else chunk)
+            at = end
     else:
         for (start, end), line in zip(piece.spans, piece.text.split("\n"), strict=True):
             if start == end:
@@ -561,7 +566,7 @@ def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
                 bar += f'<span class="{diff.DEL}">{"-" * (end - start - adds)}</span>'
             out.append(head + bar + escape(line[end:], quote=False))
     body = "\n".join(out).rstrip("\n")
-    wide = any(len(line) > MEASURE for line in lines)
+    wide = max(map(len, lines)) > MEASURE
     pre = WIDE_PRE if wide else '<pre class="text">'
     kind = "diff" if piece.kind == "diff" else "diff diffstat"
     return f'<div class="{kind}">{pre}{body}</pre></div>', plain
