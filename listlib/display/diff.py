@@ -22,7 +22,8 @@ Rules (what counts, decided here):
   end of file`` markers. It ends early at the first line that does not fit
   the counts; so a ``-- `` signature line after the last hunk stays a
   signature, while a removed line that reads ``-- `` inside a hunk is a
-  removed line.
+  removed line. A hunk cut short (a damaged patch: its counts are not met)
+  ends before the last ``-- `` line it would hold.
 - *A binary patch* (``GIT binary patch``) is ``literal N`` / ``delta N``
   lines, each followed by base85 lines up to a blank line (forward, then
   reverse block).
@@ -32,7 +33,9 @@ Rules (what counts, decided here):
   `` delete mode`` / `` rename`` / `` mode change`` lines.
 
 ``split`` returns the pieces of a text in order; joined by ``"\\n"`` they give
-the text back unchanged.
+the text back unchanged. Speed: the text is never cut into lines; a hunk's end
+is found by counting line starts (``"\\n+"``, ``"\\n-"``, ``"\\n "``) in C, so a
+diff costs a few string scans, not Python work per line.
 """
 
 from __future__ import annotations
@@ -40,29 +43,31 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["ADD", "BINARY", "DEL", "FILE", "HUNK", "META", "Piece", "might_hold", "split"]
+__all__ = ["ADD", "BINARY", "BODY", "DEL", "FILE", "HUNK", "META", "Piece", "might_hold", "split"]
 
 FILE = "diff-file"
 """A file header line: ``diff --git``, ``--- a/…``, ``+++ b/…``."""
 META = "diff-meta"
 """Git's extended headers, ``Binary files … differ``, ``\\ No newline at end of file``, binary block heads."""
 HUNK = "diff-hunk"
+"""An ``@@ … @@`` line."""
+BODY = "body"
+"""A hunk's lines (context, ``+``, ``-`` and ``\\`` lines): marked up line by line by the renderer."""
 ADD = "diff-add"
 DEL = "diff-del"
 BINARY = "diff-bin"
-"""A base85 line of a binary patch."""
-CONTEXT = ""
+"""The base85 lines of a binary patch block."""
 
 
 class Piece(NamedTuple):
-    """A run of whole lines of one kind: "text", "diff" or "diffstat"; ``classes`` (one per
-    line: ``FILE``, ``HUNK`` … or "" for a context line) for a diff, the histogram span
-    (start, end) per line for a diffstat (``(0, 0)`` where there is none); empty for text."""
+    """A run of whole lines of one kind: "text", "diff" or "diffstat". ``parts`` are
+    (class, start, end) offsets in ``text``, in order and not overlapping: the lines of a
+    diff (one part per header line, one ``BODY`` per hunk body), the ``+``/``-``
+    histograms of a diffstat; the text between parts has no class."""
 
     kind: str
     text: str
-    classes: tuple[str, ...] = ()
-    spans: tuple[tuple[int, int], ...] = ()
+    parts: tuple[tuple[str, int, int], ...] = ()
 
 
 _HUNK_RE = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -70,15 +75,17 @@ _GIT_HEADER_RE = re.compile(
     r"(?:index [0-9a-f]+\.\.[0-9a-f]+|(?:old|new|deleted file|new file) mode [0-7]+"
     r"|copy (?:from|to) |rename (?:from|to) |(?:dis)?similarity index \d+%)"
 )
-_FIRST_CLASS = {" ": CONTEXT, "": CONTEXT, "-": DEL, "+": ADD, "\\": META}
-_NOT_HUNK_RE = re.compile(r"[^ +\-\\]")
+_RUN_END_RE = re.compile(r"\n[^ +\-\\]")
+"""The end of the lines that a hunk body can hold (an empty line ends them too)."""
 _BINARY_HEAD_RE = re.compile(r"(?:literal|delta) \d+\Z")
 _BASE85_RE = re.compile(r"[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\Z")
 # Found from its literal part (fast), then checked back to the start of its line.
 _DIFFSTAT_SUMMARY_RE = re.compile(r"files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?[ \t]*$", re.M)
 _DIFFSTAT_COUNT_RE = re.compile(r"(?:\A|\n) \d+ \Z")
-_DIFFSTAT_LINE_RE = re.compile(r" \S.*?[ \t]\|[ \t]+(?:\d+(?: ([+-]+))?|Bin(?: \d+ -> \d+ bytes)?)[ \t]*\Z")
+_DIFFSTAT_LINE_RE = re.compile(r" \S.*?[ \t]\|[ \t]+(?:\d+(?: (\+*)(-*))?|Bin(?: \d+ -> \d+ bytes)?)[ \t]*\Z")
 _DIFFSTAT_AFTER_RE = re.compile(r" (?:(?:create|delete) mode [0-7]+ |rename |copy |mode change [0-7]+ => )")
+
+Part = tuple[str, int, int]
 
 
 def might_hold(text: str) -> bool:
@@ -94,36 +101,38 @@ def split(text: str) -> list[Piece]:
     summaries = _summaries(text) if " changed" in text else []
     if not diffs and not summaries:
         return [Piece("text", text)]
-    lines = text.split("\n")
-    found: list[tuple[int, int, Piece]] = []  # (first line, end line, piece) of every diff and diffstat
+    work = text + "\n"  # every line ends with "\n"; a line starts at an offset <= len(text)
+    found: list[tuple[int, int, str, list[Part]]] = []  # (start, end of the last line, kind, parts)
     if diffs:
         at = 0
         for start in _starts(text):
             if start < at:
                 continue
-            end, classes = _diff(lines, start)
-            if end > start:
-                found.append((start, end, Piece("diff", "\n".join(lines[start:end]), tuple(classes))))
-                at = end
+            parts: list[Part] = []
+            end = _diff(work, start, parts)
+            if end >= 0:
+                found.append((start, end, "diff", parts))
+                at = end + 1
     if summaries:
-        found.extend(_diffstats(text, summaries, lines, found))
+        found.extend(_diffstats(work, summaries, found))
         found.sort(key=lambda item: item[0])
     if not found:
         return [Piece("text", text)]
     pieces: list[Piece] = []
-    at = 0
-    for start, end, piece in found:
+    at = 0  # the start of the first line not yet in a piece
+    for start, end, kind, parts in found:
         if start > at:
-            pieces.append(Piece("text", "\n".join(lines[at:start])))
-        pieces.append(piece)
-        at = end
-    if at < len(lines):
-        pieces.append(Piece("text", "\n".join(lines[at:])))
+            pieces.append(Piece("text", text[at : start - 1]))
+        relative = tuple((css, begin - start, stop - start) for css, begin, stop in parts)
+        pieces.append(Piece(kind, text[start:end], relative))
+        at = end + 1
+    if at <= len(text):
+        pieces.append(Piece("text", text[at:]))
     return pieces
 
 
 def _starts(text: str) -> list[int]:
-    """The numbers of the lines that start with "diff " or "--- ", in order."""
+    """The offsets of the lines that start with "diff " or "--- ", in order."""
     offsets = []
     for needle in ("\ndiff ", "\n--- "):
         at = text.find(needle)
@@ -133,174 +142,198 @@ def _starts(text: str) -> list[int]:
     if text.startswith(("diff ", "--- ")):
         offsets.append(0)
     offsets.sort()
-    numbers = []
-    line = previous = 0
-    for offset in offsets:
-        line += text.count("\n", previous, offset)
-        numbers.append(line)
-        previous = offset
-    return numbers
+    return offsets
 
 
-def _diff(lines: list[str], at: int) -> tuple[int, list[str]]:
-    """(end, classes) of the diff of one or more files from line ``at``; end == at when there is none."""
-    classes: list[str] = []
-    start = at
-    while at < len(lines):
-        end = _file(lines, at, classes)
-        if end == at:
+def _diff(work: str, at: int, parts: list[Part]) -> int:
+    """The end of the last line of the diff of one or more files from offset ``at`` (their
+    parts appended), or -1 when there is none."""
+    last = -1
+    limit = len(work) - 1
+    while at <= limit:
+        end = _file(work, at, parts)
+        if end < 0:
             break
-        at = end
-    return (at, classes) if at > start else (start, [])
+        last = end
+        at = end + 1
+    return last
 
 
-def _file(lines: list[str], at: int, classes: list[str]) -> int:
-    """The end of one file's diff from line ``at`` (its line classes appended), or ``at``."""
-    count = len(lines)
-    mark = len(classes)
-    start = at
-    line = lines[at]
+def _file(work: str, at: int, parts: list[Part]) -> int:
+    """The end of one file's diff from offset ``at`` (its parts appended), or -1."""
+    limit = len(work) - 1  # the last offset a line can start at
+    mark = len(parts)
+    end = work.find("\n", at)
+    line = work[at:end]
     git = line.startswith("diff --git ")
+    headers = 0
+    last = -1
     if line.startswith("diff "):
         if not git and not line.startswith("diff -"):
-            return start
-        classes.append(FILE)
-        at += 1
-        while at < count and _GIT_HEADER_RE.match(lines[at]):
-            classes.append(META)
-            at += 1
-        headers = at - start - 1
-        if git and at < count:
-            if lines[at].startswith("Binary files ") and lines[at].endswith(" differ"):
-                classes.append(META)
-                return at + 1
-            if lines[at] == "GIT binary patch":
-                classes.append(META)
-                end = _binary(lines, at + 1, classes)
-                if end > at + 1:
-                    return end
-                classes.pop()
-    else:
-        headers = 0
-    if at + 1 < count and lines[at].startswith("--- ") and lines[at + 1].startswith("+++ "):
-        end = _hunks(lines, at + 2, classes, [FILE, FILE])
-        if end > at + 2:
-            return end
+            return -1
+        parts.append((FILE, at, end))
+        last, at = end, end + 1
+        while at <= limit:
+            end = work.find("\n", at)
+            if not _GIT_HEADER_RE.match(work, at, end):
+                break
+            parts.append((META, at, end))
+            headers += 1
+            last, at = end, end + 1
+        if git and at <= limit:
+            end = work.find("\n", at)
+            line = work[at:end]
+            if line.startswith("Binary files ") and line.endswith(" differ"):
+                parts.append((META, at, end))
+                return end
+            if line == "GIT binary patch":
+                parts.append((META, at, end))
+                stop = _binary(work, end + 1, parts)
+                if stop >= 0:
+                    return stop
+                parts.pop()
+    if at <= limit and work.startswith("--- ", at):
+        end = work.find("\n", at)
+        if end < limit and work.startswith("+++ ", end + 1):
+            second = work.find("\n", end + 1)
+            stop = _hunks(work, second + 1, parts, [(FILE, at, end), (FILE, end + 1, second)])
+            if stop >= 0:
+                return stop
     if git and headers:
-        return at  # a mode change, a pure rename or copy, an empty new file
-    del classes[mark:]
-    return start
+        return last  # a mode change, a pure rename or copy, an empty new file
+    del parts[mark:]
+    return -1
 
 
-def _hunks(lines: list[str], at: int, classes: list[str], head: list[str]) -> int:
-    """The end of the hunks from line ``at`` (``head`` and their classes appended when there is one), or ``at``."""
-    count = len(lines)
-    start = at
-    found: list[str] = []
-    while at < count:
-        match = _HUNK_RE.match(lines[at])
+def _hunks(work: str, at: int, parts: list[Part], head: list[Part]) -> int:
+    """The end of the hunks from offset ``at`` (``head`` and their parts appended when there
+    is one), or -1."""
+    limit = len(work) - 1
+    found: list[Part] = []
+    last = -1
+    while at <= limit:
+        match = _HUNK_RE.match(work, at)
         if match is None:
             break
-        found.append(HUNK)
-        at += 1
+        end = work.find("\n", at)
+        found.append((HUNK, at, end))
+        last, at = end, end + 1
         old = int(match[2]) if match[2] is not None else 1
         new = int(match[4]) if match[4] is not None else 1
-        end = _hunk_body(lines, at, old, new)
-        if end >= 0:
-            found.extend(map(_FIRST_CLASS.__getitem__, [line[:1] for line in lines[at:end]]))
-            at, old, new = end, 0, 0
-        else:
-            at, old, new = _hunk_body_by_line(lines, at, old, new, found)
-        if at < count and lines[at][:2] == "\\ ":
-            found.append(META)
-            at += 1
+        stop, old, new = _hunk_body(work, at, old, new)
+        if stop >= at:
+            found.append((BODY, at, stop))
+            last, at = stop, stop + 1
+        if at <= limit and work.startswith("\\ ", at):
+            end = work.find("\n", at)
+            found.append((META, at, end))
+            last, at = end, end + 1
         if old > 0 or new > 0:
             break  # a hunk cut short: what follows is not this diff's
-    if at > start:
-        classes.extend(head)
-        classes.extend(found)
-    return at
-
-
-def _hunk_body(lines: list[str], at: int, old: int, new: int) -> int:
-    """The end of a hunk body from line ``at`` that holds exactly ``old`` old and ``new`` new
-    lines, or -1 (``_hunk_body_by_line`` then finds where it is cut short). In C string
-    operations: the lines' first characters, and a binary search on their counts."""
-    limit = min(old + new + 2, len(lines) - at)  # at most two "\\ No newline" lines
-    size = min(limit, 64)
-    while True:  # in growing windows, up to the first line no hunk can hold: linear on any text
-        firsts = "".join([line[:1] or " " for line in lines[at : at + size]])
-        bad = _NOT_HUNK_RE.search(firsts)
-        if bad is not None:
-            firsts = firsts[: bad.start()]
-            break
-        if size >= limit:
-            break
-        size = min(limit, size * 4)
-
-    def used(end: int) -> tuple[int, int]:
-        context = firsts.count(" ", 0, end)
-        return context + firsts.count("-", 0, end), context + firsts.count("+", 0, end)
-
-    low, high = 0, len(firsts)
-    while low < high:  # the fewest lines that reach both counts
-        middle = (low + high) // 2
-        used_old, used_new = used(middle)
-        if used_old >= old and used_new >= new:
-            high = middle
-        else:
-            low = middle + 1
-    if used(low) != (old, new):
+    if last < 0:
         return -1
-    return at + low
+    parts.extend(head)
+    parts.extend(found)
+    return last
 
 
-def _hunk_body_by_line(lines: list[str], at: int, old: int, new: int, found: list[str]) -> tuple[int, int, int]:
-    """(end, old lines left, new lines left) of a hunk body read line by line, its classes appended."""
-    count = len(lines)
-    while at < count and (old > 0 or new > 0):
-        first = lines[at][:1]
-        if first == " " or first == "":
+def _hunk_body(work: str, at: int, old: int, new: int) -> tuple[int, int, int]:
+    """(end of its last line or ``at - 1``, old lines left, new lines left) of the hunk body
+    from offset ``at`` that should hold ``old`` old and ``new`` new lines."""
+    found = _RUN_END_RE.search(work, at - 1)
+    run = found.start() + 1 if found else len(work)  # the start of the first line that does not fit
+    if run > at:
+        first = work[at]
+
+        def used(stop: int) -> tuple[int, int]:
+            if stop <= at:
+                return 0, 0
+            context = work.count("\n ", at, stop) + (first == " ")
+            return (
+                context + work.count("\n-", at, stop) + (first == "-"),
+                context + work.count("\n+", at, stop) + (first == "+"),
+            )
+
+        most_old, most_new = used(run)
+        # Mostly the counts match at once (the next line is a hunk or a file header); the
+        # last hunk of a patch runs on into the "-- " signature line (or a reply's "-- "
+        # lines): then give back a few lines from the end.
+        stop = run
+        for _ in range(8):
+            if most_old < old or most_new < new:
+                break
+            start = work.rfind("\n", at - 1, stop - 1) + 1  # of the last line
+            if (most_old, most_new) == (old, new):
+                if work[start] == "\\":
+                    break  # a trailing "\\ No newline" line: the line by line count decides
+                return stop - 1, 0, 0
+            if start < at:
+                break
+            mark = work[start]
+            if mark != "+":
+                most_old -= mark != "\\"
+            if mark != "-":
+                most_new -= mark != "\\"
+            stop = start
+    return _hunk_body_by_line(work, at, old, new)
+
+
+def _hunk_body_by_line(work: str, at: int, old: int, new: int) -> tuple[int, int, int]:
+    """``_hunk_body`` line by line: where a damaged hunk is cut short (slow, rare)."""
+    limit = len(work) - 1
+    last = at - 1
+    separator = -1  # the last "-- " line taken
+    while at <= limit and (old > 0 or new > 0):
+        first = work[at]
+        if first == "-" and work.startswith("-- \n", at):
+            separator = at
+        if first == " " or first == "\n":
             if old <= 0 or new <= 0:
                 break
             old -= 1
             new -= 1
-            found.append(CONTEXT)
         elif first == "-":
             if old <= 0:
                 break
             old -= 1
-            found.append(DEL)
         elif first == "+":
             if new <= 0:
                 break
             new -= 1
-            found.append(ADD)
-        elif first == "\\":
-            found.append(META)
-        else:
+        elif first != "\\":
             break
-        at += 1
-    return at, old, new
+        last = work.find("\n", at)
+        at = last + 1
+    if (old > 0 or new > 0) and separator >= 0:
+        return separator - 1, old, new  # cut short: the "-- " line is more likely a signature's
+    return last, old, new
 
 
-def _binary(lines: list[str], at: int, classes: list[str]) -> int:
-    """The end of a git binary patch's blocks from line ``at`` (after "GIT binary patch"), or ``at``."""
-    count = len(lines)
-    start = at
-    found: list[str] = []
-    while at < count and _BINARY_HEAD_RE.match(lines[at]):
-        found.append(META)
-        at += 1
-        while at < count and _BASE85_RE.match(lines[at]):
-            found.append(BINARY)
-            at += 1
-        if at < count and lines[at] == "":
-            found.append(CONTEXT)
-            at += 1
-    if at > start:
-        classes.extend(found)
-    return at
+def _binary(work: str, at: int, parts: list[Part]) -> int:
+    """The end of a git binary patch's blocks from offset ``at`` (after "GIT binary patch"), or -1."""
+    limit = len(work) - 1
+    found: list[Part] = []
+    last = -1
+    while at <= limit:
+        end = work.find("\n", at)
+        if not _BINARY_HEAD_RE.match(work, at, end):
+            break
+        found.append((META, at, end))
+        last, at = end, end + 1
+        data = at
+        while at <= limit:
+            end = work.find("\n", at)
+            if not _BASE85_RE.match(work, at, end):
+                break
+            last, at = end, end + 1
+        if at > data:
+            found.append((BINARY, data, last))
+        if at <= limit and work[at] == "\n":
+            last, at = at, at + 1
+    if last < 0:
+        return -1
+    parts.extend(found)
+    return last
 
 
 def _summaries(text: str) -> list[re.Match[str]]:
@@ -313,27 +346,33 @@ def _summaries(text: str) -> list[re.Match[str]]:
 
 
 def _diffstats(
-    text: str, summaries: list[re.Match[str]], lines: list[str], taken: list[tuple[int, int, Piece]]
-) -> list[tuple[int, int, Piece]]:
-    """(first line, end line, piece) of every diffstat (ending at one of ``summaries``) outside the diffs found."""
-    found: list[tuple[int, int, Piece]] = []
+    work: str, summaries: list[re.Match[str]], taken: list[tuple[int, int, str, list[Part]]]
+) -> list[tuple[int, int, str, list[Part]]]:
+    """(start, end, "diffstat", parts) of every diffstat (ending at one of ``summaries``)
+    that is not inside a diff."""
+    found: list[tuple[int, int, str, list[Part]]] = []
     for summary in summaries:
-        index = text.count("\n", 0, summary.start())
-        if any(start <= index < end for start, end, _piece in taken):
+        start = work.rfind("\n", 0, summary.start()) + 1
+        end = summary.end()
+        parts: list[Part] = []
+        files = 0
+        while start > 0:
+            before = work.rfind("\n", 0, start - 1) + 1
+            line = _DIFFSTAT_LINE_RE.match(work, before, start - 1)
+            if line is None:
+                break
+            if line.end(1) > line.start(1):
+                parts.append((ADD, line.start(1), line.end(1)))
+            if line.end(2) > line.start(2):
+                parts.append((DEL, line.start(2), line.end(2)))
+            files += 1
+            start = before
+        if not files:
             continue
-        start = index
-        while start > 0 and _DIFFSTAT_LINE_RE.match(lines[start - 1]):
-            start -= 1
-        if start == index or (found and start < found[-1][1]):
+        while end + 1 < len(work) and _DIFFSTAT_AFTER_RE.match(work, end + 1):
+            end = work.find("\n", end + 1)
+        if any(start <= stop and begin <= end for begin, stop, _kind, _parts in [*taken, *found]):
             continue
-        end = index + 1
-        while end < len(lines) and _DIFFSTAT_AFTER_RE.match(lines[end]):
-            end += 1
-        if any(start < taken_end and taken_start < end for taken_start, taken_end, _piece in taken):
-            continue
-        spans = []
-        for line in lines[start:end]:
-            match = _DIFFSTAT_LINE_RE.match(line)
-            spans.append(match.span(1) if match and match[1] else (0, 0))
-        found.append((start, end, Piece("diffstat", "\n".join(lines[start:end]), (), tuple(spans))))
+        parts.sort(key=lambda part: part[1])
+        found.append((start, end, "diffstat", parts))
     return found

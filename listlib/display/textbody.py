@@ -33,7 +33,7 @@ from __future__ import annotations
 
 import re
 from html import escape
-from itertools import groupby, islice
+from itertools import islice
 
 from ..controls import CONTROL_TABLE
 from . import diff
@@ -540,36 +540,53 @@ _BLANK_LINES_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
 
 
 def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
-    """(safe HTML, plain text) of a diff or a diffstat: each line escaped (addresses obfuscated,
-    no links) in a ``<span>`` of its class (``display.diff``), its first character kept."""
-    plain = _plain(piece.text, obfuscate)
-    lines = plain.split("\n")
-    out: list[str] = []
-    if piece.kind == "diff":
-        # Runs of lines of one class share a span: fewer tags, the same look.
-        escaped = escape(plain, quote=False).split("\n")
-        at = 0
-        for css, run in groupby(piece.classes):
-            end = at + len(list(run))
-            chunk = "\n".join(escaped[at:end])
-            out.append(f'<span class="{css}">{chunk}</span>' if css else chunk)
-            at = end
-    else:
-        for (start, end), line in zip(piece.spans, piece.text.split("\n"), strict=True):
-            if start == end:
-                out.append(escape(_plain(line, obfuscate), quote=False))
-                continue
-            head = escape(_plain(line[:start], obfuscate), quote=False)
-            adds = line.count("+", start, end)
-            bar = f'<span class="{diff.ADD}">{"+" * adds}</span>' if adds else ""
-            if end - start > adds:
-                bar += f'<span class="{diff.DEL}">{"-" * (end - start - adds)}</span>'
-            out.append(head + bar + escape(line[end:], quote=False))
-    body = "\n".join(out).rstrip("\n")
-    wide = max(map(len, lines)) > MEASURE
-    pre = WIDE_PRE if wide else '<pre class="text">'
+    """(safe HTML, plain text) of a diff or a diffstat: escaped (addresses obfuscated, no
+    links), each part in a ``<span>`` of its class (``display.diff``), every line's first
+    character (its ``+`` or ``-``) kept as it is."""
+    text = piece.text
+    html: list[str] = []
+    plains: list[str] = []
+    at = 0
+    for css, start, end in piece.parts:
+        if start > at:
+            plain = _plain(text[at:start], obfuscate)
+            plains.append(plain)
+            html.append(escape(plain, quote=False))
+        plain = _plain(text[start:end], obfuscate)
+        plains.append(plain)
+        shown = escape(plain, quote=False)
+        if css == diff.BODY:
+            html.append(_hunk_body_html(shown))
+        elif shown:
+            html.append(f'<span class="{css}">{shown}</span>')
+        at = end
+    if at < len(text):
+        plain = _plain(text[at:], obfuscate)
+        plains.append(plain)
+        html.append(escape(plain, quote=False))
+    body = "".join(html).rstrip("\n")
+    pre = WIDE_PRE if _LONG_LINE_RE.search(text) else '<pre class="text">'
     kind = "diff" if piece.kind == "diff" else "diff diffstat"
-    return f'<div class="{kind}">{pre}{body}</pre></div>', plain
+    return f'<div class="{kind}">{pre}{body}</pre></div>', "".join(plains)
+
+
+# Runs of added and removed lines, and "\ No newline" lines, of an escaped hunk body
+# behind a "\n": each regex starts with a literal, so the engine scans for it in C.
+_ADDED_RE = re.compile(r"\n(\+[^\n]*(?:\n\+[^\n]*)*)")
+_REMOVED_RE = re.compile(r"\n(-[^\n]*(?:\n-[^\n]*)*)")
+_MARKER_RE = re.compile(r"\n(\\[^\n]*)")
+_LONG_LINE_RE = re.compile(f"[^\n]{{{MEASURE + 1}}}")
+
+
+def _hunk_body_html(escaped: str) -> str:
+    body = "\n" + escaped
+    if "\n+" in body:
+        body = _ADDED_RE.sub(f'\n<span class="{diff.ADD}">\\1</span>', body)
+    if "\n-" in body:
+        body = _REMOVED_RE.sub(f'\n<span class="{diff.DEL}">\\1</span>', body)
+    if "\n\\" in body:
+        body = _MARKER_RE.sub(f'\n<span class="{diff.META}">\\1</span>', body)
+    return body[1:]
 
 
 def _folded(block: _Block, body: str, obfuscate: bool) -> str:
