@@ -46,13 +46,14 @@ from typing import NamedTuple
 __all__ = ["ADD", "BINARY", "BODY", "DEL", "FILE", "HUNK", "META", "Piece", "might_hold", "split"]
 
 FILE = "diff-file"
-"""A file header line: ``diff --git``, ``--- a/…``, ``+++ b/…``."""
+"""A file's header lines: ``diff --git``, git's extended headers, ``--- a/…``, ``+++ b/…``."""
 META = "diff-meta"
-"""Git's extended headers, ``Binary files … differ``, ``\\ No newline at end of file``, binary block heads."""
+"""A binary block's ``literal N`` / ``delta N`` line."""
 HUNK = "diff-hunk"
 """An ``@@ … @@`` line."""
 BODY = "body"
-"""A hunk's lines (context, ``+``, ``-`` and ``\\`` lines): marked up line by line by the renderer."""
+"""A file's hunks: ``@@`` lines, context, ``+``, ``-`` and ``\\`` lines (the renderer tells
+them apart by their first character, which is safe inside hunks)."""
 ADD = "diff-add"
 DEL = "diff-del"
 BINARY = "diff-bin"
@@ -61,9 +62,10 @@ BINARY = "diff-bin"
 
 class Piece(NamedTuple):
     """A run of whole lines of one kind: "text", "diff" or "diffstat". ``parts`` are
-    (class, start, end) offsets in ``text``, in order and not overlapping: the lines of a
-    diff (one part per header line, one ``BODY`` per hunk body), the ``+``/``-``
-    histograms of a diffstat; the text between parts has no class."""
+    (class, start, end) offsets in ``text``, in order and not overlapping: for a diff,
+    each file's header (``FILE``) and hunks (``BODY``) or binary blocks (``META``,
+    ``BINARY``); for a diffstat, the ``+``/``-`` histograms (``ADD``, ``DEL``). The text
+    between parts has no class."""
 
     kind: str
     text: str
@@ -75,6 +77,8 @@ _GIT_HEADER_RE = re.compile(
     r"(?:index [0-9a-f]+\.\.[0-9a-f]+|(?:old|new|deleted file|new file) mode [0-7]+"
     r"|copy (?:from|to) |rename (?:from|to) |(?:dis)?similarity index \d+%)"
 )
+_HUNKS_END_RE = re.compile(r"\n[^ +\-\\@]")
+_HUNK_COUNTS_RE = re.compile(r"\n@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
 _RUN_END_RE = re.compile(r"\n[^ +\-\\]")
 """The end of the lines that a hunk body can hold (an empty line ends them too)."""
 _BINARY_HEAD_RE = re.compile(r"(?:literal|delta) \d+\Z")
@@ -160,9 +164,10 @@ def _diff(work: str, at: int, parts: list[Part]) -> int:
 
 
 def _file(work: str, at: int, parts: list[Part]) -> int:
-    """The end of one file's diff from offset ``at`` (its parts appended), or -1."""
+    """The end of one file's diff from offset ``at`` (its parts appended), or -1: a ``FILE``
+    part for its header lines, then a ``BODY`` part for its hunks, or binary blocks."""
     limit = len(work) - 1  # the last offset a line can start at
-    mark = len(parts)
+    begin = at
     end = work.find("\n", at)
     line = work[at:end]
     git = line.startswith("diff --git ")
@@ -171,115 +176,141 @@ def _file(work: str, at: int, parts: list[Part]) -> int:
     if line.startswith("diff "):
         if not git and not line.startswith("diff -"):
             return -1
-        parts.append((FILE, at, end))
         last, at = end, end + 1
         while at <= limit:
             end = work.find("\n", at)
             if not _GIT_HEADER_RE.match(work, at, end):
                 break
-            parts.append((META, at, end))
             headers += 1
             last, at = end, end + 1
         if git and at <= limit:
             end = work.find("\n", at)
             line = work[at:end]
             if line.startswith("Binary files ") and line.endswith(" differ"):
-                parts.append((META, at, end))
+                parts.append((FILE, begin, end))
                 return end
             if line == "GIT binary patch":
-                parts.append((META, at, end))
-                stop = _binary(work, end + 1, parts)
+                blocks: list[Part] = []
+                stop = _binary(work, end + 1, blocks)
                 if stop >= 0:
+                    parts.append((FILE, begin, end))
+                    parts.extend(blocks)
                     return stop
-                parts.pop()
     if at <= limit and work.startswith("--- ", at):
         end = work.find("\n", at)
         if end < limit and work.startswith("+++ ", end + 1):
             second = work.find("\n", end + 1)
-            stop = _hunks(work, second + 1, parts, [(FILE, at, end), (FILE, end + 1, second)])
+            stop = _hunks(work, second + 1)
             if stop >= 0:
+                parts.append((FILE, begin, second))
+                parts.append((BODY, second + 1, stop))
                 return stop
     if git and headers:
+        parts.append((FILE, begin, last))
         return last  # a mode change, a pure rename or copy, an empty new file
-    del parts[mark:]
     return -1
 
 
-def _hunks(work: str, at: int, parts: list[Part], head: list[Part]) -> int:
-    """The end of the hunks from offset ``at`` (``head`` and their parts appended when there
-    is one), or -1."""
+def _hunks(work: str, at: int) -> int:
+    """The end of the hunks from offset ``at``, or -1 when there is none. At once for all
+    the hunks of a file when the lines they announce are all there (``_hunks_one_by_one``
+    otherwise)."""
+    if not work.startswith("@@ -", at):
+        return -1
+    found = _HUNKS_END_RE.search(work, at - 1)
+    run = found.start() + 1 if found else len(work)  # the start of the first line no hunk can hold
+    heads = _HUNK_COUNTS_RE.findall(work, at - 1, run)
+    count = work.count
+    if len(heads) != count("\n@", at - 1, run) or work.find("\n+++ ", at - 1, run) >= 0:
+        # A line starting with "@" that is not a hunk's, or the next file's "---"/"+++".
+        return _hunks_one_by_one(work, at)
+    old = sum(int(lines) if lines else 1 for lines, _ in heads)
+    new = sum(int(lines) if lines else 1 for _, lines in heads)
+    context = count("\n ", at - 1, run)
+    got_old = context + count("\n-", at - 1, run)
+    got_new = context + count("\n+", at - 1, run)
+    stop = run
+    for _ in range(8):  # the last hunk of a patch runs on into its "-- " line: give lines back
+        if got_old < old or got_new < new:
+            break
+        start = work.rfind("\n", at - 1, stop - 1) + 1  # of the last line
+        mark = work[start]
+        if (got_old, got_new) == (old, new) and mark != "\\":
+            if work.startswith("\\ ", stop):  # the last line's "\\ No newline" marker
+                return work.find("\n", stop)
+            return stop - 1
+        if mark == "@" or start <= at:
+            break
+        if mark != "+":
+            got_old -= mark != "\\"
+        if mark != "-":
+            got_new -= mark != "\\"
+        stop = start
+    return _hunks_one_by_one(work, at)
+
+
+def _hunks_one_by_one(work: str, at: int) -> int:
+    """``_hunks`` for a damaged patch: each hunk ends where its counts say, the first hunk
+    cut short ends the diff."""
     limit = len(work) - 1
-    found: list[Part] = []
+    count = work.count
     last = -1
     while at <= limit:
         match = _HUNK_RE.match(work, at)
         if match is None:
             break
-        end = work.find("\n", at)
-        found.append((HUNK, at, end))
-        last, at = end, end + 1
+        last = work.find("\n", at)
+        at = last + 1
         old = int(match[2]) if match[2] is not None else 1
         new = int(match[4]) if match[4] is not None else 1
-        stop, old, new = _hunk_body(work, at, old, new)
+        found = _RUN_END_RE.search(work, last)
+        run = found.start() + 1 if found else len(work)  # the start of the first line that does not fit
+        # Lines that start in [at, run) with " ", "-", "+" ("\n" + it in [at - 1, run)).
+        context = count("\n ", last, run)
+        got_old = context + count("\n-", last, run)
+        got_new = context + count("\n+", last, run)
+        if got_old == old and got_new == new and run > at and work[work.rfind("\n", last, run - 1) + 1] != "\\":
+            stop, old, new = run - 1, 0, 0  # the common case: the next line is a hunk or a file header
+        else:
+            stop, old, new = _hunk_end(work, at, run, old, new, got_old, got_new)
         if stop >= at:
-            found.append((BODY, at, stop))
             last, at = stop, stop + 1
         if at <= limit and work.startswith("\\ ", at):
-            end = work.find("\n", at)
-            found.append((META, at, end))
-            last, at = end, end + 1
+            last = work.find("\n", at)
+            at = last + 1
         if old > 0 or new > 0:
             break  # a hunk cut short: what follows is not this diff's
-    if last < 0:
-        return -1
-    parts.extend(head)
-    parts.extend(found)
     return last
 
 
-def _hunk_body(work: str, at: int, old: int, new: int) -> tuple[int, int, int]:
-    """(end of its last line or ``at - 1``, old lines left, new lines left) of the hunk body
-    from offset ``at`` that should hold ``old`` old and ``new`` new lines."""
-    found = _RUN_END_RE.search(work, at - 1)
-    run = found.start() + 1 if found else len(work)  # the start of the first line that does not fit
-    if run > at:
-        first = work[at]
-
-        def used(stop: int) -> tuple[int, int]:
-            if stop <= at:
-                return 0, 0
-            context = work.count("\n ", at, stop) + (first == " ")
-            return (
-                context + work.count("\n-", at, stop) + (first == "-"),
-                context + work.count("\n+", at, stop) + (first == "+"),
-            )
-
-        most_old, most_new = used(run)
-        # Mostly the counts match at once (the next line is a hunk or a file header); the
-        # last hunk of a patch runs on into the "-- " signature line (or a reply's "-- "
-        # lines): then give back a few lines from the end.
-        stop = run
-        for _ in range(8):
-            if most_old < old or most_new < new:
-                break
-            start = work.rfind("\n", at - 1, stop - 1) + 1  # of the last line
-            if (most_old, most_new) == (old, new):
-                if work[start] == "\\":
-                    break  # a trailing "\\ No newline" line: the line by line count decides
-                return stop - 1, 0, 0
-            if start < at:
-                break
-            mark = work[start]
-            if mark != "+":
-                most_old -= mark != "\\"
-            if mark != "-":
-                most_new -= mark != "\\"
-            stop = start
+def _hunk_end(work: str, at: int, run: int, old: int, new: int, got_old: int, got_new: int) -> tuple[int, int, int]:
+    """(end of its last line or ``at - 1``, old lines left, new lines left) of a hunk body from
+    offset ``at`` that should hold ``old`` and ``new`` lines, when the lines up to ``run``
+    hold ``got_old`` and ``got_new``: the last hunk of a patch runs on into the "-- "
+    signature line (or a reply's "-- " lines), so a few lines are given back from the end;
+    else the lines are counted one by one."""
+    stop = run
+    for _ in range(8):
+        if got_old < old or got_new < new:
+            break
+        start = work.rfind("\n", at - 1, stop - 1) + 1  # of the last line
+        if (got_old, got_new) == (old, new):
+            if start < at or work[start] == "\\":
+                break  # a trailing "\\ No newline" line: the line by line count decides
+            return stop - 1, 0, 0
+        if start < at:
+            break
+        mark = work[start]
+        if mark != "+":
+            got_old -= mark != "\\"
+        if mark != "-":
+            got_new -= mark != "\\"
+        stop = start
     return _hunk_body_by_line(work, at, old, new)
 
 
 def _hunk_body_by_line(work: str, at: int, old: int, new: int) -> tuple[int, int, int]:
-    """``_hunk_body`` line by line: where a damaged hunk is cut short (slow, rare)."""
+    """``_hunk_end`` line by line: where a damaged hunk is cut short (slow, rare)."""
     limit = len(work) - 1
     last = at - 1
     separator = -1  # the last "-- " line taken

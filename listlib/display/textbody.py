@@ -549,14 +549,19 @@ def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
     at = 0
     for css, start, end in piece.parts:
         if start > at:
-            plain = _plain(text[at:start], obfuscate)
-            plains.append(plain)
-            html.append(escape(plain, quote=False))
+            gap = text[at:start]
+            if gap != "\n":
+                gap = _plain(gap, obfuscate)
+                plains.append(gap)
+                gap = escape(gap, quote=False)
+            else:
+                plains.append(gap)
+            html.append(gap)
         plain = _plain(text[start:end], obfuscate)
         plains.append(plain)
         shown = escape(plain, quote=False)
         if css == diff.BODY:
-            html.append(_hunk_body_html(shown))
+            html.append(_hunks_html(shown))
         elif shown:
             html.append(f'<span class="{css}">{shown}</span>')
         at = end
@@ -565,28 +570,34 @@ def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
         plains.append(plain)
         html.append(escape(plain, quote=False))
     body = "".join(html).rstrip("\n")
-    pre = WIDE_PRE if _LONG_LINE_RE.search(text) else '<pre class="text">'
+    pre = WIDE_PRE if _LONG_LINE_RE.search("\n" + text) else '<pre class="text">'
     kind = "diff" if piece.kind == "diff" else "diff diffstat"
     return f'<div class="{kind}">{pre}{body}</pre></div>', "".join(plains)
 
 
-# Runs of added and removed lines, and "\ No newline" lines, of an escaped hunk body
-# behind a "\n": each regex starts with a literal, so the engine scans for it in C.
-_ADDED_RE = re.compile(r"\n(\+[^\n]*(?:\n\+[^\n]*)*)")
-_REMOVED_RE = re.compile(r"\n(-[^\n]*(?:\n-[^\n]*)*)")
-_MARKER_RE = re.compile(r"\n(\\[^\n]*)")
-_LONG_LINE_RE = re.compile(f"[^\n]{{{MEASURE + 1}}}")
+# In an escaped BODY behind a "\n": hunk lines, runs of added and of removed lines, and
+# "\ No newline" lines (one regex that starts with a literal: the engine scans for it in C).
+_HUNK_RUNS_RE = re.compile(r"\n(\+[^\n]*(?:\n\+[^\n]*)*|-[^\n]*(?:\n-[^\n]*)*|@@[^\n]*|\\[^\n]*)")
+_RUN_OPEN = {
+    "+": f'\n<span class="{diff.ADD}">',
+    "-": f'\n<span class="{diff.DEL}">',
+    "@": f'\n<span class="{diff.HUNK}">',
+    "\\": f'\n<span class="{diff.META}">',
+}
 
 
-def _hunk_body_html(escaped: str) -> str:
-    body = "\n" + escaped
-    if "\n+" in body:
-        body = _ADDED_RE.sub(f'\n<span class="{diff.ADD}">\\1</span>', body)
-    if "\n-" in body:
-        body = _REMOVED_RE.sub(f'\n<span class="{diff.DEL}">\\1</span>', body)
-    if "\n\\" in body:
-        body = _MARKER_RE.sub(f'\n<span class="{diff.META}">\\1</span>', body)
-    return body[1:]
+_LONG_LINE_RE = re.compile(f"\n[^\n]{{{MEASURE + 1}}}")
+"""A line longer than ``MEASURE`` (searched in "\n" + text: a literal first, so it is fast)."""
+
+
+def _hunks_html(escaped: str) -> str:
+    """An escaped ``BODY`` marked up: each run of lines of one kind in a span of its class."""
+    pieces = _HUNK_RUNS_RE.split("\n" + escaped)  # text, run, text, run … text
+    out = [pieces[0]]
+    for at in range(1, len(pieces), 2):
+        run = pieces[at]
+        out += (_RUN_OPEN[run[0]], run, "</span>", pieces[at + 1])
+    return "".join(out)[1:]
 
 
 def _folded(block: _Block, body: str, obfuscate: bool) -> str:
