@@ -217,13 +217,16 @@ def _hunks(work: str, at: int) -> int:
     otherwise)."""
     if not work.startswith("@@ -", at):
         return -1
-    found = _HUNKS_END_RE.search(work, at - 1)
-    run = found.start() + 1 if found else len(work)  # the start of the first line no hunk can hold
+    # Up to the next file's "---" line (or "diff" line, or any line no hunk can hold): a
+    # "--- " line followed by "+++ " is a new file's far more often than two hunk lines.
+    plus = work.find("\n+++ ", at - 1)
+    limit = work.rfind("\n", at - 1, plus) + 1 if plus >= 0 else len(work)
+    found = _HUNKS_END_RE.search(work, at - 1, limit)
+    run = found.start() + 1 if found else limit  # the start of the first line left out
     heads = _HUNK_COUNTS_RE.findall(work, at - 1, run)
     count = work.count
-    if len(heads) != count("\n@", at - 1, run) or work.find("\n+++ ", at - 1, run) >= 0:
-        # A line starting with "@" that is not a hunk's, or the next file's "---"/"+++".
-        return _hunks_one_by_one(work, at)
+    if len(heads) != count("\n@", at - 1, run):
+        return _hunks_one_by_one(work, at)  # a line starting with "@" that is not a hunk's
     old = sum(int(lines) if lines else 1 for lines, _ in heads)
     new = sum(int(lines) if lines else 1 for _, lines in heads)
     context = count("\n ", at - 1, run)
