@@ -23,7 +23,7 @@ Rules (what counts, decided here):
   the counts; so a ``-- `` signature line after the last hunk stays a
   signature, while a removed line that reads ``-- `` inside a hunk is a
   removed line. A hunk cut short (a damaged patch: its counts are not met)
-  ends before the last ``-- `` line it would hold.
+  ends the diff, before the last ``-- `` line it would hold.
 - *A binary patch* (``GIT binary patch``) is ``literal N`` / ``delta N``
   lines, each followed by base85 lines up to a blank line (forward, then
   reverse block).
@@ -33,9 +33,14 @@ Rules (what counts, decided here):
   `` delete mode`` / `` rename`` / `` mode change`` lines.
 
 ``split`` returns the pieces of a text in order; joined by ``"\\n"`` they give
-the text back unchanged. Speed: the text is never cut into lines; a hunk's end
-is found by counting line starts (``"\\n+"``, ``"\\n-"``, ``"\\n "``) in C, so a
-diff costs a few string scans, not Python work per line.
+the text back unchanged. Speed: the text is never cut into lines. All the hunks
+of a file are checked at once: the lines that hunks can hold, up to the next
+file's ``---``/``+++`` pair, must hold as many old and new lines as the ``@@``
+lines announce in total (line starts ``"\\n "``, ``"\\n-"``, ``"\\n+"`` counted in
+C); a few lines at the end (the ``-- `` line) are given back to reach it. Only
+when that fails are the hunks counted one by one, and then line by line. The
+result is the same as counting every hunk line by line (checked on linux-raid,
+19,526 messages), at the cost of a few string scans per file.
 """
 
 from __future__ import annotations

@@ -20,6 +20,10 @@ Rules (decided here, documented for the theme and for readers of the code):
   ``SIGNATURE_LINES`` (20) of them, fold into ``<details class="signature">``.
   A Mailman footer (a line of underscores, then "... mailing list") folds
   into ``<details class="footer">``.
+- *Diffs*: unified diffs and diffstats in the text outside quotes
+  (``display.diff`` has the rules) show in ``<div class="diff">``, each part
+  in a span of its class; no links in them, addresses obfuscated as anywhere.
+  Signatures are looked for after the last diff only.
 - *Links*: ``http``, ``https``, ``ftp`` and ``mailto`` URLs; trailing
   punctuation and unbalanced closing brackets are left out of the link.
 - *Addresses*: with obfuscation on, ``neilb@suse.de`` shows as
