@@ -232,8 +232,10 @@ def _hunks(work: str, at: int) -> int:
     count = work.count
     if len(heads) != count("\n@", at - 1, run):
         return _hunks_one_by_one(work, at)  # a line starting with "@" that is not a hunk's
-    old = sum(int(lines) if lines else 1 for lines, _ in heads)
-    new = sum(int(lines) if lines else 1 for _, lines in heads)
+    old = new = 0
+    for old_lines, new_lines in heads:
+        old += int(old_lines) if old_lines else 1
+        new += int(new_lines) if new_lines else 1
     context = count("\n ", at - 1, run)
     got_old = context + count("\n-", at - 1, run)
     got_new = context + count("\n+", at - 1, run)

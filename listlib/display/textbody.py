@@ -561,7 +561,9 @@ def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
             else:
                 plains.append(gap)
             html.append(gap)
-        plain = _plain(text[start:end], obfuscate)
+        plain = text[start:end]
+        if obfuscate and _AT_RE.search(plain):  # "@@" lines are no addresses
+            plain = _plain(plain, obfuscate)
         plains.append(plain)
         shown = escape(plain, quote=False)
         if css == diff.BODY:
