@@ -67,14 +67,17 @@ BINARY = "diff-bin"
 
 class Piece(NamedTuple):
     """A run of whole lines of one kind: "text", "diff" or "diffstat". ``parts`` are
-    (class, start, end) offsets in ``text``, in order and not overlapping: for a diff,
+    (class, start, end) offsets in ``text`` (less ``offset``), in order and not overlapping: for a diff,
     each file's header (``FILE``) and hunks (``BODY``) or binary blocks (``META``,
     ``BINARY``); for a diffstat, the ``+``/``-`` histograms (``ADD``, ``DEL``). The text
     between parts has no class."""
 
     kind: str
     text: str
-    parts: tuple[tuple[str, int, int], ...] = ()
+    parts: tuple[tuple[str, int, int], ...] | list[tuple[str, int, int]] = ()
+    offset: int = 0
+    """What to subtract from the offsets in ``parts`` (they count from the start of the
+    text ``split`` was given)."""
 
 
 _HUNK_RE = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
@@ -83,7 +86,8 @@ _GIT_HEADER_RE = re.compile(
     r"|copy (?:from|to) |rename (?:from|to) |(?:dis)?similarity index \d+%)"
 )
 _HUNKS_END_RE = re.compile(r"\n[^ +\-\\@]")
-_HUNK_COUNTS_RE = re.compile(r"\n@@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+_HUNK_COUNTS_RE = re.compile(r"\n@(@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@)?")
+"""Every line that starts with "@": a hunk's (its counts) or not (an empty first group)."""
 _RUN_END_RE = re.compile(r"\n[^ +\-\\]")
 """The end of the lines that a hunk body can hold (an empty line ends them too)."""
 _BINARY_HEAD_RE = re.compile(r"(?:literal|delta) \d+\Z")
@@ -132,8 +136,7 @@ def split(text: str) -> list[Piece]:
     for start, end, kind, parts in found:
         if start > at:
             pieces.append(Piece("text", text[at : start - 1]))
-        relative = tuple((css, begin - start, stop - start) for css, begin, stop in parts)
-        pieces.append(Piece(kind, text[start:end], relative))
+        pieces.append(Piece(kind, text[start:end], parts, start))
         at = end + 1
     if at <= len(text):
         pieces.append(Piece("text", text[at:]))
@@ -228,14 +231,13 @@ def _hunks(work: str, at: int) -> int:
     limit = work.rfind("\n", at - 1, plus) + 1 if plus >= 0 else len(work)
     found = _HUNKS_END_RE.search(work, at - 1, limit)
     run = found.start() + 1 if found else limit  # the start of the first line left out
-    heads = _HUNK_COUNTS_RE.findall(work, at - 1, run)
-    count = work.count
-    if len(heads) != count("\n@", at - 1, run):
-        return _hunks_one_by_one(work, at)  # a line starting with "@" that is not a hunk's
     old = new = 0
-    for old_lines, new_lines in heads:
+    for head, old_lines, new_lines in _HUNK_COUNTS_RE.findall(work, at - 1, run):
+        if not head:
+            return _hunks_one_by_one(work, at)  # a line starting with "@" that is not a hunk's
         old += int(old_lines) if old_lines else 1
         new += int(new_lines) if new_lines else 1
+    count = work.count
     context = count("\n ", at - 1, run)
     got_old = context + count("\n-", at - 1, run)
     got_new = context + count("\n+", at - 1, run)

@@ -551,7 +551,10 @@ def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
     html: list[str] = []
     plains: list[str] = []
     at = 0
+    offset = piece.offset
     for css, start, end in piece.parts:
+        start -= offset
+        end -= offset
         if start > at:
             gap = text[at:start]
             if gap != "\n":
