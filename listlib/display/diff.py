@@ -108,8 +108,6 @@ def might_hold(text: str) -> bool:
 
 def split(text: str) -> list[Piece]:
     """The text cut into text, diff and diffstat pieces (see the module docstring)."""
-    if not might_hold(text):
-        return [Piece("text", text)]
     diffs = "\n@@ -" in text or "diff --git " in text
     summaries = _summaries(text) if " changed" in text else []
     if not diffs and not summaries:
