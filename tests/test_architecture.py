@@ -16,7 +16,7 @@ LAYERS = [
     | {"theme", "plan", "plan.jobs", "plan.kinds", "plan.paging", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
     | {"config.pop3", "config.imap", "config.smtp", "config.publish", "config.folders", "config.load"}
-    | {"legacy", "legacy.mapfile", "legacy.hyperkitty"},
+    | {"legacy", "legacy.mapfile", "legacy.hyperkitty", "patchsubject"},
     {
         "routing",
         "dedup",
@@ -37,7 +37,7 @@ LAYERS = [
         "plan.shown",
     }
     | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
-    | {"display.sanitize", "display.attachments"}
+    | {"display.sanitize", "display.attachments", "display.diff"}
     | {
         "delivery",
         "delivery.damage",

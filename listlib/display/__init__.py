@@ -17,6 +17,14 @@ module's own, with these CSS classes for the theme:
     wrote:") when there is one and ``<span class="lines">N quoted lines</span>``.
 ``<details class="signature">``, ``<details class="footer">``
     a folded signature, a folded Mailman list footer (same inner structure).
+``<div class="diff"><pre class="text">…</pre></div>``
+    a unified diff (``display.diff`` finds it): ``<span class="diff-file">`` a
+    file's header lines, ``diff-hunk`` an ``@@`` line, ``diff-add`` /
+    ``diff-del`` runs of added / removed lines (their ``+`` / ``-`` kept),
+    ``diff-meta`` a "\\ No newline" line or a binary block's head, ``diff-bin``
+    its base85 lines. The ``<pre>`` is the wide one when a line is long.
+    ``<div class="diff diffstat">`` is a diffstat, its histogram in
+    ``diff-add`` / ``diff-del`` spans.
 ``<div class="html-part">``
     a sanitized HTML part. Inside it, ``<span class="remote-image"
     title="URL">[image: alt]</span>`` stands for a blocked remote image and
@@ -32,7 +40,8 @@ module's own, with these CSS classes for the theme:
     then its body blocks.
 
 Module map: ``mime`` (bytes -> part tree), ``walk`` (part tree -> blocks,
-notes and attachments), ``textbody`` (plain text), ``sanitize`` (HTML, the
+notes and attachments), ``textbody`` (plain text), ``diff`` (diffs in plain
+text), ``sanitize`` (HTML, the
 only user of nh3), ``attachments`` (file names), ``model`` (the frozen values).
 """
 

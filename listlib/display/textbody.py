@@ -20,6 +20,10 @@ Rules (decided here, documented for the theme and for readers of the code):
   ``SIGNATURE_LINES`` (20) of them, fold into ``<details class="signature">``.
   A Mailman footer (a line of underscores, then "... mailing list") folds
   into ``<details class="footer">``.
+- *Diffs*: unified diffs and diffstats in the text outside quotes
+  (``display.diff`` has the rules) show in ``<div class="diff">``, each part
+  in a span of its class; no links in them, addresses obfuscated as anywhere.
+  Signatures are looked for after the last diff only.
 - *Links*: ``http``, ``https``, ``ftp`` and ``mailto`` URLs; trailing
   punctuation and unbalanced closing brackets are left out of the link.
 - *Addresses*: with obfuscation on, ``neilb@suse.de`` shows as
@@ -39,6 +43,7 @@ from html import escape
 from itertools import islice
 
 from ..controls import CONTROL_TABLE
+from . import diff
 
 __all__ = [
     "FOLD_QUOTE_LINES",
@@ -293,14 +298,16 @@ def _plain(text: str, obfuscate: bool) -> str:
 
 
 class _Block:
-    """A piece of the body of one kind: "text", "quote", "signature" or "footer"."""
+    """A piece of the body of one kind: "text", "quote", "signature", "footer", or a
+    "diff" or "diffstat" (``piece`` holds its lines' classes, see ``display.diff``)."""
 
-    __slots__ = ("attribution", "kind", "text")
+    __slots__ = ("attribution", "kind", "piece", "text")
 
-    def __init__(self, kind: str, text: str, attribution: str = "") -> None:
+    def __init__(self, kind: str, text: str, attribution: str = "", piece: diff.Piece | None = None) -> None:
         self.kind = kind
         self.text = text
         self.attribution = attribution
+        self.piece = piece
 
 
 # Runs of lines starting with ">", blank lines between them included; searched in
@@ -419,10 +426,18 @@ def _structure(text: str) -> list[_Block]:
     if footer or "riginal Message" in text or "Nachricht" in text or "d'origine" in text:
         blocks = _split_original(blocks)
     signature = footer or "\n--" in text or text.startswith("--")
+    diffs = diff.might_hold(text)
     out: list[_Block] = []
     for block in blocks:
         if block.kind == "text":
-            out.extend(_split_signature(block, footer) if signature else [block])
+            parts = [block]
+            if diffs:
+                pieces = diff.split(block.text)
+                if len(pieces) > 1 or pieces[0].kind != "text":
+                    parts = [_Block(piece.kind, piece.text, piece=piece) for piece in pieces]
+            if signature and parts[-1].kind == "text":
+                parts[-1:] = _split_signature(parts[-1], footer)
+            out.extend(parts)
             continue
         if block.attribution or _folds(block.text):
             if not block.attribution and out and out[-1].kind in ("text", "signature"):
@@ -495,6 +510,11 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
                 plains.append(plain)
                 show(marked, is_wide(paragraph))
             new_text.append("\n".join(plains))
+        elif block.piece is not None:
+            flush()
+            marked, plain = _diff_html(block.piece, obfuscate)
+            html.append(marked)
+            new_text.append(plain)
         elif block.kind == "quote":
             show(f'<span class="quote">{markup_text(block.text, obfuscate)}</span>', is_wide(block.text))
         else:
@@ -512,7 +532,11 @@ _PARAGRAPH_RE = re.compile(r"\n(?=[ \t]*\n)")
 def plain_text(text: str, obfuscate: bool) -> str:
     """The new text of a cleaned plain-text body (quotes and signatures left out, addresses
     obfuscated when ``obfuscate``): ``render_plain``'s second half without its HTML."""
-    return _new_text([_plain(block.text, obfuscate) for block in _structure(text) if block.kind == "text"])
+    shown = [_plain(block.text, obfuscate) for block in _structure(text) if block.kind in _NEW_TEXT_KINDS]
+    return _new_text(shown)
+
+
+_NEW_TEXT_KINDS = frozenset(("text", "diff", "diffstat"))
 
 
 def _new_text(pieces: list[str]) -> str:
@@ -520,6 +544,72 @@ def _new_text(pieces: list[str]) -> str:
 
 
 _BLANK_LINES_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
+
+
+def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
+    """(safe HTML, plain text) of a diff or a diffstat: escaped (addresses obfuscated, no
+    links), each part in a ``<span>`` of its class (``display.diff``), every line's first
+    character (its ``+`` or ``-``) kept as it is."""
+    text = piece.text
+    html: list[str] = []
+    plains: list[str] = []
+    at = 0
+    offset = piece.offset
+    for css, start, end in piece.parts:
+        start -= offset
+        end -= offset
+        if start > at:
+            gap = text[at:start]
+            if gap != "\n":
+                gap = _plain(gap, obfuscate)
+                plains.append(gap)
+                gap = escape(gap, quote=False)
+            else:
+                plains.append(gap)
+            html.append(gap)
+        plain = text[start:end]
+        if obfuscate and _AT_RE.search(plain):  # "@@" lines are no addresses
+            plain = _plain(plain, obfuscate)
+        plains.append(plain)
+        shown = escape(plain, quote=False)
+        if css == diff.BODY:
+            html.append(_hunks_html(shown))
+        elif shown:
+            html.append(f'<span class="{css}">{shown}</span>')
+        at = end
+    if at < len(text):
+        plain = _plain(text[at:], obfuscate)
+        plains.append(plain)
+        html.append(escape(plain, quote=False))
+    body = "".join(html).rstrip("\n")
+    pre = WIDE_PRE if _LONG_LINE_RE.search("\n" + text) else '<pre class="text">'
+    kind = "diff" if piece.kind == "diff" else "diff diffstat"
+    return f'<div class="{kind}">{pre}{body}</pre></div>', "".join(plains)
+
+
+# In an escaped BODY behind a "\n": hunk lines, runs of added and of removed lines, and
+# "\ No newline" lines (one regex that starts with a literal: the engine scans for it in C).
+_HUNK_RUNS_RE = re.compile(r"\n(\+[^\n]*(?:\n\+[^\n]*)*|-[^\n]*(?:\n-[^\n]*)*|@@[^\n]*|\\[^\n]*)")
+_RUN_OPEN = {
+    "+": f'\n<span class="{diff.ADD}">',
+    "-": f'\n<span class="{diff.DEL}">',
+    "@": f'\n<span class="{diff.HUNK}">',
+    "\\": f'\n<span class="{diff.META}">',
+}
+
+
+_LONG_LINE_RE = re.compile(f"\n[^\n]{{{MEASURE + 1}}}")
+"""A line longer than ``MEASURE`` (searched in "\n" + text: a literal first, so it is fast)."""
+
+
+def _hunks_html(escaped: str) -> str:
+    """An escaped ``BODY`` marked up: each run of lines of one kind in a span of its class."""
+    pieces = _HUNK_RUNS_RE.split("\n" + escaped)  # text, run, text, run … text
+    out = [pieces[0]]
+    for at in range(1, len(pieces), 2):
+        run = pieces[at]
+        out += (_RUN_OPEN[run[0]], run, "</span>", pieces[at + 1])
+    return "".join(out)[1:]
 
 
 def _folded(block: _Block, body: str, obfuscate: bool) -> str:

@@ -143,7 +143,9 @@ def test_patches_and_ascii_art_survive_byte_for_byte() -> None:
     art = "  +------+------+\n  | disk | MB/s |\n  +------+------+"
     assert art in show("plain-quotes-signature.eml", PLAIN).body_html
     patch = show("patch-attached.eml")
-    assert "-\tif (a &lt; b)\n+\tif (a &lt;= b)\n \t\treturn;" in patch.body_html
+    # Marked up as a diff (test_display_diffs), every character kept.
+    assert "-\tif (a &lt; b)\n+\tif (a &lt;= b)\n \t\treturn;" in re.sub(r"<[^>]*>", "", patch.body_html)
+    assert '<span class="diff-add">+\tif (a &lt;= b)</span>' in patch.body_html
 
 
 def test_long_quotes_fold_with_their_attribution_in_the_summary() -> None:

@@ -126,6 +126,9 @@ def test_every_text_and_background_pair_reaches_aa(scheme: str) -> None:
     # The parse found the theme's colours (a broken parse must not pass by finding nothing).
     assert {"--fg", "--muted", "--accent", "--accent-visited", "--quote", "--mark-fg"} <= names
     assert {"--bg", "--panel", "--tag-bg", "--mark-bg"} <= grounds
+    # Diffs in bodies: hunk headers on every ground, added and removed lines on their own.
+    assert {"--diff-hunk", "--diff-add", "--diff-del"} <= names
+    assert {("--diff-add", "--diff-add-bg"), ("--diff-del", "--diff-del-bg")} <= {(n, g) for _t, _g, n, g in pairs}
     low = [
         f"{name} {text} on {ground_name} {ground}: {contrast(text, ground):.2f}"
         for text, ground, name, ground_name in pairs

@@ -70,7 +70,8 @@ class _Checker(HTMLParser):
 # a hundred times faster than by the parser; sanitized HTML parts always get the parser.
 _TAG_RE = re.compile(r"<[^>]*>")
 _OWN_TAG_RE = re.compile(
-    r'<(?:div class="(?:msg-body|note [a-z -]+)"|pre class="text"|span class="(?:quote|attribution|lines)"'
+    r'<(?:div class="(?:msg-body|note [a-z -]+|diff|diff diffstat)"|pre class="text"'
+    r'|span class="(?:quote|attribution|lines|diff-(?:file|meta|hunk|add|del|bin))"'
     r'|pre class="text wide" tabindex="0" role="region" aria-label="Text with long lines, scrolls sideways"'
     r'|a href="(?i:https?|ftp|mailto):[^"<>]*" rel="nofollow noopener noreferrer"'
     r'|details class="(?:quote|signature|footer)"|summary|section class="attached-message"'
