@@ -389,6 +389,8 @@ keep_on_server = true
         "imap.loop.move_to: 'INBOX' is also one of the folders fetched",
         'imap.loop.keep_on_server: is a POP3 key; for IMAP write after = "keep"',
     }
+
+
 @pytest.mark.parametrize("tag", ["de", "pt-BR", "zh-Hant-TW"])
 def test_the_site_language_is_a_language_tag(tmp_path: Path, tag: str) -> None:
     site = f'[site]\ntitle = "A"\nbase_url = "https://a.example/"\nlanguage = "{tag}"\n'
