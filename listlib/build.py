@@ -201,7 +201,7 @@ def _plan(
     ``on_work`` is called as soon as the build is known to have work, before the jobs
     are described (for a full plan, before every list is loaded)."""
     fingerprints = _template_fingerprints(theme, state)
-    static = [StaticFile(rel, str(path), _file_digest(path)) for rel, path in theme.static_files().items()]
+    static = [StaticFile(rel, layer, _file_digest(path)) for rel, (layer, path) in theme.static_sources().items()]
     site = SiteSettings(
         title=config.site.title,
         base_url=config.site.base_url,

@@ -169,7 +169,7 @@ class Theme:
             except jinja2.TemplateNotFound:
                 digest.update(f"missing {current}\0".encode())
                 continue
-            digest.update(f"{current}\0{filename}\0{len(source)}\0".encode())
+            digest.update(f"{current}\0{self._where(filename)}\0{len(source)}\0".encode())
             digest.update(source.encode())
             try:
                 references = list(jinja2.meta.find_referenced_templates(self.env.parse(source)))
@@ -182,6 +182,37 @@ class Theme:
         value = digest.hexdigest()[:24]
         self._fingerprints[name] = value
         return value
+
+    def _where(self, filename: str | None) -> str:
+        """A template file as its layer's name and its path in the layer: not where the
+        layer is on disk (moving an install must not change what pages depend on)."""
+        path = Path(filename or "")
+        for layer in self.layers:
+            if path.is_relative_to(layer.folder):
+                return f"{layer.name}:{path.relative_to(layer.folder).as_posix()}"
+        return str(path)
+
+    def static_layer(self, name: str) -> Path:
+        """The static/ folder of the layer called ``name``."""
+        for layer in self.layers:
+            if layer.name == name:
+                return layer.folder / "static"
+        raise BuildError(f"no theme layer {name!r}")
+
+    def static_sources(self) -> dict[str, tuple[str, Path]]:
+        """Every static file by its path under ``static/``: the name of the layer that
+        provides it (the first layer having it) and its file."""
+        files: dict[str, tuple[str, Path]] = {}
+        for layer in reversed(self.layers):
+            root = layer.folder / "static"
+            for dirpath, dirs, names in os.walk(root):
+                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+                for name in names:
+                    if name.startswith("."):
+                        continue
+                    path = Path(dirpath) / name
+                    files[path.relative_to(root).as_posix()] = (layer.name, path)
+        return dict(sorted(files.items()))
 
     def static_files(self) -> dict[str, Path]:
         """Every static file by its path under ``static/``, the first layer winning."""

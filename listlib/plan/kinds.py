@@ -399,7 +399,9 @@ class LegacyMaps(NamedTuple):
 class StaticFile(NamedTuple):
     rel: str
     """Its path under the theme's static/ folder."""
-    source: str
+    layer: str
+    """The name of the theme layer it is read from (not its folder: moving an install
+    must not change a job's key)."""
     digest: str
 
 

@@ -544,7 +544,8 @@ class Renderer:
         files: Files = {}
         for static in args.files:
             target = static_path(static.rel)
-            files[target] = self.writer.copy(target, Path(static.source), static.digest, old.get(target))
+            source = self.theme.static_layer(static.layer) / static.rel
+            files[target] = self.writer.copy(target, source, static.digest, old.get(target))
         return files
 
 

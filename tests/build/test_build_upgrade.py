@@ -133,3 +133,14 @@ def test_render_digest_covers_the_code_that_renders() -> None:
         assert module in modules
     for module in ("cli", "delivery", "filers.pop3", "serve"):
         assert module not in modules
+
+
+def test_the_same_code_at_another_path_rebuilds_nothing(upgraded_site: tuple[Path, Path], tmp_path: Path) -> None:
+    """Moving an install (another checkout, a venv rebuilt elsewhere) is not an upgrade:
+    no job key holds where the code or the theme's files are."""
+    code, site = upgraded_site
+    run_build(code, site)
+    moved = tmp_path / "elsewhere"
+    shutil.copytree(code, moved)
+    again = run_build(moved, site)
+    assert again["jobs_run"] == 0 and again["written_files"] == [], again["jobs_run"]
