@@ -86,17 +86,25 @@ def _shape(site: Path, thread_id: str) -> Shape:
 
 
 _SECTION = re.compile(r'<article class="message indent-(\d+)" id="([^"]+)"')
-_PARENT = re.compile(r'<a href="#([^"]+)">parent<')
+_PARENT = re.compile(r'<a href="[^"#]*#([^"]+)">parent<')
+
+
+def _pages(first: Path) -> list[Path]:
+    """A thread's pages: its own, then ``<root>-2.html``, ``<root>-3.html`` … (a long thread)."""
+    more = sorted(first.parent.glob(f"{first.stem}-*.html"), key=lambda p: int(p.stem.rsplit("-", 1)[1]))
+    return [first, *more]
 
 
 def _sections(page: Path) -> list[tuple[str, str, str | None]]:
-    """(id, indent, parent) of every message section of a thread page, in order."""
-    text = page.read_text(encoding="utf-8")
+    """(id, indent, parent) of every message section of a thread, over all its pages, in
+    order (a parent link to another page is named by its anchor alone)."""
     found = []
-    for start in _SECTION.finditer(text):
-        end = text.find("</header>", start.end())
-        parent = _PARENT.search(text, start.end(), end)
-        found.append((start.group(2), start.group(1), parent.group(1) if parent else None))
+    for one in _pages(page):
+        text = one.read_text(encoding="utf-8")
+        for start in _SECTION.finditer(text):
+            end = text.find("</header>", start.end())
+            parent = _PARENT.search(text, start.end(), end)
+            found.append((start.group(2), start.group(1), parent.group(1) if parent else None))
     return found
 
 
@@ -327,7 +335,11 @@ def test_its_thread_keeps_a_placeholder_where_it_was(taken_down: TakeDown) -> No
     sections = _sections(taken_down.thread_page)
     assert sections == taken_down.sections  # every message at its place and depth, the parent links too
     assert any(call == taken_down.removed.call for call, _indent, _parent in sections)
-    text = taken_down.thread_page.read_text()
+    (text,) = [
+        text
+        for page in _pages(taken_down.thread_page)
+        if f'id="{taken_down.removed.call}"' in (text := page.read_text())
+    ]
     start = text.index(f'id="{taken_down.removed.call}"')
     assert '<h2 id="h-' + taken_down.removed.call + '" class="author">Removed</h2>' in text[start : start + 400]
 

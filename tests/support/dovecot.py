@@ -79,9 +79,17 @@ def dovecot_binary() -> str | None:
 
 
 def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """``count`` distinct free ports of 127.0.0.1 (the sockets are held open together
+    while asked, or the kernel may hand out the same port twice in a row)."""
+    with contextlib.ExitStack() as stack:
+        socks = [stack.enter_context(socket.socket()) for _ in range(count)]
+        for sock in socks:
+            sock.bind(("127.0.0.1", 0))
+        return [int(sock.getsockname()[1]) for sock in socks]
 
 
 _CONFIG = """\
@@ -255,11 +263,10 @@ class DovecotServer:
         self.base = Path(base or tempfile.mkdtemp(prefix="listlib-dovecot-"))
         self.base.mkdir(parents=True, exist_ok=True)
         os.chmod(self.base, 0o711)
-        self.port = free_port()
-        self.ssl_port = free_port()
         self.has_imap = imap_problem() is None
-        self.imap_port = free_port() if self.has_imap else 0
-        self.imaps_port = free_port() if self.has_imap else 0
+        ports = free_ports(4)
+        self.port, self.ssl_port = ports[0], ports[1]
+        self.imap_port, self.imaps_port = (ports[2], ports[3]) if self.has_imap else (0, 0)
         self.as_root = os.geteuid() == 0
         if self.as_root:
             nobody = pwd.getpwnam("nobody")

@@ -16,6 +16,7 @@ _SCHEME_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
 _ACTIVE_URL_RE = re.compile(r"\s*(javascript|vbscript|data:text)", re.IGNORECASE)
 _THEME_SCRIPT_RE = re.compile(r"(\.\./)*static/[a-z]+\.js")
 _ACTIVE_TAGS = ("script", "iframe", "object", "embed", "form", "base")
+_SEARCH_PAGE_RE = re.compile(r"\A(?:\.\./)*(?:/[\w./-]*)?search/index\.html\Z")
 
 
 class Page(HTMLParser):
@@ -36,6 +37,8 @@ class Page(HTMLParser):
             self.messages.append(values.get("id") or "")
         if tag == "script" and _THEME_SCRIPT_RE.fullmatch(values.get("src") or "") and set(values) == {"src", "defer"}:
             pass  # the theme's own script (static/times.js on thread pages), which the link check finds
+        elif tag == "form" and values.get("role") == "search" and _SEARCH_PAGE_RE.search(values.get("action") or ""):
+            pass  # the theme's search box (every page's header), a GET to the site's own search page
         elif tag in _ACTIVE_TAGS:
             self.dangers.append(f"<{tag}>")
         for name, value in attrs:

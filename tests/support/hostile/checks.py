@@ -73,10 +73,13 @@ class _PageChecker(HTMLParser):
         return path is not None and len(path) == 2 and path[0] == "static" and path[1].endswith(".js")
 
     def _site_path(self, url: str) -> list[str] | None:
-        """The parts of the output path a relative ``url`` of this page points to (None: elsewhere)."""
+        """The parts of the output path a ``url`` of this page points to, relative or from
+        the root of the site (served at ``/``, as the 404 page's links are); None: elsewhere."""
         parts = urlsplit(url)
-        if parts.scheme or parts.netloc or not parts.path or parts.path.startswith("/"):
+        if parts.scheme or parts.netloc or not parts.path:
             return None
+        if parts.path.startswith("/"):
+            return [part for part in unquote(parts.path).split("/") if part]
         resolved = list(self.page.parts[:-1])
         for part in unquote(parts.path).split("/"):
             if part == "..":
