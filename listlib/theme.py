@@ -216,17 +216,7 @@ class Theme:
 
     def static_files(self) -> dict[str, Path]:
         """Every static file by its path under ``static/``, the first layer winning."""
-        files: dict[str, Path] = {}
-        for layer in reversed(self.layers):
-            root = layer.folder / "static"
-            for dirpath, dirs, names in os.walk(root):
-                dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-                for name in names:
-                    if name.startswith("."):
-                        continue
-                    path = Path(dirpath) / name
-                    files[path.relative_to(root).as_posix()] = path
-        return dict(sorted(files.items()))
+        return {rel: path for rel, (_layer, path) in self.static_sources().items()}
 
 
 def _template_location(exc: BaseException, template: jinja2.Template) -> str:
