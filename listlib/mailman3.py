@@ -20,7 +20,8 @@ post that cannot be filed now (the store busy or broken) stays in the spool and 
 filed with the next one (filing twice is a duplicate, which the store drops). The list
 a post is filed under is the one whose ``list_ids`` or ``addresses`` (``[lists.<slug>]``)
 name Mailman's list; a Mailman list listlib does not know is filed by the usual
-routing (and is reported by ``listlib unrouted``).
+routing (and is reported by ``listlib unrouted``). A mistake in listlib.toml keeps the
+posts in the spool, by Mailman's list id, until it is mended.
 
 ``permalink`` is the message's Message-ID page (``mid/...``), known before any build,
 so Mailman's ``Archived-At`` header is right from the first post. Builds are coalesced:
@@ -59,8 +60,9 @@ _BUILD_LOG = "mailman-build.log"
 LOCK_WAIT = 60.0
 """Seconds a post waits for the store (another import, fetch or steward) before it is
 left in the spool for the next one (``lock_wait:``)."""
-_UNKNOWN_LIST = "_routed"
-"""The spool of posts to Mailman lists listlib's config does not name."""
+_BY_LIST_ID = "_list-id_"
+"""Spool folders of posts whose listlib list is not known (``_list-id_<id>``): filed
+under the list naming that id once listlib.toml does, else by routing."""
 
 log = logging.getLogger("mailman.archiver")
 
@@ -82,7 +84,7 @@ class Site:
         self, config_path: Path, spool: Path | None = None, build: bool = True, lock_wait: float = LOCK_WAIT
     ) -> None:
         self.config_path = config_path
-        self.config: Config = load_config(config_path)
+        self._config: Config | None = None
         self.spool = spool or config_path.parent / SPOOL
         self.build = build
         self.lock_wait = lock_wait
@@ -102,6 +104,14 @@ class Site:
         build = parser.getboolean("general", "build", fallback=True)
         lock_wait = parser.getfloat("general", "lock_wait", fallback=LOCK_WAIT)
         return cls(site, Path(spool).expanduser() if spool else None, build, lock_wait)
+
+    @property
+    def config(self) -> Config:
+        """listlib.toml, read when first needed: a mistake in it (a ConfigError) leaves
+        posts in the spool rather than losing them."""
+        if self._config is None:
+            self._config = load_config(self.config_path)
+        return self._config
 
     def slug_of(self, list_id: str, address: str) -> str | None:
         """The listlib list that is Mailman's list ``list_id`` / ``address``, if any."""
@@ -130,31 +140,50 @@ class Archiver:
         self.site = site or Site.from_mailman()
 
     def list_url(self, mlist: Any) -> str | None:
-        slug = self.site.slug_of(mlist.list_id, mlist.posting_address)
-        return self.site.base_url() + list_index_path(slug).removesuffix("index.html") if slug else None
+        try:
+            slug = self.site.slug_of(mlist.list_id, mlist.posting_address)
+            return self.site.base_url() + list_index_path(slug).removesuffix("index.html") if slug else None
+        except ListlibError as exc:
+            log.error("listlib: %s", exc)
+            return None
 
     def permalink(self, mlist: Any, msg: Message) -> str | None:
         message_id = msg.get("Message-ID")
         if not message_id or not str(message_id).strip().strip("<>"):
             return None
-        return self.site.base_url() + mid_page_path(message_id_hash(str(message_id)))
+        try:
+            return self.site.base_url() + mid_page_path(message_id_hash(str(message_id)))
+        except ListlibError as exc:
+            log.error("listlib: %s", exc)
+            return None
 
     def archive_message(self, mlist: Any, msg: Message) -> str | None:
-        slug = self.site.slug_of(mlist.list_id, mlist.posting_address)
-        if slug is None:
-            log.error(
-                "listlib: no [lists.<slug>] names %s (%s); filed by routing", mlist.list_id, mlist.posting_address
-            )
-        archive(self.site, msg.as_bytes(), slug)
+        try:
+            slug = self.site.slug_of(mlist.list_id, mlist.posting_address)
+            folder = slug or _by_list_id(mlist.list_id)
+            if slug is None:
+                log.error(
+                    "listlib: no [lists.<slug>] names %s (%s); filed by routing", mlist.list_id, mlist.posting_address
+                )
+        except ListlibError as exc:  # listlib.toml is wrong: keep the post for when it is mended
+            log.error("listlib: %s", exc)
+            folder = _by_list_id(mlist.list_id)
+        archive(self.site, msg.as_bytes(), folder)
         return self.permalink(mlist, msg)
 
 
-def archive(site: Site, raw: bytes, slug: str | None) -> None:
-    """Spool ``raw``, file the spool, and ask for a build. A filing error is logged and
-    leaves the post spooled (filed with the next one); it never reaches Mailman."""
+def _by_list_id(list_id: str) -> str:
+    """The spool folder of a post whose listlib list is not known yet: Mailman's list id."""
+    return _BY_LIST_ID + "".join(c if c.isalnum() or c in ".-_" else "_" for c in list_id.strip("<> ").lower())
+
+
+def archive(site: Site, raw: bytes, folder_name: str) -> None:
+    """Spool ``raw`` (in the folder of its list, or of its Mailman list id), file the
+    spool, and ask for a build. A filing error, or a mistake in listlib.toml, is logged
+    and leaves the post spooled (filed with the next one); it never reaches Mailman."""
     import mailbox
 
-    folder = site.spool / (slug or _UNKNOWN_LIST)
+    folder = site.spool / folder_name
     make_dirs(site.spool)
     mailbox.Maildir(folder, create=True).add(raw)  # tmp/ then new/: whole or absent
     try:
@@ -179,7 +208,10 @@ def file_spool(site: Site) -> int:
             posts = sorted((folder / "new").glob("*")) + sorted((folder / "cur").glob("*"))
             if not posts:
                 continue
-            forced = None if folder.name == _UNKNOWN_LIST else folder.name
+            if folder.name.startswith(_BY_LIST_ID):
+                forced = site.slug_of(folder.name.removeprefix(_BY_LIST_ID), "")
+            else:
+                forced = folder.name
             if forced is not None and forced not in {lst.slug for lst in site.config.lists}:
                 forced = None  # a list since removed from listlib.toml: routing decides
             file_sources(store, site.config.lists, [folder], forced_list=forced)

@@ -93,6 +93,21 @@ def test_a_post_that_cannot_be_filed_now_waits_in_the_spool_for_the_next(site: P
     assert not any((site / "mailman-spool" / "dev" / "new").iterdir())
 
 
+def test_a_mistake_in_listlib_toml_keeps_posts_in_the_spool_until_it_is_mended(site: Path) -> None:
+    good = (site / "listlib.toml").read_text()
+    (site / "listlib.toml").write_text(good.replace("[lists.dev]", "[lists.dev]\nadresses = []"))
+    archiver = Archiver(Site(site / "listlib.toml", build=False))
+    post = message_from_bytes(make_message("Kept", message_id="<keep-1@example.org>", to="x@example.org"))
+    assert archiver.archive_message(DEV, post) is None  # no permalink without a config; no error to Mailman
+    spooled = site / "mailman-spool" / "_list-id_dev.lists.example.org" / "new"
+    assert len(list(spooled.iterdir())) == 1
+    (site / "listlib.toml").write_text(good)
+    archiver = Archiver(Site(site / "listlib.toml", build=False))
+    archiver.archive_message(DEV, message_from_bytes(make_message("Next", message_id="<keep-2@example.org>")))
+    assert stored_calls(site) == {"keep-1@example.org": "dev", "keep-2@example.org": "dev"}, "under Mailman's list"
+    assert not any(spooled.iterdir())
+
+
 def test_the_builder_builds_while_posts_ask_and_one_runs_at_a_time(site: Path) -> None:
     archiver = Archiver(Site(site / "listlib.toml", build=False))
     archiver.archive_message(DEV, message_from_bytes(make_message("Built", message_id="<b-1@example.org>")))
