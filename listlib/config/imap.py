@@ -13,29 +13,14 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..errors import ConfigIssue
-from .pop3 import account_tables, read_mailbox_server
+from .pop3 import SERVER_KEYS, account_tables, read_mailbox_server
 from .reader import Reader
 from .schema import AFTER_FILING, AfterFilingAction, ImapAccount, ListConfig, Security
 
 __all__ = ["read_imap"]
 
 _DEFAULT_PORTS: dict[Security, int] = {"ssl": 993, "starttls": 143, "none": 143}
-_IMAP_KEYS = {
-    "host",
-    "port",
-    "security",
-    "user",
-    "password",
-    "password_file",
-    "password_env",
-    "ca_file",
-    "timeout",
-    "list",
-    "folders",
-    "after",
-    "move_to",
-    "max_messages",
-}
+_IMAP_KEYS = SERVER_KEYS | {"folders", "after", "move_to"}
 
 
 def check_folder_name(value: str) -> str | None:

@@ -18,23 +18,15 @@ from .checks import check_env_name, check_host, check_nonempty, check_security
 from .reader import Reader, kind_of
 from .schema import SECURITIES, ListConfig, Pop3Account, Security
 
-__all__ = ["account_tables", "read_mailbox_server", "read_pop3"]
+__all__ = ["SERVER_KEYS", "account_tables", "read_mailbox_server", "read_pop3"]
 
 _DEFAULT_PORTS: dict[Security, int] = {"ssl": 995, "starttls": 110, "none": 110}
-_POP3_KEYS = {
-    "host",
-    "port",
-    "security",
-    "user",
-    "password",
-    "password_file",
-    "password_env",
-    "ca_file",
-    "timeout",
-    "list",
-    "keep_on_server",
-    "max_messages",
-}
+SERVER_KEYS = frozenset(
+    {"host", "port", "security", "user", "password", "password_file", "password_env", "ca_file", "timeout"}
+    | {"list", "max_messages"}
+)
+"""The keys every remote mailbox account has (``[pop3.<name>]``, ``[imap.<name>]``)."""
+_POP3_KEYS = SERVER_KEYS | {"keep_on_server"}
 
 
 def read_pop3(reader: Reader, data: Mapping[str, Any], lists: tuple[ListConfig, ...]) -> tuple[Pop3Account, ...]:
