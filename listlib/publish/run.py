@@ -2,9 +2,12 @@
 publish, plan (``plan``), then upload on a bounded pool phase by phase, delete what is
 due, and write the record last (``s3`` does the I/O).
 
-The record lives in the bucket (``<prefix>/.listlib-published.json.gz``) and a copy in
-the cache folder with its ETag, so a publish with nothing new reads nothing but a
-"not modified" answer. Nothing is deleted unless every upload succeeded.
+The record lives in the bucket (``<prefix>/.listlib-published.json.gz``, its root, and
+the shards it names: ``shards``) and a copy in the cache folder with its ETag, so a
+publish with nothing new reads nothing but a "not modified" answer. Before the first
+new object goes up, the root is written again with the record unchanged and the new
+objects named (the intent); after the last, with the new record. Nothing is deleted
+unless every upload succeeded.
 """
 
 from __future__ import annotations
@@ -41,11 +44,23 @@ from .plan import (
     redirect_target,
 )
 from .s3 import Bucket
-from .shards import SHARD_DIR, assemble, group, parse_root, parse_shard, root_bytes, shard_bytes, shard_of
+from .shards import (
+    DELTA_LIMIT,
+    SHARD_DIR,
+    Delta,
+    Root,
+    assemble,
+    group,
+    parse_root,
+    parse_shard,
+    root_bytes,
+    shard_bytes,
+    shard_of,
+)
 
 __all__ = ["PublishReport", "publish_site", "publish_target"]
 
-_CACHE_VERSION = 3
+_CACHE_VERSION = 4
 Fault = Callable[[str], None]
 Progress = Callable[[int, int, int], None]
 
@@ -158,7 +173,7 @@ def _publish(
         sizes = bucket.sizes()
         repaired = _verified(record, sizes, config.site.output_dir)
         _clear_orphan_shards(bucket, stored, sizes)
-    interrupted = _read_intent(bucket, record)
+    interrupted = _read_intent(bucket, stored)
     plan = plan_publish(manifest, record, interrupted.files, Headers(target.cache_control))
     report = PublishReport(
         target=target.target,
@@ -172,7 +187,7 @@ def _publish(
         deletes=plan.delete,
         repaired=repaired,
     )
-    if not dry_run and (not plan.empty or interrupted.shards):
+    if not dry_run and (not plan.empty or interrupted.shards or interrupted.legacy or stored.retired):
         _carry_out(plan, stored, interrupted, bucket, cache, config.site.output_dir, target.workers, progress, fault)
     return report
 
@@ -190,17 +205,16 @@ def _carry_out(
 ) -> None:
     total = plan.uploads
     done = 0
-    names, shards = _changed_shards(plan, stored)
+    names, shards, delta = _next_shards(plan, stored)
     if plan.intent or shards:
         # Before the first upload of a file or a record shard no record names: if this
         # publish dies, the next one knows the bucket may hold them (and deletes them).
-        intent = {
-            "generation": plan.record.generation - 1,
-            "files": {p: list(v) for p, v in plan.intent.items()},
-            "shards": sorted(shards),
-            "retire": sorted(set(stored.names.values()) - set(names.values())),
-        }
-        bucket.put_bytes(INTENT_NAME, json.dumps(intent, separators=(",", ":")).encode(), "application/json")
+        intent = replace(
+            stored.root,
+            intent=plan.intent,
+            intent_shards=sorted(set(shards) | set(interrupted.shards)),
+        )
+        bucket.put_bytes(RECORD_NAME, root_bytes(intent), "application/gzip")
         fault("publish-intent")
     with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="publish") as pool:
         for phase in plan.phases:
@@ -216,26 +230,38 @@ def _carry_out(
                 if progress:
                     progress(done, total, done)
             fault("publish-phase")
-        if plan.delete:
+        # Shards retired by the publish before (its root named them, should it have died
+        # before deleting them): no root names them now.
+        old = [*stored.retired, *([INTENT_NAME] if interrupted.legacy else [])]
+        if plan.delete or old:
             fault("publish-delete")
-            bucket.delete(plan.delete)
+            bucket.delete([*plan.delete, *old])
             fault("publish-deleted")
         for future in [pool.submit(bucket.put_bytes, name, data, "application/gzip") for name, data in shards.items()]:
             future.result()
         fault("publish-shards")
-        etag = bucket.put_bytes(RECORD_NAME, root_bytes(plan.record, names), "application/gzip")
+        # Spent by the new root: shards it no longer names, those a killed publish may have put.
+        retired = sorted((set(stored.names.values()) | set(interrupted.shards)) - set(names.values()))
+        root = Root(plan.record.generation, plan.record.headers, names, delta, retired=retired)
+        etag = bucket.put_bytes(RECORD_NAME, root_bytes(root), "application/gzip")
         fault("publish-record")
-    cache.save(Stored(plan.record, names), etag)
-    # Spent by the root: shards it no longer names, those a killed publish may have put, the intent.
-    cleared = (set(stored.names.values()) | set(interrupted.shards)) - set(names.values())
-    spent = [INTENT_NAME] if plan.intent or shards or interrupted.shards else []
-    bucket.delete([*sorted(cleared), *spent])
+    if retired:
+        bucket.delete(retired)
+        root.retired = []  # the next publish need not delete them again
+    cache.save(Stored(plan.record, root), etag)
 
 
-def _changed_shards(plan: Plan, stored: Stored) -> tuple[dict[str, str], dict[str, bytes]]:
-    """The shard names of the new record, and the shards to put for it: those holding
-    a changed entry (every one when the bucket's record has no shards yet)."""
-    keys = {shard_of(path) for path in plan.touched} if stored.names else None
+def _next_shards(plan: Plan, stored: Stored) -> tuple[dict[str, str], dict[str, bytes], Delta]:
+    """The shard names and delta of the new record, and the shards to put for it: none
+    while the delta stays under its limit; else those holding an entry of the delta
+    (every one when the bucket's record has no shards yet), and the delta emptied."""
+    if stored.names:
+        delta = stored.root.delta.updated(plan.record, plan.touched)
+        if len(delta) <= DELTA_LIMIT:
+            return dict(stored.names), {}, delta
+        keys: set[str] | None = {shard_of(path) for path in delta.files.keys() | delta.pending.keys()}
+    else:
+        keys = None
     names = dict(stored.names) if keys is not None else {}
     groups = group(plan.record, keys)
     for key in keys or ():
@@ -247,7 +273,7 @@ def _changed_shards(plan: Plan, stored: Stored) -> tuple[dict[str, str], dict[st
         if names.get(key) != name:
             names[key] = name
             shards[name] = data
-    return names, shards
+    return names, shards, Delta()
 
 
 def _put(bucket: Bucket, output: Path, upload: Upload) -> None:
@@ -310,21 +336,26 @@ class Intent:
     shards: list[str] = field(default_factory=list)
     """Record shards it put or meant to retire: whichever the next root does not name is
     deleted once it is written (only roots name shards, so any other is garbage)."""
+    legacy: bool = False
+    """Read from the intent object of a format-2 record (deleted by this publish)."""
 
 
-def _read_intent(bucket: Bucket, record: Record) -> Intent:
-    """The intent an interrupted publish wrote over this very record (one written over
-    an older record is spent: a record came after it)."""
+def _read_intent(bucket: Bucket, stored: Stored) -> Intent:
+    """The intent an interrupted publish wrote in the root (or, before format 3, in an
+    object of its own, spent when written over an older record)."""
+    root = stored.root
+    if not root.legacy:
+        return Intent(dict(root.intent), list(root.intent_shards))
     data, _etag = bucket.get(INTENT_NAME, check=False)  # after the record: the bucket exists
     if data is None:
         return Intent()
     try:
         intent = json.loads(data)
         shards = [str(name) for name in [*intent.get("shards", []), *intent.get("retire", [])]]
-        if intent.get("generation") != record.generation:
-            return Intent(shards=shards)  # its root was written: only its garbage is left
+        if intent.get("generation") != stored.record.generation:
+            return Intent(shards=shards, legacy=True)  # its root was written: only its garbage is left
         files = {path: (str(digest), int(size)) for path, (digest, size) in intent["files"].items()}
-        return Intent(files, shards)
+        return Intent(files, shards, legacy=True)
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise PublishError(
             f"{bucket.where}/{INTENT_NAME}: damaged ({exc}); delete it (and publish with --verify)"
@@ -333,10 +364,18 @@ def _read_intent(bucket: Bucket, record: Record) -> Intent:
 
 @dataclass
 class Stored:
-    """The bucket's record and the names of the shards it is stored in."""
+    """The bucket's record and the root it was read from (shard names, delta, intent)."""
 
     record: Record
-    names: dict[str, str] = field(default_factory=dict)
+    root: Root = field(default_factory=lambda: Root(0, "", {}))
+
+    @property
+    def names(self) -> dict[str, str]:
+        return self.root.names
+
+    @property
+    def retired(self) -> list[str]:
+        return self.root.retired
 
 
 def _read_record(bucket: Bucket, cache: _Cache, workers: int) -> Stored:
@@ -350,16 +389,27 @@ def _read_record(bucket: Bucket, cache: _Cache, workers: int) -> Stored:
         return Stored(Record())
     root = parse_root(data, f"{bucket.where}/{RECORD_NAME}")
     if isinstance(root, Record):  # format 1: one object; written as shards next time
-        stored = Stored(root)
+        stored = Stored(root, Root(root.generation, root.headers, {}, legacy=True))
+    elif cached is not None and root.names == cached.names and root.delta == cached.root.delta:
+        # Our own record with an intent written over it (a publish killed midway).
+        stored = Stored(cached.record, root)
     else:
-        known = group(cached.record) if cached is not None else {}
-        keep = {name: known[key] for key, name in (cached.names if cached else {}).items() if key in known}
-        missing = sorted(set(root.names.values()) - set(keep))
+        known = _cached_shards(cached) if cached is not None else {}
+        missing = sorted(set(root.names.values()) - set(known))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="record") as pool:
             fetched = dict(zip(missing, pool.map(lambda name: _read_shard(bucket, name), missing), strict=True))
-        stored = Stored(assemble(root, (keep.get(name) or fetched[name] for name in root.names.values())), root.names)
+        stored = Stored(assemble(root, (known.get(name) or fetched[name] for name in root.names.values())), root)
     cache.save(stored, current)  # the next publish reads only "not modified"
     return stored
+
+
+def _cached_shards(stored: Stored) -> dict[str, tuple[Files, Files]]:
+    """Shard name -> its entries, for the shards of ``stored`` its delta does not touch
+    (the cached record holds the others' entries with the delta applied, not as written)."""
+    delta = stored.root.delta
+    touched = {shard_of(path) for path in delta.files.keys() | delta.pending.keys()}
+    known = group(stored.record, set(stored.names) - touched)
+    return {name: known[key] for key, name in stored.names.items() if key in known}
 
 
 def _read_shard(bucket: Bucket, name: str) -> tuple[Files, Files]:
@@ -373,7 +423,7 @@ def _read_shard(bucket: Bucket, name: str) -> tuple[Files, Files]:
 
 def _clear_orphan_shards(bucket: Bucket, stored: Stored, sizes: dict[str, int]) -> None:
     """Delete shards no root names (left by a publish killed between its shards and its root)."""
-    named = set(stored.names.values())
+    named = set(stored.names.values()) | set(stored.root.intent_shards)
     orphans = sorted(path for path in sizes if path.startswith(f"{SHARD_DIR}/") and path not in named)
     bucket.delete(orphans)
 
@@ -390,12 +440,15 @@ class _Cache:
 
     def load(self) -> tuple[Stored | None, str | None]:
         try:
-            version, etag, files, pending, generation, headers, names = marshal.loads(self.path.read_bytes())
+            version, etag, files, pending, generation, headers, names, delta, retired = marshal.loads(
+                self.path.read_bytes()
+            )
         except (OSError, EOFError, ValueError, TypeError):
             return None, None
         if version != _CACHE_VERSION or not isinstance(etag, str) or not etag:
             return None, None
-        return Stored(Record(files=files, pending=pending, generation=generation, headers=headers), names), etag
+        root = Root(generation, headers, names, Delta(*delta), retired=retired)
+        return Stored(Record(files=files, pending=pending, generation=generation, headers=headers), root), etag
 
     def save(self, stored: Stored, etag: str | None) -> None:
         record = stored.record
@@ -406,7 +459,17 @@ class _Cache:
         temporary = self.path.with_name(self.path.name + ".tmp")
         temporary.write_bytes(
             marshal.dumps(
-                (_CACHE_VERSION, etag, record.files, record.pending, record.generation, record.headers, stored.names)
+                (
+                    _CACHE_VERSION,
+                    etag,
+                    record.files,
+                    record.pending,
+                    record.generation,
+                    record.headers,
+                    stored.names,
+                    (stored.root.delta.files, stored.root.delta.pending),
+                    stored.retired,
+                )
             )
         )
         os.replace(temporary, self.path)

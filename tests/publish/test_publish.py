@@ -237,10 +237,10 @@ def test_nothing_changed_puts_nothing(site: Path, s3: S3Server) -> None:
     assert report["uploaded"] == 0 and report["unchanged"] == len(output_files(site))
     assert s3.since(mark, "PUT", under) == [] and s3.since(mark, "DELETE", under) == []
     assert s3.since(mark, "POST", under) == []
-    # with the cached record a no-change publish reads only a "not modified" record and
-    # finds no intent of an interrupted publish
-    assert len(s3.since(mark, "GET", under)) == 2
-    assert [status for _, path, status in s3.log.requests[mark:] if path.startswith(under)] == [304, 404]
+    # with the cached record a no-change publish reads only a "not modified" root (which
+    # would name the intent of an interrupted publish)
+    assert len(s3.since(mark, "GET", under)) == 1
+    assert [status for _, path, status in s3.log.requests[mark:] if path.startswith(under)] == [304]
 
 
 def test_a_new_message_puts_only_the_objects_that_changed(site: Path, s3: S3Server) -> None:
@@ -255,18 +255,17 @@ def test_a_new_message_puts_only_the_objects_that_changed(site: Path, s3: S3Serv
     report = publish(site)
     prefix = f"/{bucket_of(site)}/archive/"
     put = [path.removeprefix(prefix) for path in s3.since(mark, "PUT", prefix)]
-    shards = [path for path in put if path.startswith(f"{SHARD_DIR}/")]
-    assert sorted(set(put) - set(shards)) == sorted(changed | {RECORD_NAME, INTENT_NAME}), "each changed object once"
-    assert put[0] == INTENT_NAME and put[-1] == RECORD_NAME, "the intent first, the record last"
-    assert shards and put[-len(shards) - 1 : -1] == shards, "the record's changed shards just before its root"
-    # only the record's shards holding a changed file are written again, not the whole record
+    requests = [path for _, path, _ in s3.log.requests[mark:] if path.startswith(f"/{bucket_of(site)}/")]
+    assert len(requests) == len(changed) + 3, "one GET and two PUTs of the root besides the files"
+    assert sorted(put[1:-1]) == sorted(changed), "each changed object once"
+    # the root first (the record as it was, naming the new objects), the new record last;
+    # the changes go in the root's delta: no shard of the record is written again
+    assert put[0] == RECORD_NAME and put[-1] == RECORD_NAME, "the intent first, the record last"
     root = parse_root(s3.objects(bucket_of(site), "archive/")[RECORD_NAME]["body"], "test")
-    assert not isinstance(root, Record) and len(shards) < len(root.names)
+    assert not isinstance(root, Record) and set(root.delta.files) == changed and not root.intent
     bucket = f"/{bucket_of(site)}/"
-    assert s3.since(mark, "DELETE", prefix) == [] and s3.since(mark, "POST", bucket) == [bucket + "?delete"]
-    assert (
-        put.index("search/manifest.json") == len(put) - 2 - len(shards) if "search/manifest.json" in changed else True
-    )
+    assert s3.since(mark, "DELETE", prefix) == [] and s3.since(mark, "POST", bucket) == []
+    assert put.index("search/manifest.json") == len(put) - 2 if "search/manifest.json" in changed else True
     assert report["uploaded"] == len(changed) and report["unchanged"] == len(after) - len(changed)
     removed = set(before) - set(after)
     assert report["pending"] == len(removed) and s3.since(mark, "DELETE", prefix) == []
@@ -284,7 +283,7 @@ def test_new_objects_go_up_before_the_pages_linking_to_them(site: Path, s3: S3Se
     put = [path.removeprefix(prefix) for path in s3.since(mark, "PUT", prefix)]
     raw = next(i for i, path in enumerate(put) if path.endswith(".eml"))
     month_index = next(i for i, path in enumerate(put) if path.endswith("/index.html"))
-    assert raw < month_index < put.index("search/manifest.json") < put.index(RECORD_NAME)
+    assert raw < month_index < put.index("search/manifest.json") < len(put) - 1 and put[-1] == RECORD_NAME
     segments = [i for i, path in enumerate(put) if path.startswith("search/seg/")]
     assert segments and max(segments) < put.index("search/manifest.json")
 
@@ -313,10 +312,11 @@ def test_a_removed_message_stays_one_publish_then_goes(site: Path, s3: S3Server)
     objects = s3.objects(bucket, "archive/")
     assert not gone & set(objects)
     assert held(objects) == set(output_files(site)) | {RECORD_NAME}
-    # the intent (naming the record's new shards), those shards, the record's root
+    # nothing new to name first: only the record's root, its delta holding the deletions
     put = [path.removeprefix(f"/{bucket}/archive/") for path in s3.since(mark, "PUT", f"/{bucket}/archive/")]
-    assert put[0] == INTENT_NAME and put[-1] == RECORD_NAME
-    assert put[1:-1] and all(path.startswith(f"{SHARD_DIR}/") for path in put[1:-1])
+    assert put == [RECORD_NAME]
+    root = parse_root(objects[RECORD_NAME]["body"], "test")
+    assert not isinstance(root, Record) and gone <= set(root.delta.pending)
 
     mark = s3.mark()
     publish(site)
@@ -465,6 +465,31 @@ def test_the_bucket_record_wins_over_a_stale_local_copy(site: Path, s3: S3Server
     mark = s3.mark()
     assert publish(site)["uploaded"] == 0
     assert s3.since(mark, "PUT", f"/{bucket}/") == []
+
+
+def test_a_record_of_the_format_before_deltas_and_its_intent_object_are_taken_over(site: Path, s3: S3Server) -> None:
+    """A root without a delta (format 2) and the intent object a publish of that version
+    left when killed: its files are uploaded again, the object deleted, the root rewritten."""
+    publish(site)
+    bucket = bucket_of(site)
+    objects = s3.objects(bucket, "archive/")
+    root = parse_root(objects[RECORD_NAME]["body"], "test")
+    assert not isinstance(root, Record) and not root.delta
+    old_root = {"format": 2, "generation": root.generation, "headers": root.headers, "shards": root.names}
+    s3.client.put_object(Bucket=bucket, Key=f"archive/{RECORD_NAME}", Body=gzip.compress(json.dumps(old_root).encode()))
+    page = next(path for path in output_files(site) if path.endswith(".eml"))
+    intent = {"generation": root.generation, "files": {page: ["x", 1]}, "shards": [], "retire": []}
+    s3.client.put_object(Bucket=bucket, Key=f"archive/{INTENT_NAME}", Body=json.dumps(intent).encode())
+    report = publish(site, "--files")
+    assert report["uploads"] == [page], "the file the killed publish meant to put goes up again"
+    objects = s3.objects(bucket, "archive/")
+    assert held(objects) == set(output_files(site)) | {RECORD_NAME}, "the intent object is gone"
+    again = parse_root(objects[RECORD_NAME]["body"], "test")
+    assert (
+        not isinstance(again, Record)
+        and not again.legacy
+        and record_in(objects).files == load_manifest(load_config(site / "listlib.toml"))
+    )
 
 
 @pytest.mark.parametrize("mode", ["503", "drop"])
