@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -36,7 +37,7 @@ from .overrides import threading_overrides
 from .plan.builders import SiteJobs
 from .plan.incremental import Memory, dirty_jobs, full_memory, load_memory
 from .plan.jobs import Plan, plan_build
-from .plan.kinds import TEMPLATES, SiteSettings, StaticFile
+from .plan.kinds import KINDS, TEMPLATES, SiteSettings, StaticFile
 from .plan.sources import LoadedList
 from .plan.state import STATE_VERSION, BuildState, lock_output
 from .plan.stored import StoredList
@@ -60,6 +61,8 @@ from .urls import LEGACY_DIR, MID_DIR, SEARCH_DIR, STATIC_DIR
 from .values import NO_LIST, plural
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
+
+logger = logging.getLogger(__name__)
 
 _BIG_BUILD = 500
 """Jobs run from which the heap is tidied before indexing (a small build leaves little)."""
@@ -148,6 +151,9 @@ def _template_fingerprints(theme: Theme, state: BuildState) -> dict[str, str]:
     if remembered.get("digest") == digest:
         return dict(remembered["fingerprints"])
     fingerprints = {name: theme.fingerprint(name) for names in TEMPLATES.values() for name in names}
+    fingerprints.update(
+        {f"texts:{name}": theme.texts_fingerprint(kind.texts) for name, kind in KINDS.items() if kind.texts}
+    )
     state.set("templates", json.dumps({"digest": digest, "fingerprints": fingerprints}))
     return fingerprints
 
@@ -291,7 +297,14 @@ def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
 
 
 def _load_theme(config: Config) -> Theme:
-    return load_theme(config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates")
+    """The site's theme, with the translation table of its language (what the table
+    lacks is logged as a warning, once per build)."""
+    theme = load_theme(
+        config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates", config.site.language
+    )
+    for warning in theme.texts.warnings:
+        logger.warning("%s", warning)
+    return theme
 
 
 def _owned_folders(config: Config) -> set[str]:

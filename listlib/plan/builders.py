@@ -117,7 +117,8 @@ class SiteJobs:
         message_id_folder: str | None = None,
     ) -> None:
         """``fingerprints``: template name -> fingerprint, for every template of
-        ``plan.kinds``; ``static_files``: the theme's static files; ``code``: the digest
+        ``plan.kinds``, and ``texts:<kind>`` -> the fingerprint of the strings a kind's
+        code uses (``Kind.texts``); ``static_files``: the theme's static files; ``code``: the digest
         of the code that renders (``codedigest.render_digest``), part of every key:
         other code may make other bytes from the same arguments; ``legacy``: list slug
         -> (the old archive's path, its map, whether to write a page per old URL), for
@@ -126,8 +127,11 @@ class SiteJobs:
         self.site = site
         self.message_id_folder = message_id_folder
         self.hide = site.obfuscate_addresses
+        # "texts:<kind>": the strings its code uses besides its templates' (Kind.texts).
         self.fingerprints = {
-            name: ",".join([code, *(fingerprints[template] for template in kind.templates)])
+            name: ",".join(
+                [code, *(fingerprints[template] for template in kind.templates), fingerprints.get(f"texts:{name}", "")]
+            )
             for name, kind in KINDS.items()
         }
         self.sources = {source.slug: source for source in sources}
