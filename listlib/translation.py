@@ -37,6 +37,7 @@ from .errors import BuildError
 __all__ = [
     "CATEGORIES",
     "DEFAULT_LOCALES",
+    "Entry",
     "PLURAL_RULES",
     "Texts",
     "english",
