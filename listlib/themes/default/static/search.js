@@ -597,9 +597,11 @@
       return;
     }
     status.textContent = say("searching");
+    status.setAttribute("aria-busy", "true");
     index.json("manifest.json").then(function (m) { names = m.lists || {}; showScope(); return index.search(text, {
       offset: (pageNo - 1) * perPage, limit: perPage, lists: only ? [only] : [] }); }).then(function (results) {
       list.textContent = "";
+      status.removeAttribute("aria-busy");
       var first = (pageNo - 1) * perPage + 1;
       var count = say("count", { n: results.total });
       status.textContent = !results.total ? say("none") : results.total <= perPage ? count :
@@ -642,6 +644,7 @@
         : error.code === "format" ? say("failed_format") : error.code === "changed" ? say("failed_changed")
         : error.message;
       status.textContent = say("failed", { detail: detail }) + (fromDisk ? " " + say("from_disk") : "");
+      status.removeAttribute("aria-busy");
     });
   }
 
