@@ -110,6 +110,13 @@ FILTER_TEXTS: dict[str, tuple[str, ...]] = {"size": ("size.",), "month_name": ("
 _PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
+_MISSING = object()
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=False).replace('"', "&quot;")
+
+
 def _code(text: object) -> markupsafe.Markup:
     """``code("list:slug")`` in a template: text shown as code, for a placeholder of ``t()``
     (commands and query syntax are not translated)."""
@@ -142,6 +149,12 @@ class Theme:
             auto_reload=False,
         )
         self.env.globals["content_security_policy"] = markupsafe.Markup(CONTENT_SECURITY_POLICY)
+        # Table text escaped once, as a template's own text would be written: quotes as
+        # &quot; (attributes are double-quoted), apostrophes left as they are.
+        self._escaped: dict[str, str | dict[str, str]] = {
+            key: _escape(entry) if isinstance(entry, str) else {form: _escape(text) for form, text in entry.items()}
+            for key, entry in self.texts.entries.items()
+        }
         self.env.globals["t"] = self.say
         self.env.globals["texts_json"] = self.texts_json
         self.env.globals["code"] = _code
@@ -167,19 +180,24 @@ class Theme:
         """``t(key, ...)`` in a template: the text of ``key``, escaped, its placeholders
         filled with ``values`` (escaped, unless markup the template made); a plural
         entry takes the form for ``n``."""
-        try:
-            entry = self.texts.raw(key)
-        except KeyError as exc:
-            raise jinja2.TemplateRuntimeError(str(exc.args[0])) from None
+        entry = self._escaped.get(key)
+        if entry is None:
+            try:
+                self.texts.raw(key)
+            except KeyError as exc:
+                raise jinja2.TemplateRuntimeError(str(exc.args[0])) from None
         if not isinstance(entry, str):
             if "n" not in values:
                 raise jinja2.TemplateRuntimeError(f"t({key!r}) is a plural entry: give its count as n=")
-            entry = self.texts.form(entry, int(values["n"]))  # type: ignore[call-overload]
-        filled = {name: markupsafe.escape(value) for name, value in values.items()}
-        # Table text is escaped as a template's own text would be written: quotes as
-        # &quot; (attributes are double-quoted), apostrophes left as they are.
-        text = html.escape(entry, quote=False).replace('"', "&quot;")
-        return markupsafe.Markup(_PLACEHOLDER_RE.sub(lambda m: str(filled.get(m.group(1), m.group(0))), text))
+            entry = self.texts.form(entry, int(values["n"]))  # type: ignore[arg-type,call-overload]
+        if not values or "{" not in entry:
+            return markupsafe.Markup(entry)
+        parts = _PLACEHOLDER_RE.split(entry)  # text, name, text, name … text (re caches the pattern)
+        escape = markupsafe.escape
+        for at in range(1, len(parts), 2):
+            value = values.get(parts[at], _MISSING)
+            parts[at] = "{" + parts[at] + "}" if value is _MISSING else escape(value)
+        return markupsafe.Markup("".join(parts))
 
     def texts_json(self, prefix: str) -> markupsafe.Markup:
         """``texts_json("js.search")`` in a template: the strings under that prefix (and
