@@ -15,6 +15,13 @@ of the English tables (a theme that adds a string adds it to its ``en.toml``); a
 another language lacks is shown in English, with a warning. A language with no table
 at all is an error naming ``site.language`` and the languages there are.
 
+Why TOML tables and not gettext catalogs: keys, not English sentences, name the strings
+(an English wording can change without orphaning every translation), a theme layer
+overrides one key by having it (gettext has no per-key layering), there is nothing to
+compile (no ``msgfmt``, no Babel dependency: ``tomllib`` is in the standard library),
+and scripts get the same entries as JSON. What gettext's ``Plural-Forms`` does, the
+``[language] plural`` rule does with CLDR's categories.
+
 Texts are plain text: templates escape them (``theme`` fills the placeholders with
 escaped values or with markup made by the template itself). Pure but for reading the
 tables; never renders.
