@@ -48,8 +48,8 @@ def _set_language(site: Path, language: str) -> None:
 # -- the tables ---------------------------------------------------------------------------
 
 
-def test_english_and_german_are_shipped() -> None:
-    assert {"en", "de"} <= set(SHIPPED)
+def test_english_german_and_french_are_shipped() -> None:
+    assert {"en", "de", "fr"} <= set(SHIPPED)
 
 
 @pytest.mark.parametrize("language", SHIPPED)
@@ -286,8 +286,8 @@ def _config_strings(site: Path) -> list[str]:
     return [config.site.title, *(s for lst in config.lists for s in (lst.name, lst.description, lst.slug))]
 
 
-def _assert_no_english(output: Path, mail: list[str]) -> int:
-    fragments = english_fragments(_table("en"), _table("de"))  # type: ignore[arg-type]
+def _assert_no_english(output: Path, mail: list[str], language: str = "de") -> int:
+    fragments = english_fragments(_table("en"), _table(language))  # type: ignore[arg-type]
     pages = site_pages(output)
     left = {}
     for page in pages:
@@ -298,50 +298,69 @@ def _assert_no_english(output: Path, mail: list[str]) -> int:
     return len(pages)
 
 
-def test_the_sample_site_in_german_keeps_no_english_of_its_own(tmp_path: Path) -> None:
-    site = _sample_site(tmp_path, "de")
+OTHER_LANGUAGES = [language for language in SHIPPED if language != "en"]
+SAID = {
+    "de": ("Diese Liste durchsuchen", "Nachrichten in", '"searching": "Suche läuft …"', "Hinweise zur Suche"),
+    "fr": ("Rechercher dans cette liste", "messages dans", '"searching": "Recherche en cours…"', "Comment rechercher"),
+}
+"""What a list's page and the search page say in each language (the check of its own
+words sees nothing wrong in an empty page)."""
+
+
+@pytest.mark.parametrize("language", OTHER_LANGUAGES)
+def test_the_sample_site_in_another_language_keeps_no_english_of_its_own(tmp_path: Path, language: str) -> None:
+    site = _sample_site(tmp_path, language)
     build_site(load_config(site / "listlib.toml"), workers=1)
     output = site / "output"
-    assert _assert_no_english(output, mail_strings(_raws(site / "content"), _config_strings(site))) > 50
+    assert _assert_no_english(output, mail_strings(_raws(site / "content"), _config_strings(site)), language) > 50
     index = (output / "dev" / "index.html").read_text()
-    assert '<html lang="de">' in index and "Diese Liste durchsuchen" in index and "Nachrichten in" in index
     search = (output / "search" / "index.html").read_text()
-    assert '"searching": "Suche läuft …"' in search and "Hinweise zur Suche" in search
+    button, summary, searching, help_title = SAID[language]
+    assert f'<html lang="{language}">' in index and button in index and summary in index
+    assert searching in search and help_title in search
+
+
+def test_the_check_for_english_finds_it(tmp_path: Path) -> None:
     # The check can fail: the same site in English is full of English.
-    english = _sample_site(tmp_path / "en", "en")
+    english = _sample_site(tmp_path, "en")
     build_site(load_config(english / "listlib.toml"), workers=1)
     with pytest.raises(AssertionError):
         _assert_no_english(english / "output", mail_strings(_raws(english / "content"), _config_strings(english)))
 
 
-@pytest.fixture(scope="module")
-def german_corpus_site() -> Iterator[Path]:
+@pytest.fixture(scope="module", params=OTHER_LANGUAGES)
+def corpus_site(request: pytest.FixtureRequest) -> Iterator[tuple[Path, str]]:
     """The test corpora's oddities (signed, encrypted, HTML-only, nested, huge mail),
-    built in German."""
+    built in each language but English."""
+    language = request.param
     if not (CORPORA / "edge").is_dir():
         pytest.skip(f"{CORPORA / 'edge'} not present")
     folder = Path(tempfile.mkdtemp(prefix="listlib-i18n-"))
     site = folder / "site"
     site.mkdir()
     (site / "listlib.toml").write_text(
-        '[site]\ntitle = "Korpora"\nbase_url = "https://x.example/"\nlanguage = "de"\n'
+        f'[site]\ntitle = "Korpora"\nbase_url = "https://x.example/"\nlanguage = "{language}"\n'
         '[lists.edge]\naddresses = ["edge@example.org"]\n'
     )
     config = load_config(site / "listlib.toml")
     with Store(config.site.content_dir).open() as store:
         file_sources(store, config.lists, [CORPORA / "edge"], forced_list="edge")
     build_site(config, workers=2)
-    yield site
+    yield site, language
     shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_a_corpus_site_in_german_keeps_no_english_of_its_own(german_corpus_site: Path) -> None:
-    site = german_corpus_site
+NOTES = {"de": ("zitierte Zeile", "Diese Nachricht ist signiert"), "fr": ("lignes citées", "Ce message est signé")}
+
+
+def test_a_corpus_site_in_another_language_keeps_no_english_of_its_own(corpus_site: tuple[Path, str]) -> None:
+    site, language = corpus_site
     output = site / "output"
     pages = "".join(p.read_text() for p in site_pages(output) if p.name != "index.html")
-    # The corpus shows the site's notes in message bodies: they are in German too.
-    assert "zitierte Zeile" in pages and "Diese Nachricht ist signiert" in pages
-    assert _assert_no_english(output, mail_strings(_raws(site / "content"), _config_strings(site))) > 20
+    # The corpus shows the site's notes in message bodies: they are in its language too.
+    assert all(note in pages for note in NOTES[language])
+    mail = mail_strings(_raws(site / "content"), _config_strings(site))
+    assert _assert_no_english(output, mail, language) > 20
 
 
 # -- editing a translation --------------------------------------------------------------------
