@@ -18,6 +18,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import json
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -36,7 +37,8 @@ from .overrides import threading_overrides
 from .plan.builders import SiteJobs
 from .plan.incremental import Memory, dirty_jobs, full_memory, load_memory
 from .plan.jobs import Plan, plan_build
-from .plan.kinds import TEMPLATES, SiteSettings, StaticFile
+from .plan.kinds import KINDS, TEMPLATES, SiteSettings, StaticFile
+from .plan.shown import WORDS_PREFIX, words_of
 from .plan.sources import LoadedList
 from .plan.state import STATE_VERSION, BuildState, lock_output
 from .plan.stored import StoredList
@@ -60,6 +62,8 @@ from .urls import LEGACY_DIR, MID_DIR, SEARCH_DIR, STATIC_DIR
 from .values import NO_LIST, plural
 
 __all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
+
+logger = logging.getLogger(__name__)
 
 _BIG_BUILD = 500
 """Jobs run from which the heap is tidied before indexing (a small build leaves little)."""
@@ -148,6 +152,12 @@ def _template_fingerprints(theme: Theme, state: BuildState) -> dict[str, str]:
     if remembered.get("digest") == digest:
         return dict(remembered["fingerprints"])
     fingerprints = {name: theme.fingerprint(name) for names in TEMPLATES.values() for name in names}
+    fingerprints.update(
+        {f"texts:{name}": theme.texts_fingerprint(kind.texts) for name, kind in KINDS.items() if kind.texts}
+    )
+    # The plan's own words (plan.shown) are in the records that show them, but an
+    # incremental plan looks only at what changed: a change of them must make it look at all.
+    fingerprints["texts:plan"] = theme.texts_fingerprint((WORDS_PREFIX,))
     state.set("templates", json.dumps({"digest": digest, "fingerprints": fingerprints}))
     return fingerprints
 
@@ -215,6 +225,7 @@ def _plan(
     markdowns = {lst.slug: _read_markdown(content / lst.slug / "about.md") for lst in lists}
     legacy = _legacy_maps(config)
     mid_folder = config.site.message_id_folder if config.site.message_id_paths else None
+    words = words_of(theme.texts)  # in the records that show them: a change reaches those pages
     fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns, legacy)
     with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
         threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
@@ -225,7 +236,7 @@ def _plan(
                 on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
                 sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in lists]
-                jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy, mid_folder)
+                jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy, mid_folder, words)
                 built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint, threadset.cache.month_marks)
             previous = state.keys_of(considered)
             plan = plan_build(previous, built)
@@ -237,7 +248,7 @@ def _plan(
         with threadset.cache.snapshot():
             loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in lists]
             marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
-    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest(), legacy, mid_folder)
+    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest(), legacy, mid_folder, words)
     plan = plan_build(state.job_keys(), jobs.all())
     memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint, marks)
     return _Planned(plan, memory, len(plan.kept), incremental=False)
@@ -291,7 +302,14 @@ def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
 
 
 def _load_theme(config: Config) -> Theme:
-    return load_theme(config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates")
+    """The site's theme, with the translation table of its language (what the table
+    lacks is logged as a warning, once per build)."""
+    theme = load_theme(
+        config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates", config.site.language
+    )
+    for warning in theme.texts.warnings:
+        logger.warning("%s", warning)
+    return theme
 
 
 def _owned_folders(config: Config) -> set[str]:

@@ -36,7 +36,8 @@ base_url = {base_url}
 # Search also on a copy opened from disk (file://): a script twin of each index file
 # (about doubles output/search/).
 # search_from_disk = false
-# The language of the pages (their lang attribute, which screen readers go by), a BCP 47 tag.
+# The language of the pages, a BCP 47 tag: their words (listlib ships "en", "de" and "fr";
+# a theme may add more: README, "Words and languages") and their lang attribute.
 # language = "en"
 
 # One table per list. The slug ("dev" below) is the list's folder and URL path.

@@ -14,14 +14,24 @@ A template extends another theme's version of itself block by block with
 
 Fingerprints tell the renderer what a change touches: a template's fingerprint covers
 its own source and every template it extends, includes or imports, so editing
-``message.html`` rebuilds the pages that use it and nothing else. jinja2 lives here and
-in ``render``.
+``message.html`` rebuilds the pages that use it and nothing else; and the strings of the
+translation table (``translation``) those templates use, so editing a translation
+rebuilds the pages that show it and nothing else. jinja2 lives here and in ``render``.
+
+Templates say every word through the table: ``{{ t("key", name=value) }}`` (a plural
+entry counts ``n``: ``t("count.message", n=3)``), and a script's words are put in its
+page as JSON with ``{{ texts_json("js.search") }}``. A template names its keys as
+constants (or as a constant prefix, ``t("months." ~ m)``), so its fingerprint can name
+the strings it uses.
 """
 
 from __future__ import annotations
 
 import hashlib
+import html
+import json
 import os
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +42,7 @@ import jinja2.meta
 import markupsafe
 
 from .errors import BuildError
+from .translation import Texts, load_texts
 
 __all__ = ["DEFAULT_THEME", "Theme", "load_theme"]
 
@@ -92,13 +103,35 @@ as a header, with that and ``nosniff``: keep them in step. A template global, no
 included template: an include costs every one of a big archive's pages a new context."""
 
 
+FILTER_TEXTS: dict[str, tuple[str, ...]] = {"size": ("size.",), "month_name": ("months.",)}
+"""The strings of the table that the renderer's filters use (``counted("noun")`` uses
+``count.<noun>``)."""
+
+_PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+_MISSING = object()
+
+
+def _escape(text: str) -> str:
+    return html.escape(text, quote=False).replace('"', "&quot;")
+
+
+def _code(text: object) -> markupsafe.Markup:
+    """``code("list:slug")`` in a template: text shown as code, for a placeholder of ``t()``
+    (commands and query syntax are not translated)."""
+    return markupsafe.Markup("<code>{}</code>").format(text)
+
+
 class Theme:
     """The templates and static files a build uses."""
 
-    def __init__(self, layers: tuple[_Layer, ...], compiled_dir: Path | None = None) -> None:
+    def __init__(self, layers: tuple[_Layer, ...], compiled_dir: Path | None = None, language: str = "en") -> None:
         """``compiled_dir``: where compiled templates are kept between runs (jinja2 checks
-        each against its source); compiling them all again costs a build a fifth of a second."""
+        each against its source); compiling them all again costs a build a fifth of a second.
+        ``language``: ``[site] language``, whose table the templates' ``t()`` reads."""
         self.layers = layers
+        self.texts: Texts = load_texts([layer.folder / "locales" for layer in layers], language)
         bytecode_cache = None
         if compiled_dir is not None:
             compiled_dir.mkdir(parents=True, exist_ok=True)
@@ -116,6 +149,15 @@ class Theme:
             auto_reload=False,
         )
         self.env.globals["content_security_policy"] = markupsafe.Markup(CONTENT_SECURITY_POLICY)
+        # Table text escaped once, as a template's own text would be written: quotes as
+        # &quot; (attributes are double-quoted), apostrophes left as they are.
+        self._escaped: dict[str, str | dict[str, str]] = {
+            key: _escape(entry) if isinstance(entry, str) else {form: _escape(text) for form, text in entry.items()}
+            for key, entry in self.texts.entries.items()
+        }
+        self.env.globals["t"] = self.say
+        self.env.globals["texts_json"] = self.texts_json
+        self.env.globals["code"] = _code
         self._fingerprints: dict[str, str] = {}
 
     def template(self, name: str) -> jinja2.Template:
@@ -134,10 +176,46 @@ class Theme:
         except jinja2.TemplateError as exc:
             raise BuildError(f"{_template_location(exc, template)}: template error: {exc}") from None
 
+    def say(self, key: str, **values: object) -> markupsafe.Markup:
+        """``t(key, ...)`` in a template: the text of ``key``, escaped, its placeholders
+        filled with ``values`` (escaped, unless markup the template made); a plural
+        entry takes the form for ``n``."""
+        entry = self._escaped.get(key)
+        if entry is None:
+            try:
+                self.texts.raw(key)
+            except KeyError as exc:
+                raise jinja2.TemplateRuntimeError(str(exc.args[0])) from None
+        if not isinstance(entry, str):
+            if "n" not in values:
+                raise jinja2.TemplateRuntimeError(f"t({key!r}) is a plural entry: give its count as n=")
+            entry = self.texts.form(entry, int(values["n"]))  # type: ignore[arg-type,call-overload]
+        if not values or "{" not in entry:
+            return markupsafe.Markup(entry)
+        parts = _PLACEHOLDER_RE.split(entry)  # text, name, text, name … text (re caches the pattern)
+        escape = markupsafe.escape
+        for at in range(1, len(parts), 2):
+            value = values.get(parts[at], _MISSING)
+            parts[at] = "{" + parts[at] + "}" if value is _MISSING else escape(value)
+        return markupsafe.Markup("".join(parts))
+
+    def texts_json(self, prefix: str) -> markupsafe.Markup:
+        """``texts_json("js.search")`` in a template: the strings under that prefix (and
+        the plural rule) as JSON for a ``<script type="application/json">`` element."""
+        data = json.dumps(self.texts.script_data(prefix + "."), ensure_ascii=False, sort_keys=True)
+        return markupsafe.Markup(data.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
+
+    def texts_fingerprint(self, prefixes: tuple[str, ...]) -> str:
+        """A digest of the strings under these prefixes (those the code of a kind of page
+        uses besides its templates': ``plan.kinds.Kind.texts``)."""
+        return self.texts.digest(key for prefix in prefixes for key in self.texts.keys_under(prefix))
+
     def sources_digest(self) -> str:
-        """A digest of every template file of every layer, with its path: fingerprints
-        are a function of it, so they can be remembered by it."""
+        """A digest of every template file of every layer, with its path, and of the
+        translation table: fingerprints are a function of them, so they can be
+        remembered by it."""
         digest = hashlib.sha256()
+        digest.update(self.texts.digest_all().encode())
         for layer in self.layers:
             root = layer.folder / "templates"
             for dirpath, dirs, files in os.walk(root):
@@ -158,6 +236,7 @@ class Theme:
             return cached
         digest = hashlib.sha256()
         seen: set[str] = set()
+        keys: set[str] = set()
         pending = [name]
         while pending:
             current = pending.pop()
@@ -172,16 +251,63 @@ class Theme:
             digest.update(f"{current}\0{self._where(filename)}\0{len(source)}\0".encode())
             digest.update(source.encode())
             try:
-                references = list(jinja2.meta.find_referenced_templates(self.env.parse(source)))
+                tree = self.env.parse(source)
             except jinja2.TemplateSyntaxError as exc:
                 raise BuildError(f"{filename}:{exc.lineno}: template error: {exc.message}") from None
+            references = list(jinja2.meta.find_referenced_templates(tree))
+            keys |= self._keys_used(tree, filename or current)
             if None in references:
                 # A computed template name: any template may be used.
                 pending.extend(self.env.loader.list_templates())  # type: ignore[union-attr]
             pending.extend(sorted(ref for ref in references if ref is not None))
+        digest.update(self.texts.digest(keys).encode())
         value = digest.hexdigest()[:24]
         self._fingerprints[name] = value
         return value
+
+    def _keys_used(self, tree: jinja2.nodes.Template, filename: str) -> set[str]:
+        """The keys of the translation table a template's own source uses: ``t()`` and
+        ``texts_json()`` calls and the filters that read the table. A key the table
+        lacks is an error naming the template; a key that is not a constant (nor a
+        constant followed by more) makes the template depend on the whole table."""
+        keys: set[str] = set()
+        everything = list(self.texts.entries)
+
+        def named(node: jinja2.nodes.Node, prefix_only: bool) -> None:
+            if isinstance(node, jinja2.nodes.Const) and isinstance(node.value, str):
+                if prefix_only:
+                    found = self.texts.keys_under(node.value)
+                    if not found:
+                        raise BuildError(f"{filename}:{node.lineno}: no strings under {node.value!r} in the table")
+                    keys.update(found)
+                elif node.value not in self.texts.entries:
+                    raise BuildError(f"{filename}:{node.lineno}: no string {node.value!r} in the translation table")
+                else:
+                    keys.add(node.value)
+            elif isinstance(node, jinja2.nodes.Concat) and node.nodes:
+                named(node.nodes[0], True)
+            elif isinstance(node, jinja2.nodes.Add):
+                named(node.left, True)
+            else:
+                keys.update(everything)
+
+        for call in tree.find_all(jinja2.nodes.Call):
+            if isinstance(call.node, jinja2.nodes.Name) and call.node.name in ("t", "texts_json"):
+                if call.args:
+                    named(call.args[0], call.node.name == "texts_json")
+                    if call.node.name == "texts_json" and isinstance(call.args[0], jinja2.nodes.Const):
+                        keys.update(self.texts.keys_under(str(call.args[0].value) + "."))
+                else:
+                    keys.update(everything)
+        for used in tree.find_all(jinja2.nodes.Filter):
+            for prefix in FILTER_TEXTS.get(used.name, ()):
+                keys.update(self.texts.keys_under(prefix))
+            if used.name == "counted":
+                if used.args and isinstance(used.args[0], jinja2.nodes.Const):
+                    keys.add(f"count.{used.args[0].value}")
+                else:
+                    keys.update(self.texts.keys_under("count."))
+        return keys
 
     def _where(self, filename: str | None) -> str:
         """A template file as its layer's name and its path in the layer: not where the
@@ -231,8 +357,11 @@ def _template_location(exc: BaseException, template: jinja2.Template) -> str:
     return where
 
 
-def load_theme(name: str, site_dir: Path | None, root: Path, compiled_dir: Path | None = None) -> Theme:
-    """The theme chain for a site (see the module docstring); ``compiled_dir``: see ``Theme``."""
+def load_theme(
+    name: str, site_dir: Path | None, root: Path, compiled_dir: Path | None = None, language: str = "en"
+) -> Theme:
+    """The theme chain for a site (see the module docstring); ``compiled_dir`` and
+    ``language``: see ``Theme``."""
     layers: list[_Layer] = []
     if site_dir is not None:
         if not site_dir.is_dir():
@@ -244,4 +373,4 @@ def load_theme(name: str, site_dir: Path | None, root: Path, compiled_dir: Path 
             raise BuildError(f"theme.name: no theme {name!r} (looked for {folder}/templates)")
         layers.append(_Layer(name, folder))
     layers.append(_Layer("default", DEFAULT_THEME))
-    return Theme(tuple(layers), compiled_dir)
+    return Theme(tuple(layers), compiled_dir, language)

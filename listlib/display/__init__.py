@@ -52,6 +52,7 @@ from html import escape
 from ..charsets import decode_bytes
 from ..controls import SUBJECT_CHARS, clean_header_text
 from ..message import decode_header_value, split_message
+from ..translation import english
 from .attachments import safe_filename
 from .mime import parse_parts, read_headers
 from .model import Attachment, DisplayOptions, MessageDisplay
@@ -69,10 +70,11 @@ __all__ = [
 ]
 
 _DEFAULT = DisplayOptions()
-NO_ARCHIVE_HTML = (
-    '<div class="msg-body"><div class="note no-archive">'
-    "This message is not shown: its author asked for it not to be archived.</div></div>"
-)
+
+
+def _no_archive_html(options: DisplayOptions) -> str:
+    note = escape((options.texts or english()).text("display.no_archive"), quote=False)
+    return f'<div class="msg-body"><div class="note no-archive">{note}</div></div>'
 
 
 def _message_id(headers: dict[str, bytes]) -> str | None:
@@ -97,7 +99,7 @@ def _display(raw: bytes, options: DisplayOptions) -> MessageDisplay:
     headers, root = parse_parts(raw)
     date = date_of(headers)
     if is_no_archive(headers):
-        return MessageDisplay("", "", "", "", date, None, NO_ARCHIVE_HTML, (), True, "")
+        return MessageDisplay("", "", "", "", date, None, _no_archive_html(options), (), True, "")
     subject = clean_header_text(decode_header_value(headers.get("subject", b"")), SUBJECT_CHARS)
     if options.obfuscate_addresses:
         subject = obfuscate_addresses(subject)
@@ -125,14 +127,15 @@ def _unreadable(raw: bytes, options: DisplayOptions) -> MessageDisplay:
     text = clean_text(raw.decode("utf-8", "replace"))
     if options.obfuscate_addresses:
         text = obfuscate_addresses(text)
+    note = escape((options.texts or english()).text("display.unreadable"), quote=False)
     body_html = (
-        '<div class="msg-body"><div class="note unreadable">This message could not be decoded; it is shown raw.</div>'
+        f'<div class="msg-body"><div class="note unreadable">{note}</div>'
         f'<pre class="text">{escape(text, quote=False)}</pre></div>'
     )
     try:
         headers = read_headers(split_message(raw)[0])
         if is_no_archive(headers):
-            return MessageDisplay("", "", "", "", date_of(headers), None, NO_ARCHIVE_HTML, (), True, "")
+            return MessageDisplay("", "", "", "", date_of(headers), None, _no_archive_html(options), (), True, "")
         name, address, shown = author_fields(headers, options.obfuscate_addresses)
         subject = clean_header_text(decode_header_value(headers.get("subject", b"")), SUBJECT_CHARS)
         if options.obfuscate_addresses:

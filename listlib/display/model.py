@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..translation import Texts
+
 __all__ = ["Attachment", "DisplayOptions", "MessageDisplay"]
 
 
@@ -25,6 +27,8 @@ class DisplayOptions:
     """Relative URL prefix; an attachment's URL is ``attachment_base + urllib.parse.quote(filename)``."""
     text_only: bool = False
     """Leave ``body_html`` empty and make only the text fields (what the search indexer reads)."""
+    texts: Texts | None = None
+    """The site's words (notes, folded quotes' summaries, labels) in its language; None: English."""
 
 
 @dataclass(frozen=True)

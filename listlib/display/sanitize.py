@@ -27,6 +27,8 @@ from urllib.parse import unquote
 
 import nh3
 
+from ..translation import Texts, english
+
 __all__ = ["MAX_DEPTH", "html_as_text", "html_to_text", "rewrite_images", "sanitize_html", "too_deep"]
 
 REL = "nofollow noopener noreferrer"
@@ -152,15 +154,19 @@ def sanitize_html(html: str, drop_mailto: bool = False) -> str:
     )
 
 
-def _placeholder(css: str, alt: str, title: str | None = None) -> str:
-    label = f"[image: {alt}]" if alt.strip() else "[image]"
+def _placeholder(texts: Texts, css: str, alt: str, title: str | None = None) -> str:
+    label = texts.text("display.image_alt", alt=alt) if alt.strip() else texts.text("display.image")
     titled = f' title="{escape(title)}"' if title else ""
     return f'<span class="{css}"{titled}>{escape(label, quote=False)}</span>'
 
 
-def rewrite_images(html: str, cid_urls: Mapping[str, tuple[str, str]], load_remote: bool) -> tuple[str, set[str]]:
+def rewrite_images(
+    html: str, cid_urls: Mapping[str, tuple[str, str]], load_remote: bool, texts: Texts | None = None
+) -> tuple[str, set[str]]:
     """Point ``cid:`` images at their attachment URL and block remote ones; returns the cids used.
-    ``cid_urls``: each Content-ID's (URL, alt text for an image whose HTML gives none)."""
+    ``cid_urls``: each Content-ID's (URL, alt text for an image whose HTML gives none);
+    ``texts``: the words of the placeholders (English when None)."""
+    words = texts or english()
     used: set[str] = set()
     if "<img" not in html:
         return html, used
@@ -174,18 +180,18 @@ def rewrite_images(html: str, cid_urls: Mapping[str, tuple[str, str]], load_remo
             cid = unquote(src[4:]).strip().strip("<>")
             found = cid_urls.get(cid) or cid_urls.get(cid.lower())
             if found is None:
-                return _placeholder("missing-image", alt)
+                return _placeholder(words, "missing-image", alt)
             used.add(cid)
             src, fallback = found
             if "alt" not in attrs or not attrs["alt"].strip():
                 attrs["alt"] = fallback
         elif scheme in ("http", "https", "ftp"):
             if not load_remote:
-                return _placeholder("remote-image", alt, src)
+                return _placeholder(words, "remote-image", alt, src)
             attrs["referrerpolicy"] = "no-referrer"
             attrs["loading"] = "lazy"
         else:
-            return _placeholder("missing-image", alt)
+            return _placeholder(words, "missing-image", alt)
         rest = "".join(f' {name}="{escape(value)}"' for name, value in attrs.items())
         return f'<img src="{escape(src)}"{rest}>'
 

@@ -43,6 +43,7 @@ from html import escape
 from itertools import islice
 
 from ..controls import CONTROL_TABLE
+from ..translation import Texts, english
 from . import diff
 
 __all__ = [
@@ -454,10 +455,15 @@ def _trim(text: str) -> str:
 
 MEASURE = 82
 """Characters of a line of prose: a block with longer lines that are not prose (logs,
-code, diffs, tables) keeps them whole in a box that scrolls sideways (``WIDE_PRE``)."""
+code, diffs, tables) keeps them whole in a box that scrolls sideways (``wide_pre``)."""
 
-WIDE_PRE = '<pre class="text wide" tabindex="0" role="region" aria-label="Text with long lines, scrolls sideways">'
-"""A block with long lines (themes show a "wrap long lines" switch above a body that has one)."""
+
+def wide_pre(texts: Texts) -> str:
+    """The opening of a block with long lines (themes show a "wrap long lines" switch
+    above a body that has one), labelled in the site's language."""
+    label = escape(texts.text("display.wide_text"))
+    return f'<pre class="text wide" tabindex="0" role="region" aria-label="{label}">'
+
 
 _SENTENCE_BREAK_RE = re.compile(r"[.!?][\"')\]]?\s+\S")
 
@@ -474,10 +480,13 @@ def is_wide(text: str) -> bool:
     return False
 
 
-def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
+def render_plain(text: str, obfuscate: bool, texts: Texts | None = None) -> tuple[str, str]:
     """(safe HTML, ``plain_text``) of a cleaned plain-text body. Text and short quotes
     show in one ``<pre>``; paragraphs with long lines that are not prose (``is_wide``)
-    in a ``<pre>`` of their own (``WIDE_PRE``)."""
+    in a ``<pre>`` of their own (``wide_pre``). ``texts``: the site's words (English
+    when None)."""
+    texts = texts or english()
+    wide = wide_pre(texts)
     html: list[str] = []
     new_text: list[str] = []
     pending: list[str] = []  # marked-up text and short quotes, shown in one <pre>
@@ -486,7 +495,7 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
     def flush() -> None:
         joined = _trim("\n".join(pending))
         if joined:
-            html.append(f"{WIDE_PRE}{joined}</pre>" if run_wide else f'<pre class="text">{joined}</pre>')
+            html.append(f"{wide}{joined}</pre>" if run_wide else f'<pre class="text">{joined}</pre>')
         pending.clear()
 
     def show(marked: str, wide: bool) -> None:
@@ -512,7 +521,7 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
             new_text.append("\n".join(plains))
         elif block.piece is not None:
             flush()
-            marked, plain = _diff_html(block.piece, obfuscate)
+            marked, plain = _diff_html(block.piece, obfuscate, wide)
             html.append(marked)
             new_text.append(plain)
         elif block.kind == "quote":
@@ -521,7 +530,7 @@ def render_plain(text: str, obfuscate: bool) -> tuple[str, str]:
             flush()
             body = _trim(block.text)
             if body:
-                html.append(_folded(block, body, obfuscate))
+                html.append(_folded(block, body, obfuscate, texts))
     flush()
     return "".join(html), _new_text(new_text)
 
@@ -546,7 +555,7 @@ def _new_text(pieces: list[str]) -> str:
 _BLANK_LINES_RE = re.compile(r"\n[ \t]*(?:\n[ \t]*)+\n")
 
 
-def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
+def _diff_html(piece: diff.Piece, obfuscate: bool, wide: str) -> tuple[str, str]:
     """(safe HTML, plain text) of a diff or a diffstat: escaped (addresses obfuscated, no
     links), each part in a ``<span>`` of its class (``display.diff``), every line's first
     character (its ``+`` or ``-``) kept as it is."""
@@ -582,7 +591,7 @@ def _diff_html(piece: diff.Piece, obfuscate: bool) -> tuple[str, str]:
         plains.append(plain)
         html.append(escape(plain, quote=False))
     body = "".join(html).rstrip("\n")
-    pre = WIDE_PRE if _LONG_LINE_RE.search("\n" + text) else '<pre class="text">'
+    pre = wide if _LONG_LINE_RE.search("\n" + text) else '<pre class="text">'
     kind = "diff" if piece.kind == "diff" else "diff diffstat"
     return f'<div class="{kind}">{pre}{body}</pre></div>', "".join(plains)
 
@@ -612,15 +621,16 @@ def _hunks_html(escaped: str) -> str:
     return "".join(out)[1:]
 
 
-def _folded(block: _Block, body: str, obfuscate: bool) -> str:
+def _folded(block: _Block, body: str, obfuscate: bool, texts: Texts) -> str:
     if block.kind == "signature":
-        kind, summary = "signature", "Signature"
+        kind, summary = "signature", escape(texts.text("display.signature"), quote=False)
     elif block.kind == "footer":
-        kind, summary = "footer", "List footer"
+        kind, summary = "footer", escape(texts.text("display.footer"), quote=False)
     else:
         count = body.count("\n") + 1
         kind = "quote"
-        summary = f'<span class="lines">{count} quoted line{"" if count == 1 else "s"}</span>'
+        lines = escape(texts.text("display.quoted_lines", n=count), quote=False)
+        summary = f'<span class="lines">{lines}</span>'
         if block.attribution:
             said = obfuscate_addresses(block.attribution) if obfuscate else block.attribution
             summary = f'<span class="attribution">{escape(said, quote=False)}</span> {summary}'

@@ -34,6 +34,7 @@ from urllib.parse import quote
 from ..charsets import decode_bytes
 from ..controls import SUBJECT_CHARS, clean_header_text
 from ..message import decode_header_value, parse_date_offset, parse_from
+from ..translation import english
 from . import sanitize
 from .attachments import display_name, unique_filename
 from .mime import MESSAGES, Headers, Part
@@ -120,6 +121,8 @@ class Walk:
 
     def __init__(self, options: DisplayOptions) -> None:
         self.options = options
+        self.words = options.texts or english()
+        """The site's words (``translation``): notes and labels are in its language."""
         self.blocks: list[str | _Html] = []
         self.texts: list[str] = []
         self.attachments: list[_Pending] = []
@@ -140,7 +143,7 @@ class Walk:
         pieces = []
         for block in self.blocks:
             if isinstance(block, _Html):
-                html, cids = sanitize.rewrite_images(block.html, cid_urls, self.options.load_remote_images)
+                html, cids = sanitize.rewrite_images(block.html, cid_urls, self.options.load_remote_images, self.words)
                 used |= cids
                 block = f'<div class="html-part">{html}</div>'
             pieces.append(block)
@@ -149,7 +152,7 @@ class Walk:
             if pending.content_id and pending.content_id.lower() in used:
                 pending.inline = True
         if not pieces:
-            pieces.append('<div class="note empty">This message has no text.</div>')
+            pieces.append(f'<div class="note empty">{escape(self.words.text("display.empty"), quote=False)}</div>')
         return '<div class="msg-body">' + "".join(pieces) + "</div>"
 
     def frozen_attachments(self) -> tuple[Attachment, ...]:
@@ -163,8 +166,13 @@ class Walk:
 
     # -- the walk --------------------------------------------------------------------------------
 
-    def note(self, css: str, text: str) -> None:
+    def note(self, css: str, key: str, **values: object) -> None:
+        """A remark about the message: the text of ``key`` in the site's language."""
+        text = self.words.text(key, **values)
         self.blocks.append(f'<div class="note {css}">{escape(text, quote=False)}</div>')
+
+    def label(self, key: str) -> str:
+        return escape(self.words.text(key), quote=False)
 
     def attach(self, part: Part, inline: bool = False, name: str | None = None) -> _Pending:
         given = part.filename or name
@@ -190,15 +198,15 @@ class Walk:
                 for child in part.children:
                     self.part(child)
             if part.truncated:
-                self.note("truncated", "Some parts of this message are nested too deeply to show.")
+                self.note("truncated", "display.nested_parts")
         elif kind in MESSAGES:
             self.message(part)
         elif kind in _SMIME:
             smime_type = part.params.get("smime-type", "").lower()
             if smime_type == "signed-data":
-                self.note("signed", "This message is signed (S/MIME); its content is inside the signature file.")
+                self.note("signed", "display.smime_signed")
             else:
-                self.note("encrypted", "This part is encrypted (S/MIME) and cannot be shown.")
+                self.note("encrypted", "display.smime_encrypted")
             self.attach(part, name="smime.p7m")
         elif part.disposition != "attachment" and (kind in _SHOWN_TEXT or kind == "text/html"):
             self.text_part(part, kind)
@@ -210,7 +218,8 @@ class Walk:
     def text_part(self, part: Part, kind: str) -> None:
         payload = part.payload
         if len(payload) > MAX_SHOWN_BYTES:
-            self.note("too-long", f"A text part of {len(payload):,} bytes is too long to show; it is attached.")
+            size = self.words.text("display.too_long_bytes", n=len(payload), count=self.words.number(len(payload)))
+            self.note("too-long", "display.too_long", size=size)
             self.attach(part)
             if len(payload) <= MAX_INDEXED_BYTES:
                 self.texts.append(self._search_text(payload, part, kind))
@@ -220,7 +229,7 @@ class Walk:
         text = decode_bytes(payload, part.params.get("charset"))
         obfuscate = self.options.obfuscate_addresses
         if kind == "text/html" and sanitize.too_deep(text):
-            self.note("too-deep", "This HTML part nests too deeply to show as HTML; its text is shown.")
+            self.note("too-deep", "display.too_deep")
             text = sanitize.html_as_text(text)
             kind = "text/plain"
         if kind == "text/html":
@@ -236,7 +245,7 @@ class Walk:
         if self.options.text_only:
             self.texts.append(plain_text(text, obfuscate))
             return
-        html, plain = render_plain(text, obfuscate)
+        html, plain = render_plain(text, obfuscate, self.words)
         if html:
             self.blocks.append(html)
         self.texts.append(plain)
@@ -291,12 +300,12 @@ class Walk:
         kinds = [_SIGNATURES.get(child.content_type) for child in rest]
         label = next((kind[0] for kind in kinds if kind), "")
         self.part(content)
-        self.note("signed", f"This message is signed ({label})." if label else "This message is signed.")
+        self.note("signed", "display.signed_with", kind=label) if label else self.note("signed", "display.signed")
         for child, kind in zip(rest, kinds, strict=True):
             self.attach(child, name=kind[1] if kind else None)
 
     def encrypted(self, part: Part) -> None:
-        self.note("encrypted", "This part is encrypted and cannot be shown; the encrypted data is attached.")
+        self.note("encrypted", "display.encrypted")
         for child in part.children:
             if child.content_type == "application/pgp-encrypted" and len(child.payload) < 64:
                 continue  # the "Version: 1" control part
@@ -311,16 +320,26 @@ class Walk:
             address = obfuscate_address(address)
         sender = f"{name} <{address}>" if name and address and name != address.split("@")[0] else address or name
         if sender:
-            rows.append(("From", escape(sender, quote=False)))
+            rows.append((self.label("display.from"), escape(sender, quote=False)))
         when = date_of(headers)
         if when is not None:
             stamp = when.strftime("%Y-%m-%d %H:%M %z")
-            rows.append(("Date", f'<time datetime="{when.isoformat()}">{stamp}</time>'))
+            rows.append((self.label("display.date"), f'<time datetime="{when.isoformat()}">{stamp}</time>'))
         elif headers.get("date"):
-            rows.append(("Date", escape(clean_header_text(decode_header_value(headers["date"])), quote=False)))
+            rows.append(
+                (
+                    self.label("display.date"),
+                    escape(clean_header_text(decode_header_value(headers["date"])), quote=False),
+                )
+            )
         subject = clean_header_text(decode_header_value(headers.get("subject", b"")), SUBJECT_CHARS)
         if subject:
-            rows.append(("Subject", escape(obfuscate_addresses(subject) if obfuscate else subject, quote=False)))
+            rows.append(
+                (
+                    self.label("display.subject"),
+                    escape(obfuscate_addresses(subject) if obfuscate else subject, quote=False),
+                )
+            )
         header = "".join(f"<dt>{label}</dt><dd>{value}</dd>" for label, value in rows)
         self.blocks.append(f'<section class="attached-message"><dl class="attached-header">{header}</dl>')
         if part.children:
@@ -328,7 +347,7 @@ class Walk:
         elif part.payload:
             self.text_part(part, "text/plain")
         if part.truncated:
-            self.note("truncated", "This attached message is nested too deeply to show.")
+            self.note("truncated", "display.nested_message")
         self.blocks.append("</section>")
 
 

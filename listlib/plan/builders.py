@@ -75,7 +75,7 @@ from .kinds import (
     StaticFiles,
     ThreadPage,
 )
-from .shown import author, participants, subject
+from .shown import Words, author, participants, subject, words_of
 from .sources import ListSource, LoadedList, ThreadSummary, month_of
 
 __all__ = ["FEED_SIZE", "LATEST_THREADS", "SiteJobs", "mid_bucket", "mid_digest"]
@@ -115,19 +115,26 @@ class SiteJobs:
         code: str,
         legacy: Mapping[str, tuple[str, LegacyMap, bool]] | None = None,
         message_id_folder: str | None = None,
+        words: Words | None = None,
     ) -> None:
         """``fingerprints``: template name -> fingerprint, for every template of
-        ``plan.kinds``; ``static_files``: the theme's static files; ``code``: the digest
+        ``plan.kinds``, and ``texts:<kind>`` -> the fingerprint of the strings a kind's
+        code uses (``Kind.texts``); ``static_files``: the theme's static files; ``code``: the digest
         of the code that renders (``codedigest.render_digest``), part of every key:
         other code may make other bytes from the same arguments; ``legacy``: list slug
         -> (the old archive's path, its map, whether to write a page per old URL), for
         the lists that had one; ``message_id_folder``: ``[site] message_id_folder`` with
-        ``message_id_paths`` on, None with it off."""
+        ``message_id_paths`` on, None with it off; ``words``: what stands for a subject or
+        sender that cannot be shown, in the site's language (English when None)."""
         self.site = site
         self.message_id_folder = message_id_folder
         self.hide = site.obfuscate_addresses
+        self.words = words or words_of()
+        # "texts:<kind>": the strings its code uses besides its templates' (Kind.texts).
         self.fingerprints = {
-            name: ",".join([code, *(fingerprints[template] for template in kind.templates)])
+            name: ",".join(
+                [code, *(fingerprints[template] for template in kind.templates), fingerprints.get(f"texts:{name}", "")]
+            )
             for name, kind in KINDS.items()
         }
         self.sources = {source.slug: source for source in sources}
@@ -197,7 +204,7 @@ class SiteJobs:
         each subject about four times: thread, month, date and lookup pages)."""
         found = self._subjects.get(row.call)
         if found is None:
-            found = self._subjects[row.call] = subject(self.hide, row)
+            found = self._subjects[row.call] = subject(self.hide, row, self.words)
         return found
 
     # -- threads ------------------------------------------------------------------------
@@ -312,7 +319,7 @@ class SiteJobs:
         thread_lines = []
         for thread_id, count in sorted(here.items(), key=lambda item: (entries[item[0]].first, item[0])):
             entry = entries[thread_id]
-            names, more = participants(entry, self.hide, self._names)
+            names, more = participants(entry, self.hide, self.words, self._names)
             thread_lines.append(
                 (
                     source.page(thread_id, rows[thread_id]),
@@ -338,7 +345,9 @@ class SiteJobs:
         if not month_rows:
             return None
         links, _thread_of = source.links(r.call for r in month_rows)
-        messages = tuple((links[r.call], self._subject(r), author(self.hide, r), r.date) for r in month_rows)
+        messages = tuple(
+            (links[r.call], self._subject(r), author(self.hide, r, self.words), r.date) for r in month_rows
+        )
         record = DatePage(self.site, self._month_frame(source, month), messages)
         return self.make("date", (slug, month), record, weight=1 + len(month_rows) // 10)
 
@@ -394,7 +403,7 @@ class SiteJobs:
                 links[r.call],
                 message_path(slug, month_of(r), r.call),
                 self._subject(r),
-                author(self.hide, r),
+                author(self.hide, r, self.words),
                 r.date,
                 r.no_archive,
                 thread_of[r.call] == r.call,

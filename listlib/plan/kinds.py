@@ -458,6 +458,10 @@ class Kind(NamedTuple):
     """The ``SiteJobs`` method that describes its jobs."""
     renderer: str
     """The ``Renderer`` method that makes its files."""
+    texts: tuple[str, ...] = ()
+    """The prefixes of the translation table's keys its renderer's own code uses
+    (besides its templates'): part of its jobs' keys, so that editing one of those
+    strings rebuilds its pages."""
 
 
 _SITE_TEMPLATES = ("index.html", "404.html", "robots.txt", "sitemap-index.xml", "search.html")
@@ -465,11 +469,11 @@ _SITE_TEMPLATES = ("index.html", "404.html", "robots.txt", "sitemap-index.xml", 
 KINDS: dict[str, Kind] = {
     kind.name: kind
     for kind in (
-        Kind("thread", ThreadPage, ("thread.html",), "thread", "render_thread"),
+        Kind("thread", ThreadPage, ("thread.html",), "thread", "render_thread", ("display.", "months.")),
         Kind("tmbox", Download, (), "tmbox", "render_mbox"),
         Kind("messages", MessageCopies, ("redirect.html", "tombstone.html"), "messages", "render_messages"),
-        Kind("month", MonthPage, ("month.html",), "month", "render_month"),
-        Kind("date", DatePage, ("date.html",), "date", "render_date"),
+        Kind("month", MonthPage, ("month.html",), "month", "render_month", ("months.",)),
+        Kind("date", DatePage, ("date.html",), "date", "render_date", ("months.",)),
         Kind("mmbox", Download, (), "mmbox", "render_mbox"),
         Kind("list", ListPage, ("list.html",), "list", "render_list"),
         Kind("feed", FeedPage, ("feed.atom",), "feed", "render_feed"),

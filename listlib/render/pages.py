@@ -13,7 +13,6 @@ they share (dates, links, the message model).
 
 from __future__ import annotations
 
-import calendar
 import dataclasses
 import html
 import logging
@@ -58,6 +57,7 @@ from ..plan.kinds import (
 )
 from ..theme import Theme
 from ..threader import normalize_subject
+from ..translation import Texts, english
 from ..urls import (
     LEGACY_APACHE_PATH,
     LEGACY_NGINX_PATH,
@@ -86,7 +86,7 @@ from ..urls import (
     thread_mbox_path,
     thread_page_path,
 )
-from ..values import Month, plural
+from ..values import Month
 from .downloads import encode_mboxrd, gzip_bytes
 from .writer import Writer
 
@@ -138,17 +138,26 @@ def _offset(moment: datetime | None) -> str:
     return moment.strftime("%z") if moment and offset else ""
 
 
-def _size(count: int) -> str:
+def _size(texts: Texts, count: int) -> str:
+    """Bytes in words (``1.5 KB``), in the site's language."""
     value = float(count)
     for unit in ("bytes", "KB", "MB", "GB"):
         if value < 1024 or unit == "GB":
-            return f"{count} bytes" if unit == "bytes" else f"{value:.1f} {unit}"
+            if unit == "bytes":
+                return texts.text("size.bytes", n=count)
+            return texts.text("size.units", n=texts.number(value, 1), unit=texts.text(f"size.{unit}"))
         value /= 1024
-    return f"{count} bytes"
+    return texts.text("size.bytes", n=count)
 
 
-def _month_name(month: tuple[int, int]) -> str:
-    return f"{calendar.month_name[month[1]]} {month[0]}"
+def _month_name(texts: Texts, month: tuple[int, int]) -> str:
+    """A month and its year in words (``November 2025``), in the site's language."""
+    return texts.text("months.with_year", month=texts.text(f"months.{month[1]}"), year=month[0])
+
+
+def _counted(texts: Texts, count: int, noun: str) -> str:
+    """``{{ n|counted("message") }}``: the plural entry ``count.<noun>`` for ``n``."""
+    return texts.text(f"count.{noun}", n=count)
 
 
 @dataclass(frozen=True)
@@ -203,10 +212,12 @@ class Renderer:
         self.on_display = on_display
         self.content_dir = content_dir
         self.writer = Writer(output_dir)
+        self.texts = theme.texts
         theme.env.filters.update(utc=_utc, iso=_iso, day=_day, local=_local, local_iso=_local_iso, offset=_offset)
-        theme.env.filters["size"] = _size
-        theme.env.filters["month_name"] = _month_name
-        theme.env.filters["counted"] = plural  # {{ n|counted("message") }}: "1 message", "2 messages"
+        # The filters that say words read the table (theme.FILTER_TEXTS names their keys).
+        theme.env.filters["size"] = partial(_size, self.texts)
+        theme.env.filters["month_name"] = partial(_month_name, self.texts)
+        theme.env.filters["counted"] = partial(_counted, self.texts)
         self._kinds: dict[str, Callable[[Any, Mapping[str, str]], Files]] = {
             name: getattr(self, kind.renderer) for name, kind in KINDS.items()
         }
@@ -286,6 +297,7 @@ class Renderer:
                 obfuscate_addresses=site.obfuscate_addresses,
                 load_remote_images=site.load_remote_images,
                 attachment_base=relative_url(page, folder + "/x")[:-1],
+                texts=self.texts,
             )
             display = _display(self._raw(stored), options, call, no_archive)
             if self.on_display is not None and not no_archive:
@@ -336,7 +348,7 @@ class Renderer:
                 toc=len(shown) >= TOC_THRESHOLD or count > 1,
                 prev={"path": prev.path, "subject": prev.subject} if prev else None,
                 next={"path": nxt.path, "subject": nxt.subject} if nxt else None,
-                month={"path": month_index_path(slug, root_month), "name": _month_name(root_month)},
+                month={"path": month_index_path(slug, root_month), "name": _month_name(self.texts, root_month)},
                 mbox=thread_mbox_path(slug, root_month, args.id),
             )
             self._put(files, old, path, html)
@@ -384,7 +396,7 @@ class Renderer:
 
         def describe(value: Month) -> dict[str, Any]:
             return {
-                "name": _month_name(value),
+                "name": _month_name(self.texts, value),
                 "path": month_index_path(slug, value),
                 "date_path": month_date_path(slug, value),
             }
@@ -627,11 +639,11 @@ def _display(raw: bytes, options: DisplayOptions, call: str, no_archive: bool) -
     except Exception as exc:  # a bug in display must not lose the page
         logger.warning("%s: cannot display (%s: %s); showing the raw text", call, type(exc).__name__, exc)
         text = "" if no_archive else raw.decode("utf-8", "replace")
+        note = html.escape((options.texts or english()).text("display.undisplayable"))
         display = dataclasses.replace(
             _BLANK,
             body_html=(
-                '<div class="msg-body"><div class="note">This message could not be displayed; '
-                f'its raw text follows.</div><pre class="text">{html.escape(text)}</pre></div>'
+                f'<div class="msg-body"><div class="note">{note}</div><pre class="text">{html.escape(text)}</pre></div>'
             ),
         )
     if no_archive and not display.no_archive:

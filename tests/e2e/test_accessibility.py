@@ -140,9 +140,13 @@ def messages() -> list[bytes]:
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """The site, built in-process with message 61 removed: the page of each kind."""
+    return _build(tmp_path_factory, "en-GB")
+
+
+def _build(tmp_path_factory: pytest.TempPathFactory, language: str) -> dict[str, str]:
     root = tmp_path_factory.mktemp("a11y") / "site"
     root.mkdir()
-    (root / "listlib.toml").write_text(SITE_TOML.replace("[site]\n", '[site]\nlanguage = "en-GB"\n'))
+    (root / "listlib.toml").write_text(SITE_TOML.replace("[site]\n", f'[site]\nlanguage = "{language}"\n'))
     source = root.parent / "in.mbox"
     source.write_bytes(mboxrd(messages()))
     config = load_config(root / "listlib.toml")
@@ -173,7 +177,21 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def server(built: dict[str, str]) -> Iterator[str]:
     """The output folder over http on a free port of 127.0.0.1."""
+    yield from _serve(built)
 
+
+@pytest.fixture(scope="module")
+def built_german(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """The same site with ``[site] language = "de"``."""
+    return _build(tmp_path_factory, "de")
+
+
+@pytest.fixture(scope="module")
+def server_german(built_german: dict[str, str]) -> Iterator[str]:
+    yield from _serve(built_german)
+
+
+def _serve(built: dict[str, str]) -> Iterator[str]:
     class Quiet(SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             pass
@@ -229,6 +247,43 @@ def test_every_kind_of_page_has_no_aa_violation(
     assert violations == [], "\n".join(
         f"{v['id']} ({v['impact']}): {v['help']}: " + "; ".join(n["target"] for n in v["nodes"]) for v in violations
     )
+
+
+@pytest.mark.parametrize(("width", "scheme"), [(1280, "light"), (390, "dark")])
+@pytest.mark.parametrize("page", PAGES)
+def test_every_kind_of_page_in_german_has_no_aa_violation(
+    browser: DevTools,
+    server_german: str,
+    built_german: dict[str, str],
+    artifacts: Path,
+    page: str,
+    width: int,
+    scheme: str,
+) -> None:
+    # Longer words (and a page in another language) must keep every target, contrast and name.
+    shot = artifacts / f"de-{page}-{width}-{scheme}.png"
+    violations = audit(browser, server_german + built_german[page], width, scheme, shot)
+    assert violations == [], "\n".join(
+        f"{v['id']} ({v['impact']}): {v['help']}: " + "; ".join(n["target"] for n in v["nodes"]) for v in violations
+    )
+    assert '<html lang="de">' in _read(built_german, page.replace("search", "not-found"))
+
+
+def test_the_search_page_in_german_says_its_results_in_german(
+    browser: DevTools, server_german: str, built_german: dict[str, str]
+) -> None:
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        browser.events.clear()
+        browser.send("Page.navigate", session, url=server_german + built_german["search"])
+        browser.wait_for("Page.loadEventFired", session)
+        answer = browser.send("Runtime.evaluate", session, expression=WAIT_JS, awaitPromise=True, returnByValue=True)
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+    status = answer["result"]["value"]
+    assert re.fullmatch(r"\d+ Nachrichten?(, .* angezeigt)?", status), status
 
 
 def test_the_rules_engine_sees_a_violation(browser: DevTools, server: str, built: dict[str, str]) -> None:

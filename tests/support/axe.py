@@ -43,7 +43,8 @@ WAIT_JS = """new Promise((resolve) => {
   const started = Date.now();
   const check = () => {
     const text = status ? status.textContent : 'none';
-    if ((text && text !== 'Searching\\u2026') || Date.now() - started > 10000) resolve(text);
+    // search.js marks the status busy while it searches (its words are the site's language's).
+    if ((text && !(status && status.getAttribute('aria-busy'))) || Date.now() - started > 10000) resolve(text);
     else setTimeout(check, 50);
   };
   check();

@@ -192,6 +192,9 @@
       this.files[path] = Promise.resolve(request).then(function (response) {
         if (!response.ok) {
           var error = new Error("cannot load " + path + " (" + response.status + ")");
+          error.code = "load";
+          error.file = path;
+          error.status = response.status;
           error.segmentGone = response.status === 404 && path.slice(0, 4) === "seg/";
           throw error;
         }
@@ -313,7 +316,10 @@
     try {
       return await this.searchOnce(text, options);
     } catch (error) {
-      if (error.segmentGone) error.message += "; the search index changed twice while it was read, try again";
+      if (error.segmentGone) {
+        error.message += "; the search index changed twice while it was read, try again";
+        error.code = "changed";
+      }
       throw error;
     }
   };
@@ -324,7 +330,11 @@
     var query = parseQuery(text);
     if (options.lists) query.lists = query.lists.concat(options.lists);
     var manifest = await this.json("manifest.json");
-    if (manifest.format !== 2) throw new Error("search index format " + manifest.format + " is not 2");
+    if (manifest.format !== 2) {
+      var wrong = new Error("search index format " + manifest.format + " is not 2");
+      wrong.code = "format";
+      throw wrong;
+    }
     var self = this;
     var metas = await Promise.all(manifest.segments.map(function (info) {
       return self.json("seg/" + info.id + "/meta.json");
@@ -498,6 +508,42 @@
     return out;
   }
 
+  // -- the page's words ------------------------------------------------------------------
+  // The page carries its words (the "js.search" strings of the site's translation table)
+  // in <script type="application/json" id="search-texts">: this file holds none.
+  var PLURAL_RULES = {  // translation.py's PLURAL_RULES: a count's CLDR category
+    "one-other": function (n) { return n === 1 ? "one" : "other"; },
+    "zero-one-other": function (n) { return n === 0 || n === 1 ? "one" : "other"; },
+    "east-slavic": function (n) {
+      if (n % 10 === 1 && n % 100 !== 11) return "one";
+      return n % 10 >= 2 && n % 10 <= 4 && !(n % 100 >= 12 && n % 100 <= 14) ? "few" : "many";
+    },
+    "polish": function (n) {
+      if (n === 1) return "one";
+      return n % 10 >= 2 && n % 10 <= 4 && !(n % 100 >= 12 && n % 100 <= 14) ? "few" : "many";
+    },
+    "czech": function (n) { return n === 1 ? "one" : n >= 2 && n <= 4 ? "few" : "other"; },
+    "other": function () { return "other"; }
+  };
+
+  // say(key, values): the text of key, its {name}s filled; a plural entry's form for values.n.
+  function sayer(data) {
+    var texts = (data && data.texts) || {}, rule = PLURAL_RULES[data && data.plural] || PLURAL_RULES["one-other"];
+    return function (key, values) {
+      var entry = texts[key];
+      if (entry === undefined) return key;
+      if (typeof entry !== "string") entry = entry[rule(values.n)] || entry.other;
+      return entry.replace(/\{([A-Za-z_][A-Za-z0-9_]*)\}/g, function (whole, name) {
+        return values && Object.prototype.hasOwnProperty.call(values, name) ? String(values[name]) : whole;
+      });
+    };
+  }
+
+  function pageTexts(doc, id) {
+    var element = doc.getElementById(id);
+    try { return element ? JSON.parse(element.textContent) : null; } catch (e) { return null; }
+  }
+
   // -- the search page -------------------------------------------------------------------
   function highlight(text, terms, into) {
     var doc = into.ownerDocument, at = 0, m, re = /[\p{L}\p{M}\p{N}]+/gu;
@@ -521,7 +567,7 @@
     var form = doc.getElementById("search-form"), input = form.querySelector("input[name=q]");
     var status = doc.getElementById("search-status"), list = doc.getElementById("search-results");
     var pager = doc.getElementById("search-pager"), siteRoot = app.getAttribute("data-root") || "../";
-    var names = {}, perPage = 20;
+    var names = {}, perPage = 20, say = sayer(pageTexts(doc, "search-texts"));
     var fromDisk = root.location.protocol === "file:";
     var index = new Index(app.getAttribute("data-index") || "./", fromDisk ? scriptFetcher(doc) : null);
     var params = new URLSearchParams(root.location.search);
@@ -536,10 +582,10 @@
     var scope = doc.getElementById("search-scope");
     function showScope() {  // a search of one list says so, and links to the same search of all
       if (!only || !scope) return;
-      scope.textContent = "Searching " + (names[only] || only) + " only. ";
+      scope.textContent = say("scope", { list: names[only] || only }) + " ";
       var all = doc.createElement("a");
       all.href = "?q=" + encodeURIComponent(text);
-      all.textContent = "Search all lists";
+      all.textContent = say("all_lists");
       scope.appendChild(all);
       scope.hidden = false;
     }
@@ -547,22 +593,24 @@
     if (!text.trim()) return;
     var parsed = parseQuery(text);
     if (!parsed.must.length && parsed.mustNot.length) {
-      status.textContent = "Only words to leave out: add a word to search for (-word leaves out messages that the other words find).";
+      status.textContent = say("only_negative");
       return;
     }
-    status.textContent = "Searching\u2026";
+    status.textContent = say("searching");
+    status.setAttribute("aria-busy", "true");
     index.json("manifest.json").then(function (m) { names = m.lists || {}; showScope(); return index.search(text, {
       offset: (pageNo - 1) * perPage, limit: perPage, lists: only ? [only] : [] }); }).then(function (results) {
       list.textContent = "";
+      status.removeAttribute("aria-busy");
       var first = (pageNo - 1) * perPage + 1;
-      status.textContent = results.total ? (results.total === 1 ? "1 message" : results.total + " messages") +
-        (results.total > perPage ? ", " + first + "\u2013" + (first + results.hits.length - 1) + " shown" : "")
-        : "No messages match.";
+      var count = say("count", { n: results.total });
+      status.textContent = !results.total ? say("none") : results.total <= perPage ? count :
+        say("shown", { count: count, first: first, last: first + results.hits.length - 1 });
       results.hits.forEach(function (hit) {
         var li = doc.createElement("li"), a = doc.createElement("a"), meta = doc.createElement("p");
         a.href = siteRoot + hit.url;
         a.className = "subject";
-        highlight(hit.subject || "(no subject)", results.terms, a);
+        highlight(hit.subject || say("no_subject"), results.terms, a);
         li.appendChild(a);
         meta.className = "meta";
         var time = doc.createElement("time"), when = new Date(hit.date * 1000);
@@ -587,17 +635,21 @@
         a.textContent = label;
         pager.appendChild(a);
       }
-      if (pageNo > 1) link("\u2190 Previous", pageNo - 1);
-      if (pageNo * perPage < results.total) link("Next \u2192", pageNo + 1);
+      if (pageNo > 1) link(say("previous"), pageNo - 1);
+      if (pageNo * perPage < results.total) link(say("next"), pageNo + 1);
     }).catch(function (error) {
-      status.textContent = "Search failed: " + error.message + (fromDisk ?
-        " (opened from disk, this page reads the index's .js files, which a build writes only with" +
-        " search_from_disk = true in [site]: set it and build again, or serve the site with listlib serve)" : "");
+      // The index's errors carry a code the page words in its language (their message is
+      // for developers and node); any other error is shown as it is.
+      var detail = error.code === "load" ? say("failed_load", { file: error.file, status: error.status })
+        : error.code === "format" ? say("failed_format") : error.code === "changed" ? say("failed_changed")
+        : error.message;
+      status.textContent = say("failed", { detail: detail }) + (fromDisk ? " " + say("from_disk") : "");
+      status.removeAttribute("aria-busy");
     });
   }
 
   var api = { fold: fold, words: words, parseQuery: parseQuery, Index: Index, decodePostings: decodePostings,
-    put: put, twinResponse: twinResponse };
+    put: put, twinResponse: twinResponse, sayer: sayer, PLURAL_RULES: PLURAL_RULES };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ListlibSearch = api;
   if (typeof document !== "undefined") {

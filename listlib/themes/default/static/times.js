@@ -27,6 +27,11 @@
   }
   var zone = "";
   try { zone = Intl.DateTimeFormat().resolvedOptions().timeZone || ""; } catch (e) { zone = ""; }
+  // The page's words: the "js.times" strings of the site's translation table, which the
+  // page carries in <script type="application/json" id="times-texts">.
+  var texts = {}, element = document.getElementById("times-texts");
+  try { texts = element ? JSON.parse(element.textContent).texts || {} : {}; } catch (e) { texts = {}; }
+  var label = zone ? (texts.your_zone || "{zone}").replace("{zone}", zone) : texts.your_time || "";
   var labels = document.querySelectorAll("[data-time-zone]");
-  for (var k = 0; k < labels.length; k++) labels[k].textContent = "your time" + (zone ? " (" + zone + ")" : "");
+  for (var k = 0; k < labels.length; k++) if (label) labels[k].textContent = label;
 })();
