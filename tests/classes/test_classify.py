@@ -49,9 +49,11 @@ def test_a_reply_to_a_patch_is_a_review_when_it_quotes_the_diff_or_gives_a_trail
     assert classify_message(make_message("Re: [PATCH] md: fix it", "Applied to md-next, thanks.\n")) == "review"
 
 
-def test_a_quoted_trailer_or_a_plain_question_on_a_patch_is_discussion() -> None:
+def test_a_trailer_counts_only_outside_quotes() -> None:
     quoted = "> Reviewed-by: Bob <bob@example.org>\n\nDoes this also fix bug 12?\n"
-    assert classify_message(make_message("Re: [PATCH] md: fix it", quoted)) == "discussion"
+    assert classify_message(make_message("Re: disk trouble", quoted)) == "discussion"
+    given = "> the fix\n\nReviewed-by: Bob <bob@example.org>\n"
+    assert classify_message(make_message("Re: disk trouble", given)) == "review"
 
 
 def test_robots_are_automated_even_when_they_answer_a_patch() -> None:
@@ -75,9 +77,17 @@ def test_votes_and_announcements_are_read_from_the_subject() -> None:
     assert classify_message(make_message("Re: [ANN] Twisted 2.0 released", "Thanks!\n")) == "discussion"
 
 
-def test_a_new_thread_carrying_a_diff_is_a_patch() -> None:
+def test_mail_carrying_a_diff_is_a_patch_with_or_without_a_patch_subject() -> None:
     assert classify_message(make_message("fix for the reactor", DIFF)) == "patch"
-    assert classify_message(make_message("Re: fix for the reactor", DIFF)) == "discussion"
+    assert classify_message(make_message("Re: reactor hangs", "Try this:\n\n" + DIFF)) == "patch"
+    attached = 'Content-Type: text/x-diff; name="0001-fix.patch"\nContent-Transfer-Encoding: base64\n\nAAAA\n'
+    assert classify_message(make_message("Re: reactor hangs", "--b\n" + attached + "--b--\n")) == "patch"
+    assert classify_message(make_message("Re: reactor hangs", QUOTED_DIFF)) == "discussion"
+
+
+def test_pipermail_replies_without_re_are_still_replies() -> None:
+    reply = make_message("[ANN] Twisted 2.0 released", "Thanks!\n", extra={"In-Reply-To": "<a@example.org>"})
+    assert classify_message(reply) == "discussion"
 
 
 def test_a_base64_body_is_decoded_before_the_signals_read_it() -> None:
