@@ -35,6 +35,7 @@ LAYERS = [
         "inboxlog",
         "plan.sources",
         "plan.shown",
+        "classcache",
     }
     | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments", "display.diff"}

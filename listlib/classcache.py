@@ -1,0 +1,90 @@
+"""The class cache: every filed message's class (``classify``), kept in one SQLite file
+of the cache folder (``classes.sqlite``, derived data) by call number and content hash.
+
+A message is read and classified once; again only when its bytes change (a redaction)
+or the rules do: the file's version is the rules' digest (``classify.rules_digest``),
+so new rules start it afresh. ``update`` brings it in line with the index: the
+classes of new and changed messages are worked out, those of messages no longer filed
+dropped. Reads the store's files, never writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .classify import Rule, classify_message, rules_digest
+from .sqlfile import open_derived
+from .store.index import Index
+
+__all__ = ["CLASS_CACHE", "ClassCache"]
+
+CLASS_CACHE = "classes.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS classes (call TEXT PRIMARY KEY, token TEXT NOT NULL, class TEXT NOT NULL) WITHOUT ROWID;
+"""
+_BATCH = 500
+
+
+class ClassCache:
+    """The classes of a site's filed messages under one set of rules."""
+
+    def __init__(self, cache_dir: Path, rules: Sequence[Rule]) -> None:
+        self.rules = tuple(rules)
+        self.digest = rules_digest(self.rules)
+        self.db = open_derived(cache_dir / CLASS_CACHE, _SCHEMA, self.digest)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> ClassCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def update(self, index: Index, content_dir: Path) -> int:
+        """Classify the filed messages not classified yet (or changed since), forget those
+        no longer filed; returns how many were classified. A file that cannot be read
+        is left for the next update (its pages show no class meanwhile)."""
+        filed = index.filed_contents()
+        known = dict(self.db.execute("SELECT call, token FROM classes"))
+        gone = [call for call in known if call not in filed]
+        todo = sorted(call for call, (raw_hash, _path) in filed.items() if known.get(call) != raw_hash)
+        self.db.execute("BEGIN")
+        try:
+            for start in range(0, len(gone), _BATCH):
+                chunk = gone[start : start + _BATCH]
+                self.db.execute(f"DELETE FROM classes WHERE call IN ({_marks(chunk)})", chunk)
+            rows = []
+            for call in todo:
+                raw_hash, path = filed[call]
+                try:
+                    raw = (content_dir / path).read_bytes()
+                except OSError:
+                    continue
+                rows.append((call, raw_hash, classify_message(raw, self.rules)))
+            self.db.executemany("INSERT OR REPLACE INTO classes (call, token, class) VALUES (?, ?, ?)", rows)
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+        return len(rows)
+
+    def classes(self, calls: Iterable[str]) -> dict[str, str]:
+        """Call -> class, for those of the calls that have one."""
+        wanted = list(calls)
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start : start + _BATCH]
+            found.update(self.db.execute(f"SELECT call, class FROM classes WHERE call IN ({_marks(chunk)})", chunk))
+        return found
+
+    def all(self) -> dict[str, str]:
+        """Every call -> class."""
+        return dict(self.db.execute("SELECT call, class FROM classes"))
+
+
+def _marks(values: list[str]) -> str:
+    return ", ".join("?" for _ in values)
