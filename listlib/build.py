@@ -26,8 +26,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from .classcache import ClassCache
-from .classify import rules_digest
+from .classcache import ClassCache, classes_digest
 from .codedigest import code_digest, render_digest
 from .config import Config, ListConfig
 from .errors import BuildError
@@ -183,7 +182,7 @@ def _site_fingerprint(
         sorted((slug, found.digest) for slug, (_path, found, _pages) in legacy.items()),
         (config.site.message_id_paths, config.site.message_id_folder),
         # Month and by-date pages show classes: new rules may change any of them.
-        rules_digest(config.classes.rules),
+        classes_digest(config.classes.rules),
     )
     return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 

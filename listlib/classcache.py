@@ -1,9 +1,9 @@
 """The class cache: every filed message's class (``classify``), kept in one SQLite file
 of the cache folder (``classes.sqlite``, derived data) by call number and content hash.
 
-A message is read and classified once; again only when its bytes change (a redaction)
-or the rules do: the file's version is the rules' digest (``classify.rules_digest``),
-so new rules start it afresh. ``update`` brings it in line with the index: the
+A message is read and classified once; again only when its bytes change (a redaction),
+the rules or the classifier's code do: the file's version is ``classes_digest``, so
+either starts it afresh. ``update`` brings it in line with the index: the
 classes of new and changed messages are worked out, those of messages no longer filed
 dropped. Reads the store's files, never writes them.
 """
@@ -14,10 +14,11 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from .classify import Rule, classify_message, rules_digest
+from .codedigest import code_digest
 from .sqlfile import open_derived
 from .store.index import Index
 
-__all__ = ["CLASS_CACHE", "ClassCache"]
+__all__ = ["CLASS_CACHE", "ClassCache", "classes_digest"]
 
 CLASS_CACHE = "classes.sqlite"
 _SCHEMA = """
@@ -27,12 +28,18 @@ CREATE TABLE IF NOT EXISTS classes (call TEXT PRIMARY KEY, token TEXT NOT NULL, 
 _BATCH = 500
 
 
+def classes_digest(rules: Sequence[Rule]) -> str:
+    """What every message's class depends on besides its bytes: the rules and the code
+    that applies them. Pages and the search index that show classes key on it."""
+    return f"{rules_digest(rules)}:{code_digest(('classify',))}"
+
+
 class ClassCache:
     """The classes of a site's filed messages under one set of rules."""
 
     def __init__(self, cache_dir: Path, rules: Sequence[Rule]) -> None:
         self.rules = tuple(rules)
-        self.digest = rules_digest(self.rules)
+        self.digest = classes_digest(self.rules)
         self.db = open_derived(cache_dir / CLASS_CACHE, _SCHEMA, self.digest)
 
     def close(self) -> None:

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..classcache import ClassCache
-from ..classify import Rule, classify_message, rules_digest
+from ..classcache import ClassCache, classes_digest
+from ..classify import Rule, classify_message
 from ..codedigest import search_digest
 from ..config import Config
 from ..forkpool import ForkPool
@@ -209,7 +209,7 @@ def _settings(config: Config) -> str:
             K1,
             B,
             AVGDL,
-            rules_digest(config.classes.rules),
+            classes_digest(config.classes.rules),
         ]
     )
 
