@@ -11,7 +11,8 @@ from listlib.classcache import ClassCache
 from listlib.config import load_config
 from listlib.store.core import Store
 
-from ..build.test_build import add, build, post
+from ..build.test_build import add, build, post, tree
+from ..plan.test_build_oracle import _clean_copy
 from ..support.helpers import SITE_TOML
 
 DIFF = "---\n a.c | 2 +-\n\ndiff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-old\n+new\n"
@@ -42,13 +43,14 @@ def set_rules(site: Path, rules: str) -> None:
     (site / "listlib.toml").write_text(SITE_TOML + rules)
 
 
-def test_new_rules_rewrite_exactly_the_pages_whose_badges_change(site: Path) -> None:
+def test_new_rules_rewrite_exactly_the_pages_whose_badges_change(site: Path, tmp_path: Path) -> None:
     add(site, *MESSAGES, post(5, "Later thread", at=timedelta(days=40)))
     build(site)
     set_rules(site, '[[classes.rules]]\nclass = "announcement"\nsubject = "^Disk trouble"\n')
     report = build(site)
     assert set(report.written) == {"dev/2024/03/index.html", "dev/2024/03/date.html"}
     assert BADGE.format("announcement", "Announcement") in (site / "output/dev/2024/03/index.html").read_text()
+    assert tree(site / "output") == tree(_clean_copy(site, tmp_path / "clean") / "output")
     # A rule that changes no message's class rewrites nothing.
     set_rules(site, '[[classes.rules]]\nclass = "announcement"\nsubject = "^Disk trouble"\n'
               '[[classes.rules]]\nclass = "vote"\nsubject = "no such subject"\n')  # fmt: skip
