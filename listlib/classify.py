@@ -141,7 +141,6 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     _rule("automated", header="x-jenkins-job"),
     _rule("automated", subject=r"^\s*(?:\[[^\]]*\]\s*)*(?:\[?(?:cvs|svn|git) commit\b|cvs:\s)"),
     _rule("automated", subject=r"^\s*(?:out of (?:the )?office|auto(?:matic)?[- ]?reply)\b"),
-    _rule("automated", body=r"\A\s*this is an? automatic(?:ally generated)? (?:reply|response|message)"),
     # Votes before patches: "[VOTE] Release 1.2" and its replies (the votes) are votes.
     _rule("vote", subject=r"\[(?:vote|result|results)\]|^\s*(?:re:\s*)*vote:"),
     _rule("cover", signals=("cover",)),
@@ -155,6 +154,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     # Mail that carries a diff (inline or as a .patch/.diff attachment) is a patch,
     # [PATCH] or not: a fix offered in a bug report's thread too.
     _rule("patch", signals=("diff",)),
+    # Read from the body, so after the rules that settle mail of patch threads (most of a
+    # patch list) by its header alone.
+    _rule("automated", body=r"\A\s*this is an? automatic(?:ally generated)? (?:reply|response|message)"),
     _rule(
         "announcement",
         signals=("!reply",),
@@ -262,7 +264,11 @@ class MessageView:
             # Pipermail's archives drop "Re:" from many subjects; the header fields stay.
             return patch.reply or self.values("in-reply-to") is not None or self.values("references") is not None
         if name == "diff":
-            return bool(_DIFF_RE.search(self.unquoted) or _PATCH_FILE_RE.search(self._raw_body[:_BODY_LIMIT]))
+            if _DIFF_RE.search(self.unquoted):
+                return True
+            # Attached patches: only a multipart body has parts with file names.
+            multipart = "multipart/" in self.first("content-type").lower()
+            return multipart and bool(_PATCH_FILE_RE.search(self._raw_body[:_BODY_LIMIT]))
         if name == "quoted_diff":
             return bool(_QUOTED_DIFF_RE.search(self.text)) or len(_QUOTED_CODE_RE.findall(self.text)) >= 3
         if name == "trailer":
