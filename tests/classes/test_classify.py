@@ -81,7 +81,9 @@ def test_mail_carrying_a_diff_is_a_patch_with_or_without_a_patch_subject() -> No
     assert classify_message(make_message("fix for the reactor", DIFF)) == "patch"
     assert classify_message(make_message("Re: reactor hangs", "Try this:\n\n" + DIFF)) == "patch"
     attached = 'Content-Type: text/x-diff; name="0001-fix.patch"\nContent-Transfer-Encoding: base64\n\nAAAA\n'
-    assert classify_message(make_message("Re: reactor hangs", "--b\n" + attached + "--b--\n")) == "patch"
+    mixed = {"Content-Type": 'multipart/mixed; boundary="b"'}
+    raw = make_message("Re: reactor hangs", "--b\n" + attached + "--b--\n", extra=mixed)
+    assert classify_message(raw) == "patch"
     assert classify_message(make_message("Re: reactor hangs", QUOTED_DIFF)) == "discussion"
 
 
