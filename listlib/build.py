@@ -197,12 +197,19 @@ class _Planned:
 
 
 def _plan(
-    config: Config, theme: Theme, state: BuildState, *, full: bool = False, on_work: Callable[[], None] | None = None
+    config: Config,
+    theme: Theme,
+    state: BuildState,
+    *,
+    full: bool = False,
+    on_work: Callable[[], None] | None = None,
+    workers: int = 1,
 ) -> _Planned:
     """Bring the threads up to date and plan the build: from the changes since the last
     complete build when that is possible (and ``full`` is not asked), else from every job.
     ``on_work`` is called as soon as the build is known to have work, before the jobs
-    are described (for a full plan, before every list is loaded)."""
+    are described (for a full plan, before every list is loaded). ``workers``: the cores
+    that new messages' classes may be worked out on."""
     fingerprints = _template_fingerprints(theme, state)
     static = [StaticFile(rel, layer, _file_digest(path)) for rel, (layer, path) in theme.static_sources().items()]
     site = SiteSettings(
@@ -225,7 +232,7 @@ def _plan(
         ClassCache(config.site.cache_dir, config.classes.rules) as classes,
     ):
         threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
-        classes.update(store.index, store.root)
+        classes.update(store.index, store.root, workers)
         last = None if full else load_memory(state)
         changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
         if last is not None and last[2] == fingerprint and not changes.everything:
@@ -417,7 +424,7 @@ def build_site(
             with JobRunner(theme, config.site.content_dir, output, cores, sinks) as runner:
                 planning = time.monotonic()
                 # A damaged file's job may be one an incremental plan would not look at.
-                planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start)
+                planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start, workers=cores)
                 plan_seconds = time.monotonic() - planning
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
                 report.plan_seconds = plan_seconds

@@ -7,6 +7,9 @@ from __future__ import annotations
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
+from listlib import classcache
 from listlib.classcache import ClassCache
 from listlib.config import load_config
 from listlib.store.core import Store
@@ -75,3 +78,18 @@ def test_a_message_is_read_and_classified_once_per_content_and_rules(site: Path)
         with ClassCache(cache_dir, rules) as cache:
             assert cache.update(store.index, store.root) == 4
             assert sorted(cache.all().values()) == ["patch", "review", "vote", "vote"]
+
+
+def test_many_messages_are_classified_on_every_core_with_the_same_classes(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add(site, *MESSAGES)
+    config = load_config(site / "listlib.toml")
+    monkeypatch.setattr(classcache, "_PARALLEL_FROM", 1)
+    with Store(config.site.content_dir).open() as store:
+        with ClassCache(config.site.cache_dir / "serial", config.classes.rules) as serial:
+            serial.update(store.index, store.root)
+            expected = serial.all()
+        with ClassCache(config.site.cache_dir / "forked", config.classes.rules) as forked:
+            assert forked.update(store.index, store.root, workers=2) == 4
+            assert forked.all() == expected
