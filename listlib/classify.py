@@ -31,7 +31,6 @@ from .patchsubject import PatchSubject, parse_subject
 
 __all__ = [
     "CLASSES",
-    "CLASS_LABELS",
     "CLASSIFIER_VERSION",
     "DEFAULT_CLASS",
     "DEFAULT_RULES",
@@ -48,17 +47,8 @@ CLASSIFIER_VERSION = 1
 """Bumped when a signal's meaning changes: cached classes are then worked out again."""
 
 CLASSES = ("patch", "cover", "review", "vote", "announcement", "automated", "discussion")
-"""Every class, as search (``is:patch``), the CLI and the pages spell it."""
-CLASS_LABELS = {
-    "patch": "Patch",
-    "cover": "Cover letter",
-    "review": "Review",
-    "vote": "Vote",
-    "announcement": "Announcement",
-    "automated": "Automated",
-    "discussion": "Discussion",
-}
-"""What a page's badge says for each class."""
+"""Every class, as search (``is:patch``), the CLI and the pages spell it (a page's badge
+names them in words: the theme's ``_class_badge.html``)."""
 DEFAULT_CLASS = "discussion"
 """The class of a message no rule matches."""
 

@@ -29,7 +29,6 @@ from typing import Any
 
 import markupsafe
 
-from ..classify import CLASS_LABELS
 from ..controls import SUBJECT_CHARS
 from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
 from ..display.sanitize import sanitize_html
@@ -368,8 +367,7 @@ class Renderer:
         threads = [dict(zip(MONTH_THREAD_FIELDS, line, strict=True)) for line in args.threads]
         context = self._month_context(args.frame)
         path = context["month"]["path"]
-        html = self._page("month.html", path, args.site, threads=threads, class_labels=CLASS_LABELS, **context)
-        self._put(files, old, path, html)
+        self._put(files, old, path, self._page("month.html", path, args.site, threads=threads, **context))
         return files
 
     def render_date(self, args: DatePage, old: Mapping[str, str]) -> Files:
@@ -377,8 +375,7 @@ class Renderer:
         messages = [dict(zip(DATED_MESSAGE_FIELDS, line, strict=True)) for line in args.messages]
         context = self._month_context(args.frame)
         path = context["month"]["date_path"]
-        html = self._page("date.html", path, args.site, messages=messages, class_labels=CLASS_LABELS, **context)
-        self._put(files, old, path, html)
+        self._put(files, old, path, self._page("date.html", path, args.site, messages=messages, **context))
         return files
 
     def _month_context(self, frame: MonthFrame) -> dict[str, Any]:
