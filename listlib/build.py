@@ -21,12 +21,13 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import Any
 
+from .classcache import ClassCache, classes_digest
 from .codedigest import code_digest, render_digest
 from .config import Config, ListConfig
 from .errors import BuildError
@@ -190,6 +191,8 @@ def _site_fingerprint(
         sorted(markdowns.items()),
         sorted((slug, found.digest) for slug, (_path, found, _pages) in legacy.items()),
         (config.site.message_id_paths, config.site.message_id_folder),
+        # Month and by-date pages show classes: new rules may change any of them.
+        classes_digest(config.classes.rules),
     )
     return hashlib.sha256(repr(inputs).encode("utf-8", "surrogatepass")).hexdigest()[:32]
 
@@ -204,12 +207,19 @@ class _Planned:
 
 
 def _plan(
-    config: Config, theme: Theme, state: BuildState, *, full: bool = False, on_work: Callable[[], None] | None = None
+    config: Config,
+    theme: Theme,
+    state: BuildState,
+    *,
+    full: bool = False,
+    on_work: Callable[[], None] | None = None,
+    workers: int = 1,
 ) -> _Planned:
     """Bring the threads up to date and plan the build: from the changes since the last
     complete build when that is possible (and ``full`` is not asked), else from every job.
     ``on_work`` is called as soon as the build is known to have work, before the jobs
-    are described (for a full plan, before every list is loaded)."""
+    are described (for a full plan, before every list is loaded). ``workers``: the cores
+    that new messages' classes may be worked out on."""
     fingerprints = _template_fingerprints(theme, state)
     static = [StaticFile(rel, layer, _file_digest(path)) for rel, (layer, path) in theme.static_sources().items()]
     site = SiteSettings(
@@ -227,15 +237,22 @@ def _plan(
     mid_folder = config.site.message_id_folder if config.site.message_id_paths else None
     words = words_of(theme.texts)  # in the records that show them: a change reaches those pages
     fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns, legacy)
-    with Store(content).open() as store, ThreadSet(config.site.cache_dir).open() as threadset:
+    with (
+        Store(content).open() as store,
+        ThreadSet(config.site.cache_dir).open() as threadset,
+        ClassCache(config.site.cache_dir, config.classes.rules) as classes,
+    ):
         threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
+        classes.update(store.index, store.root, workers)
         last = None if full else load_memory(state)
         changes = threadset.changes_since(*last[:2]) if last else threadset.changes_since("", 0)
         if last is not None and last[2] == fingerprint and not changes.everything:
             if on_work is not None and not changes.nothing:
                 on_work()
             with store.index.snapshot(), threadset.cache.snapshot():
-                sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset) for lst in lists]
+                sources = [
+                    StoredList(lst, markdowns[lst.slug], store.index, threadset, classes.classes) for lst in lists
+                ]
                 jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy, mid_folder, words)
                 built, considered, memory = dirty_jobs(jobs, changes, state, fingerprint, threadset.cache.month_marks)
             previous = state.keys_of(considered)
@@ -246,7 +263,8 @@ def _plan(
             on_work()
         # One read snapshot of the cache: the marks recorded must be those of the threads loaded.
         with threadset.cache.snapshot():
-            loaded = [_load_list(lst, markdowns[lst.slug], store, threadset) for lst in lists]
+            known = classes.all()
+            loaded = [_load_list(lst, markdowns[lst.slug], store, threadset, known) for lst in lists]
             marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
     jobs = SiteJobs(site, fingerprints, loaded, static, render_digest(), legacy, mid_folder, words)
     plan = plan_build(state.job_keys(), jobs.all())
@@ -277,12 +295,20 @@ def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap, bool]]:
     return found
 
 
-def _load_list(config: ListConfig, markdown: str | None, store: Store, threadset: ThreadSet) -> LoadedList:
-    """Every row and thread of a list, for a full enumeration."""
+def _load_list(
+    config: ListConfig, markdown: str | None, store: Store, threadset: ThreadSet, classes: dict[str, str]
+) -> LoadedList:
+    """Every row and thread of a list, for a full enumeration; ``classes``: every
+    message's class."""
     rows = {row.call: row for row in store.index.filed_rows(config.slug)}
     removed = store.index.removed_rows(config.slug)
     entries = threadset.threads(config.slug, threadset.thread_ids(config.slug)) if rows or removed else {}
-    return LoadedList(config, rows, entries.values(), markdown, removed, store.index.revisions(config.slug))
+
+    def class_of(calls: Iterable[str]) -> dict[str, str]:
+        return {call: found for call in calls if (found := classes.get(call)) is not None}
+
+    revisions = store.index.revisions(config.slug)
+    return LoadedList(config, rows, entries.values(), markdown, removed, revisions, class_of)
 
 
 def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
@@ -416,7 +442,7 @@ def build_site(
             with JobRunner(theme, config.site.content_dir, output, cores, sinks) as runner:
                 planning = time.monotonic()
                 # A damaged file's job may be one an incremental plan would not look at.
-                planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start)
+                planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start, workers=cores)
                 plan_seconds = time.monotonic() - planning
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
                 report.plan_seconds = plan_seconds

@@ -28,9 +28,12 @@ def _iso(seconds: int) -> str:
     return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(seconds))
 
 
-def thread_view(slug: str, entry: ThreadEntry, rows: Mapping[str, Row]) -> dict[str, Any]:
+def thread_view(
+    slug: str, entry: ThreadEntry, rows: Mapping[str, Row], classes: Mapping[str, str] | None = None
+) -> dict[str, Any]:
     """A thread as nested dictionaries: every node has call, message_id, date, subject
-    and children; a placeholder root has call, date and subject set to None."""
+    and children, and with ``classes`` (call -> class) its class too; a placeholder root
+    has call, date and subject set to None."""
     nodes: dict[str, dict[str, Any]] = {}
     top: list[dict[str, Any]] = []
     for call, parent, _depth in entry.messages:
@@ -42,6 +45,8 @@ def thread_view(slug: str, entry: ThreadEntry, rows: Mapping[str, Row]) -> dict[
             "subject": row.subject if row else None,
             "children": [],
         }
+        if classes is not None:
+            node["class"] = classes.get(call)
         nodes[call] = node
         (nodes[parent]["children"] if parent else top).append(node)
     if entry.missing_root is not None:
@@ -81,7 +86,8 @@ def format_thread(view: Mapping[str, Any]) -> str:
         else:
             when = node["date"][:16].replace("T", " ") if node["date"] else "?"
             mid = f"  <{node['message_id']}>" if node["message_id"] else ""
-            lines.append(f"{indent}{node['call']}  {when}  {node['subject'] or '(no subject)'}{mid}")
+            cls = f"  [{node['class']}]" if node.get("class") else ""
+            lines.append(f"{indent}{node['call']}  {when}  {node['subject'] or '(no subject)'}{mid}{cls}")
         stack.extend((child, depth + 1) for child in reversed(node["children"]))
     return "\n".join(lines)
 

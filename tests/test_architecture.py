@@ -16,7 +16,8 @@ LAYERS = [
     | {"theme", "plan", "plan.jobs", "plan.kinds", "plan.paging", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
     | {"config.pop3", "config.imap", "config.smtp", "config.publish", "config.folders", "config.load"}
-    | {"legacy", "legacy.mapfile", "legacy.hyperkitty", "patchsubject", "translation"},
+    | {"legacy", "legacy.mapfile", "legacy.hyperkitty", "patchsubject", "translation", "classify"}
+    | {"config.classes"},
     {
         "routing",
         "dedup",
@@ -35,6 +36,7 @@ LAYERS = [
         "inboxlog",
         "plan.sources",
         "plan.shown",
+        "classcache",
     }
     | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
     | {"display.sanitize", "display.attachments", "display.diff"}
@@ -110,6 +112,7 @@ CONFIG_ORDER = [
     "config.smtp",
     "config.publish",
     "config.folders",
+    "config.classes",
     "config.load",
     "config",
 ]

@@ -31,7 +31,8 @@ def search(obj: Context, query: tuple[str, ...], list_slug: str | None, as_json:
 
     Gives the same answers as the site's search page. QUERY: words (all must
     match), "exact phrases" (quote them for the shell too), -excluded, prefix*,
-    from:NAME, subject:WORD, list:SLUG, after:YYYY[-MM[-DD]], before:YYYY[-MM[-DD]].
+    from:NAME, subject:WORD, list:SLUG, after:YYYY[-MM[-DD]], before:YYYY[-MM[-DD]],
+    is:CLASS (patch, cover, review, vote, announcement, automated, discussion).
     Put -- before a query that excludes words: listlib search -- bitmap -journal
     """
     from ..search.query import only_excludes

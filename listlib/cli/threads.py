@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from ..classify import CLASSES
 from ..errors import ListlibError
 from .common import (
     Context,
@@ -22,6 +23,12 @@ from .common import (
 @click.option("-l", "--list", "list_slug", metavar="SLUG", help="Only this list.")
 @click.option("-m", "--month", metavar="YYYY-MM", help="Only threads with messages in this month.")
 @click.option("--message", metavar="CALL|MESSAGE-ID", help="Only the thread holding this message.")
+@click.option(
+    "--class",
+    "message_class",
+    type=click.Choice(CLASSES),
+    help="Only threads holding a message of this class; shows every message's class.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the trees (or the edit's report) as JSON.")
 @click.option("--attach", metavar="ID", help="Override: this message answers the message given with --to.")
 @click.option("--to", "parent", metavar="PARENT", help="The message --attach makes it answer.")
@@ -37,6 +44,7 @@ def threads(
     list_slug: str | None,
     month: str | None,
     message: str | None,
+    message_class: str | None,
     as_json: bool,
     attach: str | None,
     parent: str | None,
@@ -59,11 +67,19 @@ def threads(
     (also editable by hand); each edit is recorded in the ledger. Run 'listlib
     build' afterwards: only the threads and months the edit touches are rebuilt,
     and every message keeps its URL.
+
+    --class CLASS (patch, cover, review, vote, announcement, automated,
+    discussion) keeps the threads holding at least one message of that class
+    and shows each message's class; classes follow the [classes] rules of
+    listlib.toml and are worked out once per message (kept in the cache folder).
     """
     edits = [(name, value) for name, value in (("attach", attach), ("detach", detach), ("undo", undo)) if value]
     if edits or parent is not None or dry_run or reason:
+        if message_class is not None:
+            raise click.UsageError("--class only selects threads to print; it does not go with an edit")
         _edit(obj, edits, parent, list_slug, month, message, as_json, reason, dry_run)
         return
+    from ..classcache import ClassCache
     from ..overrides import threading_overrides
     from ..store.core import Store
     from ..threadset import ThreadSet
@@ -82,14 +98,24 @@ def threads(
             if list_slug not in slugs:
                 raise click.BadParameter(f"no threaded messages in list {list_slug!r}", param_hint="--list")
             slugs = [list_slug]
+        classes: dict[str, str] | None = None
+        if message_class is not None:
+            with ClassCache(config.site.cache_dir, config.classes.rules) as cache:
+                cache.update(store.index, store.root)
+                classes = cache.all()
         found = []
         for slug in slugs:
             ids = select_threads(threadset, store.index, slug, wanted_month, message)
             entries = threadset.threads(slug, ids)
+            if classes is not None:
+                entries = {
+                    i: e for i, e in entries.items() if any(classes.get(c) == message_class for c, _, _ in e.messages)
+                }
             rows = {
                 row.call: row for row in store.index.rows_by_call(c for e in entries.values() for c, _, _ in e.messages)
             }
-            found.extend(thread_view(slug, entries[i], rows) for i in sorted(entries, key=lambda i: entries[i].first))
+            ordered = sorted(entries, key=lambda i: entries[i].first)
+            found.extend(thread_view(slug, entries[i], rows, classes) for i in ordered)
     if message is not None and not found:
         raise ListlibError(f"no filed message has call number or Message-ID {message!r}")
     if as_json:

@@ -13,7 +13,7 @@ One job a module, imports pointing down this list: ``schema`` (the frozen
 dataclasses, one per table), ``secret`` (a password, read when needed), ``reader``
 (typed values out of a table, issues with key paths, nearest spellings), ``checks``
 (what is wrong with one string), ``site`` / ``lists`` / ``pop3`` / ``imap`` / ``smtp`` /
-``publish`` (one reader per table), ``folders`` (the managed folders stay apart), ``load`` (the file
+``publish`` / ``classes`` (one reader per table), ``folders`` (the managed folders stay apart), ``load`` (the file
 -> a Config). This ``__init__`` only re-exports what the rest of listlib imports;
 no module of the package imports it.
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from .load import CONFIG_NAME, find_config, load_config, parse_config
 from .schema import (
+    ClassesConfig,
     Config,
     DeliveryConfig,
     ImapAccount,
@@ -38,6 +39,7 @@ from .schema import (
 from .secret import read_secret
 
 __all__ = [
+    "ClassesConfig",
     "CONFIG_NAME",
     "Config",
     "DeliveryConfig",

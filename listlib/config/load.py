@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ConfigIssue
+from .classes import read_classes
 from .folders import check_folders
 from .imap import read_imap
 from .lists import read_lists
@@ -27,7 +28,7 @@ from .smtp import read_delivery, read_smtp
 __all__ = ["CONFIG_NAME", "find_config", "load_config", "parse_config"]
 
 CONFIG_NAME = "listlib.toml"
-_TABLES = {"site", "lists", "theme", "pop3", "imap", "delivery", "smtp", "publish"}
+_TABLES = {"classes", "site", "lists", "theme", "pop3", "imap", "delivery", "smtp", "publish"}
 
 
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
@@ -45,6 +46,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     delivery = read_delivery(reader, data)
     smtp = read_smtp(reader, data)
     publish = read_publish(reader, data)
+    classes = read_classes(reader, data)
     delivering = [lst.slug for lst in lists if lst.delivery is not None]
     if delivering and smtp is None:
         reader.issues.append(
@@ -63,6 +65,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         delivery=delivery,
         smtp=smtp,
         publish=publish,
+        classes=classes,
         warnings=tuple(reader.warnings),
     )
 

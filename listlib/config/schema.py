@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..classify import DEFAULT_RULES, Rule
 from ..values import NO_LIST
 
 __all__ = [
     "SECURITIES",
     "UNROUTED_LIST",
     "LEGACY_KINDS",
+    "ClassesConfig",
     "Config",
     "DeliveryConfig",
     "ListConfig",
@@ -331,6 +333,18 @@ class DeliveryConfig:
 
 
 @dataclass(frozen=True)
+class ClassesConfig:
+    """The ``[classes]`` table: how messages are classed (``classify``)."""
+
+    rules: tuple[Rule, ...] = DEFAULT_RULES
+    """Every rule in order, the site's (``[[classes.rules]]``) first, then the default
+    ones unless ``default_rules = false``; the first rule a message matches gives its
+    class."""
+    site_rules: int = 0
+    """How many of ``rules`` come from the site's table."""
+
+
+@dataclass(frozen=True)
 class Config:
     """A whole listlib.toml, validated."""
 
@@ -349,6 +363,8 @@ class Config:
     """The SMTP server for ``listlib deliver``; None when there is no ``[smtp]`` table."""
     publish: PublishConfig | None = None
     """Where ``listlib publish`` uploads the site; None when there is no ``[publish]`` table."""
+    classes: ClassesConfig = field(default_factory=ClassesConfig)
+    """The message-class rules (``[classes]``)."""
     warnings: tuple[str, ...] = ()
 
     @property

@@ -316,6 +316,7 @@ class SiteJobs:
             return None
         entries = source.thread_lines(here)
         rows = source.rows(here)
+        classes = source.classes(here)
         thread_lines = []
         for thread_id, count in sorted(here.items(), key=lambda item: (entries[item[0]].first, item[0])):
             entry = entries[thread_id]
@@ -332,6 +333,7 @@ class SiteJobs:
                     entry.last,
                     (entry.months[0][0], entry.months[0][1]) < month,
                     (entry.months[-1][0], entry.months[-1][1]) > month,
+                    classes.get(thread_id),
                 )
             )
         record = MonthPage(self.site, self._month_frame(source, month), tuple(thread_lines))
@@ -345,8 +347,10 @@ class SiteJobs:
         if not month_rows:
             return None
         links, _thread_of = source.links(r.call for r in month_rows)
+        classes = source.classes(r.call for r in month_rows)
         messages = tuple(
-            (links[r.call], self._subject(r), author(self.hide, r, self.words), r.date) for r in month_rows
+            (links[r.call], self._subject(r), author(self.hide, r, self.words), r.date, classes.get(r.call))
+            for r in month_rows
         )
         record = DatePage(self.site, self._month_frame(source, month), messages)
         return self.make("date", (slug, month), record, weight=1 + len(month_rows) // 10)

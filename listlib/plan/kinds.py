@@ -22,8 +22,10 @@ thread    thread page(s) + attachments of its         the tree, content hashes, 
 tmbox     the thread's ``.mbox.gz``                   its messages
 messages  a month's ``.eml`` copies and the redirect  the month's messages and their threads
           pages of its non-root messages
-month     month page (the threads active in it)       those threads, prev/next month
-date      the month's by-date page                    the month's messages, prev/next month
+month     month page (the threads active in it)       those threads and their roots' classes,
+                                                      prev/next month
+date      the month's by-date page                    the month's messages and their classes,
+                                                      prev/next month
 mmbox     the month's ``.mbox.gz``                    its messages
 list      list index                                  months, counts, latest threads
 feed      Atom feed                                   the latest messages
@@ -220,11 +222,14 @@ class MessageCopies(NamedTuple):
     tombstones: tuple[Tombstone, ...] = ()
 
 
-MonthThread = tuple[str, str, tuple[str, ...], int, int, int, int, int, bool, bool]
+MonthThread = tuple[str, str, tuple[str, ...], int, int, int, int, int, bool, bool, str | None]
 """A thread line of a month page (a plain tuple, see ``MboxItem``)."""
-MONTH_THREAD_FIELDS = ("path", "subject", "participants", "more", "here", "total", "first", "last", "earlier", "later")
+MONTH_THREAD_FIELDS = (
+    "path", "subject", "participants", "more", "here", "total", "first", "last", "earlier", "later", "cls"
+)  # fmt: skip
 """``more``: participants not named; ``here``: its messages in this month; ``earlier``,
-``later``: it has messages in earlier, later months."""
+``later``: it has messages in earlier, later months; ``cls``: its root message's class
+(``classify``), None when it has none."""
 
 
 class MonthFrame(NamedTuple):
@@ -246,9 +251,10 @@ class MonthPage(NamedTuple):
     threads: tuple[MonthThread, ...]
 
 
-DatedMessage = tuple[str, str, str, int]
+DatedMessage = tuple[str, str, str, int, str | None]
 """A line of a month's by-date page (a plain tuple, see ``MboxItem``)."""
-DATED_MESSAGE_FIELDS = ("path", "subject", "author", "date")
+DATED_MESSAGE_FIELDS = ("path", "subject", "author", "date", "cls")
+"""``cls``: the message's class (``classify``), None when it has none."""
 
 
 class DatePage(NamedTuple):

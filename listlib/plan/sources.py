@@ -13,7 +13,7 @@ import functools
 import itertools
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 from ..config import ListConfig
@@ -23,7 +23,14 @@ from ..urls import message_path, thread_page_path
 from ..values import Month
 from .paging import message_weight, page_numbers
 
-__all__ = ["ListSource", "LoadedList", "ThreadSummary", "month_of"]
+__all__ = ["ClassLookup", "ListSource", "LoadedList", "ThreadSummary", "month_of"]
+
+ClassLookup = Callable[[Iterable[str]], Mapping[str, str]]
+"""Call numbers -> their messages' classes (``classcache.ClassCache.classes``)."""
+
+
+def _no_classes(_calls: Iterable[str]) -> Mapping[str, str]:
+    return {}
 
 
 class ThreadSummary(NamedTuple):
@@ -42,9 +49,13 @@ class ListSource(ABC):
     """One list's rows and threads, as the builders read them. Implementations answer
     the few primitive questions; the derived ones are answered here, once."""
 
-    def __init__(self, config: ListConfig, description_markdown: str | None) -> None:
+    def __init__(
+        self, config: ListConfig, description_markdown: str | None, class_of: ClassLookup | None = None
+    ) -> None:
+        """``class_of``: the messages' classes (none: pages show no class)."""
         self.config = config
         self.description_markdown = description_markdown
+        self._class_of = class_of or _no_classes
         self._order: list[ThreadSummary] | None = None
         self._position: dict[str, int] | None = None
         self._months: list[Month] | None = None
@@ -139,6 +150,10 @@ class ListSource(ABC):
             months[position + 1] if position + 1 < len(months) else None,
         )
 
+    def classes(self, calls: Iterable[str]) -> Mapping[str, str]:
+        """Call -> its message's class (``classify``), for those of the calls that have one."""
+        return self._class_of(calls)
+
     def page(self, thread_id: str, root: Row) -> str:
         return message_path(self.slug, month_of(root), thread_id)
 
@@ -195,10 +210,11 @@ class LoadedList(ListSource):
         description_markdown: str | None = None,
         removed: Iterable[Row] = (),
         revisions: Mapping[str, str] | None = None,
+        class_of: ClassLookup | None = None,
     ) -> None:
         """``rows``: the filed messages; ``removed``: the removed ones; ``revisions``: the
-        list's ``Index.revisions``."""
-        super().__init__(config, description_markdown)
+        list's ``Index.revisions``; ``class_of``: the messages' classes."""
+        super().__init__(config, description_markdown, class_of)
         self._rows = rows
         self._removed = {row.call: row for row in removed}
         self._revisions = dict(revisions or {})

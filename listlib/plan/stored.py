@@ -15,7 +15,7 @@ from ..store.index import FILED, REMOVED, Index, Row
 from ..threadcache import ThreadEntry, ThreadLine
 from ..threadset import ThreadSet
 from ..values import Month
-from .sources import ListSource, ThreadSummary
+from .sources import ClassLookup, ListSource, ThreadSummary
 
 __all__ = ["StoredList"]
 
@@ -24,9 +24,14 @@ class StoredList(ListSource):
     """One list, read on demand from the index and the thread cache."""
 
     def __init__(
-        self, config: ListConfig, description_markdown: str | None, index: Index, threadset: ThreadSet
+        self,
+        config: ListConfig,
+        description_markdown: str | None,
+        index: Index,
+        threadset: ThreadSet,
+        class_of: ClassLookup | None = None,
     ) -> None:
-        super().__init__(config, description_markdown)
+        super().__init__(config, description_markdown, class_of)
         self._index = index
         self._threadset = threadset
         self._rows: dict[str, Row | None] = {}

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..heap import trim_heap
 from .codec import BLOCK, MAX_POSITION, quantize
-from .segment import FIELD_GAP, WEIGHTS, DisplayRow, Doc, Layout, Posting, SegmentData, sort_rows, term_key
+from .segment import FIELD_GAP, FIELD_TERMS, WEIGHTS, DisplayRow, Doc, Layout, Posting, SegmentData, sort_rows, term_key
 
 __all__ = [
     "Columns",
@@ -43,7 +43,7 @@ __all__ = [
 ]
 
 _FIELDS = list(WEIGHTS.items())
-_PREFIXED = (("s:", "subject"), ("f:", "author"))
+_PREFIXED = FIELD_TERMS
 _PREFIXES = tuple(prefix for prefix, _ in _PREFIXED)
 
 
@@ -83,7 +83,7 @@ def invert_columns(docs: Sequence[Doc], avgdl: float, b: float, first: int = 0) 
                 tokens.extend([prefix + tok for tok in toks])
                 run_doc.append(number)
                 run_len.append(len(toks))
-                run_weight.append(WEIGHTS[name])
+                run_weight.append(WEIGHTS.get(name, 1))
                 run_at.append(-1)
     return _columns(rows, tokens, run_doc, run_len, run_weight, run_at, norms, first)
 

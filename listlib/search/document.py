@@ -61,8 +61,8 @@ def search_text(display: MessageDisplay, obfuscate: bool) -> SearchText:
     )
 
 
-def document(row: Row, text: SearchText) -> Doc:
-    """The search document of a stored message."""
+def document(row: Row, text: SearchText, cls: str | None = None) -> Doc:
+    """The search document of a stored message; ``cls``: its class (``classify``), for ``is:``."""
     return Doc(
         call=row.call,
         message_id=row.message_id or "",
@@ -77,6 +77,7 @@ def document(row: Row, text: SearchText) -> Doc:
             "author": author_words(text.author_name, text.address),
             "attachments": words(text.attachments),
             "body": words(text.body),
+            "class": [cls] if cls else [],
         },
     )
 
@@ -111,10 +112,10 @@ def _camel_parts(word: str) -> list[str]:
     return [word[a:b] for a, b in itertools.pairwise(cuts)]
 
 
-def analyse(row: Row, raw: bytes, obfuscate: bool) -> Doc:
+def analyse(row: Row, raw: bytes, obfuscate: bool, cls: str | None = None) -> Doc:
     """One stored message as a search document, displayed here (text only)."""
     display = display_message(raw, indexer_options(obfuscate))
-    return document(row, search_text(display, obfuscate))
+    return document(row, search_text(display, obfuscate), cls)
 
 
 def indexer_options(obfuscate: bool) -> DisplayOptions:

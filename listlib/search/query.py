@@ -4,7 +4,8 @@ Syntax: words (all must match), ``"exact phrases"``, ``-excluded`` (a word, a pr
 or a phrase), ``prefix*``, ``from:`` and ``subject:`` (a word, prefix or quoted
 phrase restricted to the author or subject), ``list:SLUG``, ``after:DATE`` and
 ``before:DATE`` (``YYYY``, ``YYYY-MM`` or ``YYYY-MM-DD``: ``after:`` keeps messages
-from the first day of that period on, ``before:`` those before it). A word the analyser splits into several
+from the first day of that period on, ``before:`` those before it), ``is:CLASS``
+(the message's class, ``classify``: ``is:patch``, ``-is:automated``). A word the analyser splits into several
 tokens (``mdadm.conf``, a CJK run) is a phrase. Pure.
 """
 
@@ -16,12 +17,14 @@ from datetime import date
 
 from .analysis import words
 
-__all__ = ["Clause", "Query", "only_excludes", "parse_query"]
+__all__ = ["CLASS_FIELD", "Clause", "Query", "only_excludes", "parse_query"]
 
 _ITEM_RE = re.compile(r'(-?)(?:([A-Za-z]+):)?(?:"([^"]*)"?|(\S+))')
 _DATE_RE = re.compile(r"(\d{4})(?:-(\d{1,2})(?:-(\d{1,2}))?)?\Z")
 _EPOCH = date(1970, 1, 1).toordinal()
-_FIELDS = {"from": "f:", "subject": "s:"}
+_FIELDS = {"from": "f:", "subject": "s:", "is": "c:"}
+CLASS_FIELD = "c:"
+"""The field of a message's class (``is:``): it narrows the results, and is no word to highlight."""
 
 
 @dataclass(frozen=True)
@@ -30,7 +33,7 @@ class Clause:
 
     tokens: tuple[str, ...]
     field: str = ""
-    """``""`` (any field), ``"s:"`` or ``"f:"``."""
+    """``""`` (any field), ``"s:"``, ``"f:"`` or ``"c:"`` (the class)."""
     prefix: bool = False
 
 

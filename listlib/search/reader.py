@@ -31,7 +31,7 @@ from typing import Any
 
 from ..errors import SearchError
 from .codec import decode_positions, decode_postings
-from .query import Clause, Query, parse_query
+from .query import CLASS_FIELD, Clause, Query, parse_query
 from .segment import doc_days, term_key
 
 __all__ = ["FORMAT", "Hit", "Results", "Source", "search"]
@@ -236,7 +236,8 @@ def _run(source: Source, manifest: dict[str, Any], query: Query, offset: int, li
                 continue
             df[term] = sum(s.live_df(e) for s in segments if (e := s.entry(term)) is not None)
     for clause in query.must:
-        looked.extend(t[2:] if clause.field else t for t in (expansions.get(clause) or _clause_terms(clause)))
+        if clause.field != CLASS_FIELD:
+            looked.extend(t[2:] if clause.field else t for t in (expansions.get(clause) or _clause_terms(clause)))
     idf = {t: math.log(1 + (total_docs - n + 0.5) / (n + 0.5)) for t, n in df.items()}
     if not query.must:
         return Results(0, [], looked)

@@ -23,9 +23,10 @@ a range of doc numbers and doc numbers roughly follow time. Files:
     each file's script twin (``codec.script_twin``), read by pages opened from ``file://``.
 
 Terms sort by UTF-16 code units (how JavaScript compares strings). Field terms are
-``s:<word>`` (subject) and ``f:<word>`` (author); plain words cover every field with
-the weights of ``WEIGHTS``. The folder is written under a temporary name and
-renamed into place, so a segment is either whole or absent. Writes only its folder.
+``s:<word>`` (subject), ``f:<word>`` (author) and ``c:<class>`` (the message's class,
+``classify``; for ``is:``); plain words cover every field of ``WEIGHTS``, with its
+weight. The folder is written under a temporary name and renamed into place, so a
+segment is either whole or absent. Writes only its folder.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ __all__ = [
     "Entry",
     "Layout",
     "FIELD_GAP",
+    "FIELD_TERMS",
     "WEIGHTS",
     "DisplayRow",
     "Doc",
@@ -70,6 +72,9 @@ WEIGHTS = {"subject": 3, "author": 2, "attachments": 2, "body": 1}
 """How much an occurrence counts towards a plain word's frequency and a document's length."""
 FIELD_GAP = 8
 """Positions skipped between fields, so no phrase spans two."""
+FIELD_TERMS = (("s:", "subject"), ("f:", "author"), ("c:", "class"))
+"""(prefix, field) of the field terms: a field's tokens, prefixed, with no positions (a
+field not in ``WEIGHTS``, the class, counts once and is no plain word)."""
 DOCS_CHUNK = 4
 DICT_CHUNK = 8_000
 POSTINGS_CHUNK = 8_000
@@ -94,7 +99,7 @@ class Doc:
     date: int
     excerpt: str
     fields: dict[str, list[str]] = field(default_factory=dict)
-    """Tokens per field name of ``WEIGHTS``."""
+    """Tokens per field name of ``WEIGHTS``, and ``class`` (``[class]``, or none)."""
 
     def display(self) -> DisplayRow:
         shown = [self.call, self.message_id, self.list, self.url, self.subject, self.author, self.date, self.excerpt]
@@ -269,8 +274,8 @@ def invert(docs: Sequence[Doc], avgdl: float, b: float) -> SegmentData:
 
 
 def _field_terms(found: _Accumulators, number: int, fields: dict[str, list[str]], norm: float) -> None:
-    """Add document ``number``'s field terms (``s:word``, ``f:word``: no positions) to ``found``."""
-    for prefix, name in (("s:", "subject"), ("f:", "author")):
+    """Add document ``number``'s field terms (``s:word``, ``f:word``, ``c:class``: no positions) to ``found``."""
+    for prefix, name in FIELD_TERMS:
         counts: dict[str, int] = {}
         for tok in fields.get(name) or ():
             counts[tok] = counts.get(tok, 0) + 1
@@ -279,7 +284,7 @@ def _field_terms(found: _Accumulators, number: int, fields: dict[str, list[str]]
             if acc is None:
                 acc = found[prefix + tok] = (array("I"), bytearray(), None)
             acc[0].append(number)
-            acc[1].append(quantize(WEIGHTS[name] * count / norm))
+            acc[1].append(quantize(WEIGHTS.get(name, 1) * count / norm))
 
 
 def _postings_of(found: _Accumulators) -> dict[str, Posting]:

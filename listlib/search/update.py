@@ -38,11 +38,13 @@ import os
 import secrets
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..classcache import ClassCache, classes_digest
+from ..classify import Rule, classify_message
 from ..codedigest import search_digest
 from ..config import Config
 from ..forkpool import ForkPool
@@ -65,6 +67,9 @@ if TYPE_CHECKING:
     from .bulk import Columns
 
 __all__ = ["SearchReport", "update_index"]
+
+Classes = Mapping[str, str]
+"""Call number -> its message's class (``classcache``)."""
 
 K1 = 1.2
 B = 0.75
@@ -125,12 +130,12 @@ class SearchReport:
 
 
 # Worker-process state (set by _init_worker; never in the main process).
-_worker: tuple[Path, bool, float, SpoolReader | None] | None = None
+_worker: tuple[Path, bool, float, SpoolReader | None, Classes] | None = None
 
 
-def _init_worker(content: Path, obfuscate: bool, avgdl: float, spool: SpoolReader | None) -> None:
+def _init_worker(content: Path, obfuscate: bool, avgdl: float, spool: SpoolReader | None, classes: Classes) -> None:
     global _worker
-    _worker = (content, obfuscate, avgdl, spool)
+    _worker = (content, obfuscate, avgdl, spool, classes)
 
 
 def _invert_chunk(job: tuple[int, list[Row]]) -> Columns:
@@ -138,51 +143,61 @@ def _invert_chunk(job: tuple[int, list[Row]]) -> Columns:
 
     assert _worker is not None
     first, rows = job
-    content, obfuscate, avgdl, spool = _worker
-    return invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B, first)
+    content, obfuscate, avgdl, spool, classes = _worker
+    return invert_columns(_analyse_rows(rows, content, obfuscate, spool, classes), avgdl, B, first)
 
 
-def _analyse_rows(rows: list[Row], content: Path, obfuscate: bool, spool: SpoolReader | None) -> list[Doc]:
+def _analyse_rows(
+    rows: list[Row], content: Path, obfuscate: bool, spool: SpoolReader | None, classes: Classes
+) -> list[Doc]:
     """The documents of these messages: from the render pass's spooled text when there
-    is some for the same bytes, else displayed here."""
+    is some for the same bytes, else displayed here; ``classes``: call -> class."""
     docs = []
     for row in rows:
         text = spool.text(row.call, row.raw_hash) if spool is not None else None
+        cls = classes.get(row.call)
         if text is None:
-            docs.append(analyse(row, read_file(f"{content}/{row.path}"), obfuscate))
+            docs.append(analyse(row, read_file(f"{content}/{row.path}"), obfuscate, cls))
         else:
-            docs.append(document(row, text))
+            docs.append(document(row, text, cls))
     return docs
 
 
 def _invert_all(
-    rows: list[Row], content: Path, obfuscate: bool, avgdl: float, workers: int, spool: SpoolReader | None
+    rows: list[Row],
+    content: Path,
+    obfuscate: bool,
+    avgdl: float,
+    workers: int,
+    spool: SpoolReader | None,
+    classes: Classes,
 ) -> SegmentData:
     """The segment of these messages (``rows`` in (list, date, call) order). A few are
     inverted token by token (``invert``); many with numpy (``bulk``), on every core:
     each worker inverts a run of consecutive documents, and the runs are merged as
     they come back."""
     if len(rows) < _BULK_FROM:
-        return invert(_analyse_rows(rows, content, obfuscate, spool), avgdl, B)
+        return invert(_analyse_rows(rows, content, obfuscate, spool, classes), avgdl, B)
     from .bulk import collect_runs, invert_columns, merge_columns, to_segment  # numpy: worth its import for a batch
 
     if workers <= 1 or len(rows) < _PARALLEL_FROM:
         # Sorted by merging it alone (no name holds the run or the documents: they go as they are used).
-        run = [invert_columns(_analyse_rows(rows, content, obfuscate, spool), avgdl, B)]
+        run = [invert_columns(_analyse_rows(rows, content, obfuscate, spool, classes), avgdl, B)]
         return to_segment(merge_columns(run, by_key=True))
     # Small runs: a worker's analysed documents (every token a string) are the biggest
     # thing it holds.
     size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
     chunks = [(i, rows[i : i + size]) for i in range(0, len(rows), size)]
     # Late: the workers share this process's pages (numpy included).
-    with ForkPool(workers, _init_worker, (content, obfuscate, avgdl, spool), late=True) as pool:
+    with ForkPool(workers, _init_worker, (content, obfuscate, avgdl, spool, classes), late=True) as pool:
         runs = collect_runs(pool.map(_invert_chunk, chunks))
     return to_segment(merge_columns(runs, by_key=True))  # the workers gone: the last merge is the biggest
 
 
 def _settings(config: Config) -> str:
     """Everything the index's bytes depend on besides the messages: another tokenizer
-    or segment writer (``search_digest``) re-indexes everything."""
+    or segment writer (``search_digest``) re-indexes everything, and so do new class
+    rules (every document holds its class, for ``is:``)."""
     return json.dumps(
         [
             FORMAT,
@@ -194,6 +209,7 @@ def _settings(config: Config) -> str:
             K1,
             B,
             AVGDL,
+            classes_digest(config.classes.rules),
         ]
     )
 
@@ -334,7 +350,11 @@ def _update(
                     if old is None or old[0] != row.raw_hash:
                         add.append(row)
             obfuscate = config.site.obfuscate_addresses
-            hints = _terms_of(index, content, hashes, obfuscate) if len(remove) <= HINTS_UP_TO else {}
+            rules = config.classes.rules
+            hints = _terms_of(index, content, hashes, obfuscate, rules) if len(remove) <= HINTS_UP_TO else {}
+            with ClassCache(config.site.cache_dir, rules) as class_cache:
+                class_cache.update(index, content)  # a build did already: then a read
+                classes = class_cache.classes(row.call for row in add)
     twins = config.site.search_from_disk
     add.sort(key=lambda row: (row.list, row.date, row.call))  # months came in set order
     segments: list[dict[str, Any]] = manifest["segments"]
@@ -357,7 +377,7 @@ def _update(
     moves: list[tuple[str, int, str]] = []
     hashes = {row.call: row for row in add}
     for start, end in piece_bounds(len(add), SEGMENT_DOCS):
-        data = _invert_all(add[start:end], content, obfuscate, AVGDL, workers, spool)
+        data = _invert_all(add[start:end], content, obfuscate, AVGDL, workers, spool, classes)
         info = _write(folder, data, generation, made, twins)
         fault("search-segment")
         segments.append(info)
@@ -438,10 +458,13 @@ def _to_purge(manifest: dict[str, Any], remove: list[tuple[str, str, int]]) -> s
     return purge
 
 
-def _terms_of(index: Index, content: Path, hashes: dict[str, str], obfuscate: bool) -> dict[str, set[str]]:
+def _terms_of(
+    index: Index, content: Path, hashes: dict[str, str], obfuscate: bool, rules: Sequence[Rule]
+) -> dict[str, set[str]]:
     """The terms indexed of each removed message whose bytes are still stored as they
-    were indexed (hidden ones), by call number: displayed again (``invert`` of it alone
-    makes the same terms as the batch did)."""
+    were indexed (hidden ones), by call number: displayed and classified again (``invert``
+    of it alone makes the same terms as the batch did; the rules are those it was
+    indexed with, as other rules re-index everything)."""
     found = {}
     for row in index.rows_by_call(hashes):
         if row.state in (FILED, HIDDEN) and row.raw_hash == hashes[row.call]:
@@ -449,7 +472,8 @@ def _terms_of(index: Index, content: Path, hashes: dict[str, str], obfuscate: bo
                 raw = read_file(f"{content}/{row.path}")
             except OSError:
                 continue  # a file missing: ``check --repair`` finds it
-            found[row.call] = set(invert([analyse(row, raw, obfuscate)], AVGDL, B).postings)
+            doc = analyse(row, raw, obfuscate, classify_message(raw, rules))
+            found[row.call] = set(invert([doc], AVGDL, B).postings)
     return found
 
 

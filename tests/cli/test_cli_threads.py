@@ -277,3 +277,51 @@ def test_a_bad_hand_edited_file_is_a_clear_error(site: Path) -> None:
         assert result.returncode == 1
         assert f"{path}, line 1, column 5: TOML syntax error" in result.stderr
     assert path.read_text() == "[dev\n"  # never rewritten over what the operator wrote
+
+
+def import_patch_thread(site: Path) -> None:
+    diff = "diff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-old\n+new\n"
+    messages = [
+        make_message("[PATCH 0/1] md: fixes", message_id="<cover@x>", date="Mon, 29 Jan 2024 10:00:00 +0000"),
+        make_message(
+            "[PATCH 1/1] md: fix it",
+            diff,
+            message_id="<patch@x>",
+            date="Mon, 29 Jan 2024 10:01:00 +0000",
+            extra={"In-Reply-To": "<cover@x>", "References": "<cover@x>"},
+        ),
+        make_message(
+            "Re: [PATCH 1/1] md: fix it",
+            "Reviewed-by: Bob <bob@x>\n",
+            message_id="<review@x>",
+            date="Tue, 30 Jan 2024 10:00:00 +0000",
+            extra={"In-Reply-To": "<patch@x>", "References": "<cover@x> <patch@x>"},
+        ),
+    ]
+    (site / "patches.mbox").write_bytes(mboxrd(messages))
+    run_listlib("import", "patches.mbox", cwd=site, check=True)
+
+
+def test_threads_class_keeps_threads_holding_that_class_and_labels_every_message(site: Path) -> None:
+    import_conversation(site)
+    import_patch_thread(site)
+    text = run_listlib("threads", "--class", "patch", cwd=site, check=True).stdout
+    assert "[PATCH 0/1] md: fixes  <cover@x>  [cover]" in text
+    assert "[PATCH 1/1] md: fix it  <patch@x>  [patch]" in text
+    assert "<review@x>  [review]" in text
+    assert "Release plan" not in text and "Unrelated" not in text
+    data = json.loads(run_listlib("threads", "--class", "review", "--json", cwd=site, check=True).stdout)
+    (thread,) = data["threads"]
+    assert thread["root"]["class"] == "cover"
+    assert run_listlib("threads", "--class", "vote", cwd=site, check=True).stdout == ""
+    # Without --class the listing is as before: no classes.
+    assert "[cover]" not in run_listlib("threads", cwd=site, check=True).stdout
+
+
+def test_threads_class_refuses_an_unknown_class_and_an_edit_in_one_line(site: Path) -> None:
+    import_patch_thread(site)
+    bad = run_listlib("threads", "--class", "patches", cwd=site)
+    assert bad.returncode == 2 and "'patches' is not one of" in bad.stderr
+    edit = run_listlib("threads", "--class", "patch", "--detach", "<patch@x>", cwd=site)
+    assert edit.returncode == 2 and "--class only selects threads to print" in edit.stderr
+    assert "Traceback" not in bad.stderr + edit.stderr

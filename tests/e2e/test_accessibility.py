@@ -121,7 +121,7 @@ Content-Transfer-Encoding: base64
 
 def messages() -> list[bytes]:
     """A 24-message thread (a chain 12 deep, replies below it), the message with
-    attachments, a short thread and a message to be removed."""
+    attachments, a short thread and a message to be removed, a patch and its review."""
     out = [_post(1, SUBJECT, "Message number 1.\n\n> a quote\n\nThe rest.\n")]
     ancestry: dict[int, list[int]] = {1: []}
     for n in range(2, 25):
@@ -131,6 +131,10 @@ def messages() -> list[bytes]:
     out.append(_with_attachments())
     out.append(_post(60, "A short question", "Message number 60.\n"))
     out.append(_post(61, "Re: A short question", "Message number 61, to be removed.\n", [60]))
+    # a patch and its review: month and by-date pages show their class badges
+    diff = "Fix it.\n---\ndiff --git a/md.c b/md.c\n--- a/md.c\n+++ b/md.c\n@@ -1 +1 @@\n-old\n+new\n"
+    out.append(_post(70, "[PATCH] md: fix the resync", diff))
+    out.append(_post(71, "Re: [PATCH] md: fix the resync", "> +new\n\nReviewed-by: Person 1 <p1@example.org>\n", [70]))
     # a thread long enough to be paged (more than 50 messages): its pages 1 and 2
     out.append(_post(100, "A long thread", "Message number 100.\n"))
     out.extend(_post(n, "Re: A long thread", f"Message number {n}.\n", [100]) for n in range(101, 160))
@@ -307,6 +311,13 @@ def test_pages_carry_the_site_language_and_messages_their_own(built: dict[str, s
         assert '<html lang="en-GB">' in _read(built, page), page
     attachments = _read(built, "attachments")
     assert re.search(r'<article class="message[^"]*"[^>]* lang="de"', attachments), attachments[:3000]
+
+
+def test_class_badges_say_the_class_in_words(built: dict[str, str]) -> None:
+    # The audits above see them: a badge is text (not colour alone) in the tag's colours.
+    assert '<span class="tag class-badge class-patch">Patch</span>' in _read(built, "month")
+    by_date = _read(built, "by-date")
+    assert ">Patch</span>" in by_date and '<span class="tag class-badge class-review">Review</span>' in by_date
 
 
 def test_inline_images_get_alt_text_from_their_description_or_file_name(built: dict[str, str]) -> None:

@@ -1,5 +1,5 @@
 """The oracle of the build: after any random history of imports, removals (of a file, or
-a take-down by 'listlib remove'), hiding, config edits,
+a take-down by 'listlib remove'), hiding, config edits (class rules too),
 template and static-file edits, about pages and damage to output/, an incremental build
 leaves output/ byte for byte as a clean build of the same store and configuration makes
 it (DESIGN.md invariant 7). The search index's segment layout depends on its history
@@ -24,7 +24,11 @@ from ..build.test_build import T0, add, build, post, tree
 from ..support.helpers import make_message
 from .test_build_incremental import remove_message
 
-QUERIES = ["topic", "plans", "release", "message number", "re*", "list:dev topic", "-topic plans"]
+QUERIES = ["topic", "plans", "release", "message number", "re*", "list:dev topic", "-topic plans", "is:patch"]
+QUERIES += ["topic -is:announcement"]
+DIFF = "Plans.\n---\ndiff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-old\n+new\n"
+CLASS_RULES = '[[classes.rules]]\nclass = "announcement"\nsubject = "^Topic \\\\d*[05] "\n'
+"""Topics whose number ends in 0 or 5 are announcements (the rule flips on and off)."""
 
 BASE = """\
 [site]
@@ -44,7 +48,7 @@ description = "Releases."
 addresses = ["announce@lists.example.org"]
 list_ids = ["announce.lists.example.org"]
 publish = {publish}
-"""
+{classes}"""
 
 
 class History:
@@ -70,6 +74,7 @@ class History:
             "description": "Development talk.",
             "publish": "true",
             "theme": "",
+            "classes": "",
         }
         self.write_config()
 
@@ -89,6 +94,8 @@ class History:
                 parent = self.rng.choice(self.posted) if self.rng.random() < 0.85 else n + self.rng.randint(1, 4)
                 self.parent[n] = parent
                 batch.append(post(n, f"Re: Topic {parent}", reply_to=parent, refs=(parent,), at=at))
+            elif self.rng.random() < 0.2:
+                batch.append(post(n, f"[PATCH] Topic {n} plans", at=at, body=DIFF))
             else:
                 extra = {"X-No-Archive": "yes"} if self.rng.random() < 0.08 else None
                 batch.append(post(n, f"Topic {n} plans", at=at, extra=extra))
@@ -147,8 +154,8 @@ class History:
             self.taken_down.add(victim)
 
     def edit_config(self) -> None:
-        key = self.rng.choice(["title", "obfuscate", "description", "publish"])
-        flips = {"obfuscate": ("true", "false"), "publish": ("true", "false")}
+        key = self.rng.choice(["title", "obfuscate", "description", "publish", "classes"])
+        flips = {"obfuscate": ("true", "false"), "publish": ("true", "false"), "classes": ("", CLASS_RULES)}
         if key in flips:
             a, b = flips[key]
             self.settings[key] = b if self.settings[key] == a else a

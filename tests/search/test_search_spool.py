@@ -72,9 +72,9 @@ def test_an_index_fed_by_the_render_pass_equals_one_made_alone(
     displayed: list[str] = []
     analyse = update.analyse
 
-    def counting(row, raw, obfuscate):  # type: ignore[no-untyped-def]
+    def counting(row, raw, obfuscate, cls=None):  # type: ignore[no-untyped-def]
         displayed.append(row.call)
-        return analyse(row, raw, obfuscate)
+        return analyse(row, raw, obfuscate, cls)
 
     monkeypatch.setattr(update, "analyse", counting)
     build(site)

@@ -51,7 +51,8 @@
   // -- query.py --------------------------------------------------------------------
   var ITEM_RE = /(-?)(?:([A-Za-z]+):)?(?:"([^"]*)"?|(\S+))/g;
   var DATE_RE = /^([0-9]{4})(?:-([0-9]{1,2})(?:-([0-9]{1,2}))?)?$/;
-  var FIELDS = { from: "f:", subject: "s:" };
+  var FIELDS = { from: "f:", subject: "s:", is: "c:" };
+  var CLASS_FIELD = "c:"; // is:patch narrows the results; its word is not highlighted
 
   function dayOf(text) {
     var m = DATE_RE.exec(text);
@@ -375,6 +376,7 @@
       }
     }
     for (clause of query.must) {
+      if (clause.field === CLASS_FIELD) continue;
       for (term of termsOf(clause)) looked.add(clause.field ? term.slice(2) : term);
     }
     var lookedList = Array.from(looked).sort();

@@ -1,0 +1,128 @@
+"""The class cache: every filed message's class (``classify``), kept in one SQLite file
+of the cache folder (``classes.sqlite``, derived data) by call number and content hash.
+
+A message is read and classified once; again only when its bytes change (a redaction),
+the rules or the classifier's code do: the file's version is ``classes_digest``, so
+either starts it afresh. ``update`` brings it in line with the index: the
+classes of new and changed messages are worked out, those of messages no longer filed
+dropped. Reads the store's files, never writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from .classify import Rule, classify_message, rules_digest
+from .codedigest import code_digest
+from .forkpool import ForkPool
+from .sqlfile import open_derived
+from .store.index import Index
+
+__all__ = ["CLASS_CACHE", "ClassCache", "classes_digest"]
+
+CLASS_CACHE = "classes.sqlite"
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS classes (call TEXT PRIMARY KEY, token TEXT NOT NULL, class TEXT NOT NULL) WITHOUT ROWID;
+"""
+_BATCH = 500
+_PARALLEL_FROM = 2_000
+"""Messages to classify from which the work is spread over the cores (a first build)."""
+
+# Worker-process state (set by _init_worker; never in the main process).
+_worker: tuple[Path, tuple[Rule, ...]] | None = None
+
+
+def _init_worker(content_dir: Path, rules: tuple[Rule, ...]) -> None:
+    global _worker
+    _worker = (content_dir, rules)
+
+
+def _classify_paths(paths: list[str]) -> list[str | None]:
+    assert _worker is not None
+    return _classify_files(_worker[0], paths, _worker[1])
+
+
+def _classify_files(content_dir: Path, paths: list[str], rules: tuple[Rule, ...]) -> list[str | None]:
+    """The class of each stored file, None for a file that cannot be read."""
+    found: list[str | None] = []
+    for path in paths:
+        try:
+            raw = (content_dir / path).read_bytes()
+        except OSError:
+            found.append(None)
+            continue
+        found.append(classify_message(raw, rules))
+    return found
+
+
+def classes_digest(rules: Sequence[Rule]) -> str:
+    """What every message's class depends on besides its bytes: the rules and the code
+    that applies them. Pages and the search index that show classes key on it."""
+    return f"{rules_digest(rules)}:{code_digest(('classify',))}"
+
+
+class ClassCache:
+    """The classes of a site's filed messages under one set of rules."""
+
+    def __init__(self, cache_dir: Path, rules: Sequence[Rule]) -> None:
+        self.rules = tuple(rules)
+        self.digest = classes_digest(self.rules)
+        self.db = open_derived(cache_dir / CLASS_CACHE, _SCHEMA, self.digest)
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> ClassCache:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def update(self, index: Index, content_dir: Path, workers: int = 1) -> int:
+        """Classify the filed messages not classified yet (or changed since), forget those
+        no longer filed; returns how many were classified (on ``workers`` cores when they
+        are many). A file that cannot be read is left for the next update (its pages show
+        no class meanwhile)."""
+        filed = index.filed_contents()
+        known = dict(self.db.execute("SELECT call, token FROM classes"))
+        gone = [call for call in known if call not in filed]
+        todo = sorted(call for call, (raw_hash, _path) in filed.items() if known.get(call) != raw_hash)
+        self.db.execute("BEGIN")
+        try:
+            for start in range(0, len(gone), _BATCH):
+                chunk = gone[start : start + _BATCH]
+                self.db.execute(f"DELETE FROM classes WHERE call IN ({_marks(chunk)})", chunk)
+            classes = self._classify(content_dir, [filed[call][1] for call in todo], workers)
+            rows = [(call, filed[call][0], cls) for call, cls in zip(todo, classes, strict=True) if cls is not None]
+            self.db.executemany("INSERT OR REPLACE INTO classes (call, token, class) VALUES (?, ?, ?)", rows)
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+        return len(rows)
+
+    def _classify(self, content_dir: Path, paths: list[str], workers: int) -> list[str | None]:
+        if workers <= 1 or len(paths) < _PARALLEL_FROM:
+            return _classify_files(content_dir, paths, self.rules)
+        chunks = [paths[start : start + _BATCH] for start in range(0, len(paths), _BATCH)]
+        with ForkPool(workers, _init_worker, (content_dir, self.rules)) as pool:
+            return [cls for found in pool.map(_classify_paths, chunks) for cls in found]
+
+    def classes(self, calls: Iterable[str]) -> dict[str, str]:
+        """Call -> class, for those of the calls that have one."""
+        wanted = list(calls)
+        found: dict[str, str] = {}
+        for start in range(0, len(wanted), _BATCH):
+            chunk = wanted[start : start + _BATCH]
+            found.update(self.db.execute(f"SELECT call, class FROM classes WHERE call IN ({_marks(chunk)})", chunk))
+        return found
+
+    def all(self) -> dict[str, str]:
+        """Every call -> class."""
+        return dict(self.db.execute("SELECT call, class FROM classes"))
+
+
+def _marks(values: list[str]) -> str:
+    return ", ".join("?" for _ in values)

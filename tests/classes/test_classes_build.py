@@ -1,0 +1,95 @@
+"""Classes in a built site: a badge on month and by-date pages, worked out once per
+message and kept by content and rules, so that new rules rewrite exactly the pages
+whose badges change."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from listlib import classcache
+from listlib.classcache import ClassCache
+from listlib.config import load_config
+from listlib.store.core import Store
+
+from ..build.test_build import add, build, post, tree
+from ..plan.test_build_oracle import _clean_copy
+from ..support.helpers import SITE_TOML
+
+DIFF = "---\n a.c | 2 +-\n\ndiff --git a/a.c b/a.c\n--- a/a.c\n+++ b/a.c\n@@ -1 +1 @@\n-old\n+new\n"
+QUOTED = "> @@ -1 +1 @@\n> -old\n> +new\n\nWhy new?\n"
+MESSAGES = [
+    post(1, "[PATCH] md: fix the resync", body=DIFF, at=timedelta(hours=1)),
+    post(2, "Re: [PATCH] md: fix the resync", reply_to=1, refs=(1,), body=QUOTED, at=timedelta(hours=2)),
+    post(3, "Disk trouble", at=timedelta(hours=3)),
+    post(4, "Re: Disk trouble", reply_to=3, refs=(3,), at=timedelta(hours=4)),
+]
+BADGE = '<span class="tag class-badge class-{}">{}</span>'
+
+
+def test_month_pages_badge_each_thread_by_its_root_and_by_date_pages_each_message(site: Path) -> None:
+    add(site, *MESSAGES)
+    build(site)
+    month = (site / "output/dev/2024/03/index.html").read_text()
+    by_date = (site / "output/dev/2024/03/date.html").read_text()
+    assert month.count(BADGE.format("patch", "Patch")) == 1
+    assert "class-review" not in month  # the review is in the patch's thread, not a thread of its own
+    assert by_date.count(BADGE.format("patch", "Patch")) == 1
+    assert by_date.count(BADGE.format("review", "Review")) == 1
+    # Discussion, the class of most mail, has no badge.
+    assert "class-discussion" not in month + by_date
+
+
+def set_rules(site: Path, rules: str) -> None:
+    (site / "listlib.toml").write_text(SITE_TOML + rules)
+
+
+def test_new_rules_rewrite_exactly_the_pages_whose_badges_change(site: Path, tmp_path: Path) -> None:
+    add(site, *MESSAGES, post(5, "Later thread", at=timedelta(days=40)))
+    build(site)
+    set_rules(site, '[[classes.rules]]\nclass = "announcement"\nsubject = "^Disk trouble"\n')
+    report = build(site)
+    assert set(report.written) == {"dev/2024/03/index.html", "dev/2024/03/date.html"}
+    assert BADGE.format("announcement", "Announcement") in (site / "output/dev/2024/03/index.html").read_text()
+    assert tree(site / "output") == tree(_clean_copy(site, tmp_path / "clean") / "output")
+    # A rule that changes no message's class rewrites nothing.
+    set_rules(site, '[[classes.rules]]\nclass = "announcement"\nsubject = "^Disk trouble"\n'
+              '[[classes.rules]]\nclass = "vote"\nsubject = "no such subject"\n')  # fmt: skip
+    assert build(site).written == []
+    set_rules(site, "")
+    report = build(site)
+    assert set(report.written) == {"dev/2024/03/index.html", "dev/2024/03/date.html"}
+    assert "class-announcement" not in (site / "output/dev/2024/03/index.html").read_text()
+
+
+def test_a_message_is_read_and_classified_once_per_content_and_rules(site: Path) -> None:
+    add(site, *MESSAGES)
+    config = load_config(site / "listlib.toml")
+    cache_dir = config.site.cache_dir
+    with Store(config.site.content_dir).open() as store:
+        with ClassCache(cache_dir, config.classes.rules) as cache:
+            assert cache.update(store.index, store.root) == 4
+            assert cache.update(store.index, store.root) == 0
+            assert set(cache.all().values()) == {"patch", "review", "discussion"}
+        set_rules(site, '[[classes.rules]]\nclass = "vote"\nsubject = "trouble"\n')
+        rules = load_config(site / "listlib.toml").classes.rules
+        with ClassCache(cache_dir, rules) as cache:
+            assert cache.update(store.index, store.root) == 4
+            assert sorted(cache.all().values()) == ["patch", "review", "vote", "vote"]
+
+
+def test_many_messages_are_classified_on_every_core_with_the_same_classes(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    add(site, *MESSAGES)
+    config = load_config(site / "listlib.toml")
+    monkeypatch.setattr(classcache, "_PARALLEL_FROM", 1)
+    with Store(config.site.content_dir).open() as store:
+        with ClassCache(config.site.cache_dir / "serial", config.classes.rules) as serial:
+            serial.update(store.index, store.root)
+            expected = serial.all()
+        with ClassCache(config.site.cache_dir / "forked", config.classes.rules) as forked:
+            assert forked.update(store.index, store.root, workers=2) == 4
+            assert forked.all() == expected
