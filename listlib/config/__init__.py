@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from .load import CONFIG_NAME, find_config, load_config, parse_config
 from .schema import (
+    BuildConfig,
     Config,
     DeliveryConfig,
     ImapAccount,
@@ -51,6 +52,7 @@ __all__ = [
     "SiteConfig",
     "SmtpConfig",
     "ThemeConfig",
+    "BuildConfig",
     "find_config",
     "load_config",
     "parse_config",
