@@ -6,8 +6,10 @@ difference (target, issue 28: at most 25 % at 50,000 messages with 2 workers on 
 
 One import (``listlib import``, the generator of ``build_bench.py``), copied to two sites,
 so that both builds render the same store; each build is the real command in a
-subprocess (wall time, CPU of the process tree, peak PSS of the building process's tree;
-the cluster's worker processes are not children of the build, their CPU is not counted).
+subprocess (wall time, CPU of the process tree, peak PSS of the building process's tree; the
+cluster's worker processes are not children of the build: their CPU and the
+scheduler's are added to the cluster build's, and that total is the overhead that does
+not depend on what else the machine is running).
 The two outputs are then compared file by file (all but the search index's randomly
 named segments), so a benchmark run is also an exactness check.
 
@@ -51,6 +53,12 @@ def same_output(one: Path, other: Path) -> list[str]:
     return differ
 
 
+def process_cpu() -> float:
+    """User + system CPU seconds of the calling process (run on each worker too)."""
+    times = os.times()
+    return times.user + times.system
+
+
 def show(step: str, run: Run, extra: str = "") -> None:
     print(f"{step:<28} {run.wall:8.1f} s wall {run.cpu:8.1f} s CPU {run.peak / 1e6:7.0f} MB  {extra}", flush=True)
 
@@ -64,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
 
     os.environ["PYTHONPATH"] = str(REPO)  # the LocalCluster's worker processes start from this environment
-    from distributed import LocalCluster
+    from distributed import Client, LocalCluster
 
     scratch = Path(tempfile.mkdtemp(prefix="listlib-cluster-bench-", dir=args.site_dir))
     try:
@@ -85,17 +93,34 @@ def main() -> None:
             n_workers=args.workers, threads_per_worker=args.threads, processes=True, dashboard_address=None
         ) as cluster:
             print(f"{'LocalCluster started':<28} {time.monotonic() - started:8.1f} s", flush=True)
-            on_cluster = listlib("build", "--json", "--cluster", cluster.scheduler_address, cwd=clustered)
+            # CPU, unlike wall time, does not depend on what else the machine runs: the cluster's
+            # is the build command's, its workers' and the scheduler's (in this process).
+            with Client(cluster.scheduler_address) as client:
+                workers_before, here_before = client.run(process_cpu), process_cpu()
+                on_cluster = listlib("build", "--json", "--cluster", cluster.scheduler_address, cwd=clustered)
+                workers_after, here_after = client.run(process_cpu), process_cpu()
+        cluster_cpu = on_cluster.cpu + here_after - here_before
+        cluster_cpu += sum(workers_after[name] - workers_before.get(name, 0.0) for name in workers_after)
         cluster_report = json.loads(on_cluster.out)
         workers = ", ".join(f"{name}: {w['jobs']} jobs" for name, w in cluster_report["cluster"]["workers"].items())
         show("cluster build", on_cluster, f"{cluster_report['written']} files ({workers})")
         render_local = report["seconds"] - report["search"]["seconds"]
         render_cluster = cluster_report["seconds"] - cluster_report["search"]["seconds"]
         print(
+            f"cluster CPU (build + workers + scheduler): {cluster_cpu:.1f} s, "
+            f"{cluster_cpu / built.cpu - 1:+.1%} of the local build's {built.cpu:.1f} s"
+        )
+        print(
             f"cluster overhead: {on_cluster.wall / built.wall - 1:+.1%} of the whole build's wall time; "
             f"{render_cluster / render_local - 1:+.1%} of the part before indexing "
             f"({render_local:.1f} s local, {render_cluster:.1f} s cluster)"
         )
+        for label, data in (("local", report), ("cluster", cluster_report)):
+            render = data["seconds"] - data["plan_seconds"] - data["check_seconds"] - data["search"]["seconds"]
+            print(
+                f"{label}: plan {data['plan_seconds']:.1f} s, render {render:.1f} s, "
+                f"search index {data['search']['seconds']:.1f} s (plan and index stay on the build machine)"
+            )
         print(output_size(local / "output"))
         differ = same_output(local / "output", clustered / "output")
         print("outputs identical" if not differ else f"OUTPUTS DIFFER in {len(differ)} files, e.g. {differ[:5]}")
