@@ -59,7 +59,7 @@ from .threadset import ThreadSet
 from .urls import LEGACY_DIR, MID_DIR, SEARCH_DIR, STATIC_DIR
 from .values import NO_LIST, plural
 
-__all__ = ["CLUSTER_MISSING", "BuildReport", "build_site", "compare_plans", "plan_site"]
+__all__ = ["CLUSTER_MISSING", "BuildReport", "cluster_installed", "build_site", "compare_plans", "plan_site"]
 
 CLUSTER_MISSING = (
     "building on a cluster needs Dask's 'distributed' package, which is not installed: pip install 'listlib[cluster]'"
@@ -443,6 +443,15 @@ def _executor(
     # Each worker loads the theme itself, from the same paths (the theme is not sent).
     load = partial(load_theme, config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates")
     return ClusterRunner(cluster, load, config.site.content_dir, config.site.output_dir, sinks)
+
+
+def cluster_installed() -> bool:
+    """Whether a build can use a Dask cluster (``pip install 'listlib[cluster]'``)."""
+    try:
+        from .render import cluster  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _no_fault(_point: str) -> None:

@@ -119,7 +119,7 @@ def run_build(
     ``as_json`` (or ``quiet`` and nothing changed). ``cluster``: the Dask scheduler to
     render on (default: ``[build] cluster``); without Dask installed, say how to
     install it and exit 2."""
-    from ..build import CLUSTER_MISSING, build_site
+    from ..build import CLUSTER_MISSING, build_site, cluster_installed
 
     cluster = cluster or config.build.cluster
     if cluster is not None and not cluster_installed():
@@ -140,12 +140,3 @@ def run_build(
     if not as_json and (not quiet or report.written or report.removed):
         echo(report.summary())
     return report
-
-
-def cluster_installed() -> bool:
-    """Whether Dask's ``distributed`` can be imported (``pip install 'listlib[cluster]'``)."""
-    try:
-        import distributed  # noqa: F401
-    except ImportError:
-        return False
-    return True
