@@ -43,7 +43,7 @@ from .plan.shown import WORDS_PREFIX, words_of
 from .plan.sources import LoadedList
 from .plan.state import STATE_VERSION, BuildState, lock_output
 from .plan.stored import StoredList
-from .render.runner import JobRunner
+from .render.runner import Executor, JobRunner
 from .render.writer import (
     Stat,
     changed_files,
@@ -62,7 +62,11 @@ from .threadset import ThreadSet
 from .urls import LEGACY_DIR, MID_DIR, SEARCH_DIR, STATIC_DIR
 from .values import NO_LIST, plural
 
-__all__ = ["BuildReport", "build_site", "compare_plans", "plan_site"]
+__all__ = ["CLUSTER_MISSING", "BuildReport", "cluster_installed", "build_site", "compare_plans", "plan_site"]
+
+CLUSTER_MISSING = (
+    "building on a cluster needs Dask's 'distributed' package, which is not installed: pip install 'listlib[cluster]'"
+)
 
 logger = logging.getLogger(__name__)
 
@@ -94,6 +98,8 @@ class BuildReport:
     """Files of earlier builds found deleted or edited in output/ (their jobs ran again)."""
     check_seconds: float = 0.0
     """Of ``seconds``, the time spent comparing output/ with the records (the stat pass)."""
+    cluster: dict[str, Any] | None = None
+    """For a build on a cluster: its scheduler, and the jobs and shards each worker ran."""
 
     def to_dict(self, *, with_files: bool = False) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -115,6 +121,8 @@ class BuildReport:
             data["plan"] = self.planned
         if self.search is not None:
             data["search"] = self.search.to_dict()
+        if self.cluster is not None:
+            data["cluster"] = self.cluster
         return data
 
     def summary(self) -> str:
@@ -415,12 +423,15 @@ def build_site(
     verify: bool = False,
     progress: Progress | None = None,
     fault: Callable[[str], None] | None = None,
+    cluster: str | None = None,
 ) -> BuildReport:
     """Bring output/ up to date with content/, the theme and the configuration.
     Files of earlier builds deleted or replaced in output/ are made again; with
     ``verify``, also files edited in place (a stat of every file, not only of the
     folders that changed). ``fault`` is called at named points (crash tests kill the
-    process there)."""
+    process there). ``cluster``: render on the workers of this Dask scheduler
+    (``tcp://HOST:8786``) instead of this machine's cores; everything else (threads,
+    plan, records, search index) is done here."""
     started = time.monotonic()
     cache = config.site.cache_dir
     output = config.site.output_dir
@@ -439,7 +450,7 @@ def build_site(
             spool = cache / SPOOL_DIR
             clear_spool(spool)
             sinks = partial(DisplayedText, spool, config.site.obfuscate_addresses)
-            with JobRunner(theme, config.site.content_dir, output, cores, sinks) as runner:
+            with _executor(config, theme, cores, sinks, cluster) as runner:
                 planning = time.monotonic()
                 # A damaged file's job may be one an incremental plan would not look at.
                 planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start, workers=cores)
@@ -447,6 +458,7 @@ def build_site(
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
                 report.plan_seconds = plan_seconds
                 report.damaged, report.check_seconds = damaged, check_seconds
+                report.cluster = runner.workers_report()
                 _mark_folders(output, state, report, looked, every=not planned.incremental)
                 del planned  # the plan of a full build is big: free it before indexing
         # The search index keeps its own records (it finds changes from the store's month fingerprints).
@@ -460,6 +472,30 @@ def build_site(
         release_lock(lock)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _executor(
+    config: Config, theme: Theme, cores: int, sinks: Callable[[], DisplayedText], cluster: str | None
+) -> Executor:
+    """Where the jobs run: this machine's cores, or the workers of a Dask cluster."""
+    if cluster is None:
+        return JobRunner(theme, config.site.content_dir, config.site.output_dir, cores, sinks)
+    try:
+        from .render.cluster import ClusterRunner
+    except ImportError:
+        raise BuildError(CLUSTER_MISSING) from None
+    # Each worker loads the theme itself, from the same paths (the theme is not sent).
+    load = partial(load_theme, config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates")
+    return ClusterRunner(cluster, load, config.site.content_dir, config.site.output_dir, sinks)
+
+
+def cluster_installed() -> bool:
+    """Whether a build can use a Dask cluster (``pip install 'listlib[cluster]'``)."""
+    try:
+        from .render import cluster  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def _no_fault(_point: str) -> None:
@@ -503,7 +539,7 @@ def _build(
     config: Config,
     planned: _Planned,
     state: BuildState,
-    runner: JobRunner,
+    runner: Executor,
     progress: Progress | None,
     fault: Callable[[str], None],
 ) -> BuildReport:
@@ -562,6 +598,14 @@ def _build(
         flush()
         state.forget(plan.dropped)
         state.commit()
+    except BuildError:
+        # The jobs were stopped (a cluster's scheduler lost, a template's mistake): keep the
+        # records of those that finished, so that the next build does only the rest.
+        try:
+            flush()
+        finally:
+            state.commit()
+        raise
     except BaseException:
         state.commit()
         raise

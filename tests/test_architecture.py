@@ -61,7 +61,7 @@ LAYERS = [
         "render.downloads",
         "render.pages",
     }
-    | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
+    | {"render.runner", "render.cluster", "delivery.runner", "delivery.service", "threadview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {
         "filing",
@@ -99,6 +99,8 @@ ONLY_IN = {
     "mailman": {"mailman3"},
     "zope": {"mailman3"},
     "botocore": {"publish.s3"},
+    "distributed": {"render.cluster"},
+    "dask": set(),
 }
 CONFIG_ORDER = [
     "config.schema",

@@ -3,17 +3,20 @@ with ``import --build`` and ``fetch --build``."""
 
 from __future__ import annotations
 
+import sys
 from typing import TYPE_CHECKING
 
 import click
 
 from ..config import Config
+from ..config.checks import check_scheduler
 from ..values import plural
 from .common import (
     Context,
     Progress,
     common_options,
     echo,
+    echo_error,
     echo_json,
     handle_errors,
 )
@@ -36,6 +39,12 @@ if TYPE_CHECKING:
 @click.option(
     "-j", "--jobs", "workers", type=click.IntRange(min=1), metavar="N", help="Worker processes (default: all cores)."
 )
+@click.option(
+    "--cluster",
+    metavar="tcp://HOST:8786",
+    help="Render on the workers of this Dask scheduler (default: [build] cluster, else this machine's cores). "
+    "Needs pip install 'listlib[cluster]', and the site's folders on a filesystem every worker mounts.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the summary (and with --plan, the jobs) as JSON.")
 @click.option("--files", "with_files", is_flag=True, help="With --json: list every file written and removed.")
 @click.option(
@@ -50,6 +59,7 @@ def build(
     clean: bool,
     verify: bool,
     workers: int | None,
+    cluster: str | None,
     as_json: bool,
     with_files: bool,
     then_publish: bool,
@@ -77,7 +87,13 @@ def build(
                 echo(f"render  {item['job']}" + (f" ({plural(len(made), 'file')})" if made else " (new)"))
         echo(f"{plural(report.jobs_run, 'job')} to run, {report.jobs_kept} unchanged")
         return
-    report = run_build(config, workers=workers, clean=clean, verify=verify, quiet=obj.quiet, as_json=as_json)
+    if cluster is not None:
+        problem = check_scheduler(cluster)
+        if problem:
+            raise click.BadParameter(problem, param_hint="--cluster")
+    report = run_build(
+        config, workers=workers, clean=clean, verify=verify, quiet=obj.quiet, as_json=as_json, cluster=cluster
+    )
     if then_publish:
         from .publish import run_publish
 
@@ -97,10 +113,18 @@ def run_build(
     verify: bool = False,
     quiet: bool,
     as_json: bool,
+    cluster: str | None = None,
 ) -> BuildReport:
     """Build the site with a progress bar on a terminal; print the summary unless
-    ``as_json`` (or ``quiet`` and nothing changed)."""
-    from ..build import build_site
+    ``as_json`` (or ``quiet`` and nothing changed). ``cluster``: the Dask scheduler to
+    render on (default: ``[build] cluster``); without Dask installed, say how to
+    install it and exit 2."""
+    from ..build import CLUSTER_MISSING, build_site, cluster_installed
+
+    cluster = cluster or config.build.cluster
+    if cluster is not None and not cluster_installed():
+        echo_error(CLUSTER_MISSING)
+        sys.exit(2)
 
     progress = Progress(enabled=not (as_json or quiet), unit="jobs")
     with progress.running("Building") as bar:
@@ -111,6 +135,7 @@ def run_build(
             verify=verify,
             progress=bar,
             fault=fault_from_env(),
+            cluster=cluster,
         )
     if not as_json and (not quiet or report.written or report.removed):
         echo(report.summary())

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from .load import CONFIG_NAME, find_config, load_config, parse_config
 from .schema import (
+    BuildConfig,
     ClassesConfig,
     Config,
     DeliveryConfig,
@@ -53,6 +54,7 @@ __all__ = [
     "SiteConfig",
     "SmtpConfig",
     "ThemeConfig",
+    "BuildConfig",
     "find_config",
     "load_config",
     "parse_config",

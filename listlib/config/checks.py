@@ -76,3 +76,10 @@ def check_language(value: str) -> str | None:
     if _LANGUAGE_RE.fullmatch(value):
         return None
     return f"{value!r} is not a language tag such as 'en' or 'de-CH'"
+
+
+def check_scheduler(value: str) -> str | None:
+    scheme, sep, rest = value.partition("://")
+    if not sep or scheme not in ("tcp", "tls") or not rest or ":" not in rest:
+        return "expected a Dask scheduler address such as tcp://HOST:8786"
+    return None

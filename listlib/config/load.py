@@ -22,13 +22,13 @@ from .pop3 import read_pop3
 from .publish import read_publish
 from .reader import Reader
 from .schema import Config
-from .site import read_site, read_theme
+from .site import read_build, read_site, read_theme
 from .smtp import read_delivery, read_smtp
 
 __all__ = ["CONFIG_NAME", "find_config", "load_config", "parse_config"]
 
 CONFIG_NAME = "listlib.toml"
-_TABLES = {"classes", "site", "lists", "theme", "pop3", "imap", "delivery", "smtp", "publish"}
+_TABLES = {"classes", "site", "lists", "theme", "build", "pop3", "imap", "delivery", "smtp", "publish"}
 
 
 def parse_config(data: Mapping[str, Any], path: Path) -> Config:
@@ -39,6 +39,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
     site_table = reader.table(data, "site", "site")
     site = read_site(reader, site_table)
     theme = read_theme(reader, data)
+    build = read_build(reader, data)
     check_folders(reader, root, site, theme, site_table)
     lists = read_lists(reader, data)
     pop3 = read_pop3(reader, data, lists)
@@ -60,6 +61,7 @@ def parse_config(data: Mapping[str, Any], path: Path) -> Config:
         site=site,
         lists=lists,
         theme=theme,
+        build=build,
         pop3=pop3,
         imap=imap,
         delivery=delivery,

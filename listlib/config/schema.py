@@ -189,6 +189,15 @@ class ThemeConfig:
 
 
 @dataclass(frozen=True)
+class BuildConfig:
+    """The ``[build]`` table: where ``listlib build`` runs its work."""
+
+    cluster: str | None = None
+    """The Dask scheduler to render on (``tcp://HOST:8786``), as ``listlib build --cluster``
+    does; None (the default): on this machine's cores. Needs ``pip install 'listlib[cluster]'``."""
+
+
+@dataclass(frozen=True)
 class Pop3Account:
     """One ``[pop3.<name>]`` table: a mailbox ``listlib fetch`` files mail from."""
 
@@ -353,6 +362,8 @@ class Config:
     site: SiteConfig
     lists: tuple[ListConfig, ...]
     theme: ThemeConfig
+    build: BuildConfig = field(default_factory=BuildConfig)
+    """How ``listlib build`` runs (``[build]``)."""
     pop3: tuple[Pop3Account, ...] = ()
     """POP3 accounts for ``listlib fetch``, in the order of the file."""
     imap: tuple[ImapAccount, ...] = ()

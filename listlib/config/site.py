@@ -1,4 +1,4 @@
-"""The ``[site]`` and ``[theme]`` tables: what the site is called, where it is published,
+"""The ``[site]``, ``[theme]`` and ``[build]`` tables: what the site is called, where it is published,
 and the folders listlib keeps the store, the output, the cache and the queue in.
 
 Relative paths resolve against the folder of listlib.toml, missing folders take their
@@ -11,11 +11,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .checks import check_language, check_message_id_folder, check_nonempty, check_url
+from .checks import check_language, check_message_id_folder, check_nonempty, check_scheduler, check_url
 from .reader import Reader
-from .schema import SiteConfig, ThemeConfig
+from .schema import BuildConfig, SiteConfig, ThemeConfig
 
-__all__ = ["read_site", "read_theme"]
+__all__ = ["read_build", "read_site", "read_theme"]
 
 _SITE_KEYS = {
     "title",
@@ -34,6 +34,7 @@ _SITE_KEYS = {
     "message_id_folder",
 }
 _THEME_KEYS = {"name", "dir"}
+_BUILD_KEYS = {"cluster"}
 
 
 def read_site(reader: Reader, site_table: Mapping[str, Any]) -> SiteConfig:
@@ -71,3 +72,11 @@ def read_theme(reader: Reader, data: Mapping[str, Any]) -> ThemeConfig:
         name=reader.string(theme_table, "name", "theme", default="default", check=check_nonempty),
         dir=reader.path(theme_table, "dir", "theme", None),
     )
+
+
+def read_build(reader: Reader, data: Mapping[str, Any]) -> BuildConfig:
+    """The ``[build]`` table."""
+    build_table = reader.table(data, "build", "build")
+    reader.unknown(build_table, _BUILD_KEYS, "build")
+    cluster = reader.string(build_table, "cluster", "build", default="", check=check_scheduler) or None
+    return BuildConfig(cluster=cluster)

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..display import MessageDisplay
     from .pages import Renderer
 
-__all__ = ["JobRunner"]
+__all__ = ["Executor", "JobRunner", "Result"]
 
 CHUNK_WEIGHT = 40
 """Work handed to a worker at a time (a thread of N messages weighs about N)."""
@@ -103,22 +103,48 @@ def _run_with(
     return results
 
 
-def _chunks(jobs: Iterable[Job], old: dict[str, dict[str, str]]) -> Iterator[Chunk]:
+def _chunks(jobs: Iterable[Job], old: dict[str, dict[str, str]], size: int = CHUNK_WEIGHT) -> Iterator[Chunk]:
+    """The jobs in chunks of about ``size`` work each, heaviest first."""
     chunk: Chunk = []
     weight = 0
     # Heaviest first, so that no worker is left with a big thread at the end.
     for job in sorted(jobs, key=lambda j: -j.weight):
         chunk.append((job.id, job.kind, job.args, old.get(job.id, {})))
         weight += job.weight
-        if weight >= CHUNK_WEIGHT:
+        if weight >= size:
             yield chunk
             chunk, weight = [], 0
     if chunk:
         yield chunk
 
 
+class Executor(Protocol):
+    """Where a build's jobs run: the build maps its jobs over one of these and records
+    each result as it comes back (this process stays the only writer of the records).
+    ``JobRunner`` (this machine's cores) and ``cluster.ClusterRunner`` (a Dask cluster)."""
+
+    def __enter__(self) -> Executor: ...
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+    def start(self) -> None:
+        """Get ready for work that is coming (the build calls it once it knows it has some)."""
+
+    def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
+        """Each job with its result, as they finish; ``old``: each job's files of the last
+        build; ``total``: the jobs' summed weight."""
+        ...
+
+    def workers_report(self) -> dict[str, Any] | None:
+        """What ran where, for ``--json`` (None: nothing to say)."""
+        ...
+
+
 class JobRunner:
-    """Renders jobs for one build; a context manager that stops its workers on exit."""
+    """Renders jobs for one build on this machine; a context manager that stops its
+    workers on exit (an ``Executor``)."""
 
     def __init__(
         self, theme: Theme, content: Path, output: Path, workers: int, sinks: SinkFactory | None = None
@@ -145,6 +171,9 @@ class JobRunner:
 
     def _new_pool(self, *, late: bool) -> ForkPool:
         return ForkPool(self.workers, _init_worker, (self.theme, self.content, self.output, self.sinks), late=late)
+
+    def workers_report(self) -> dict[str, Any] | None:
+        return None
 
     def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
         """Each job with its result, as they finish; ``total``: the jobs' summed weight."""

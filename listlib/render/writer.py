@@ -21,6 +21,7 @@ import contextlib
 import hashlib
 import itertools
 import os
+import socket
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -70,6 +71,8 @@ class Writer:
         self.stats: dict[str, Stat] = {}
         """Path -> its stat, for every file put or copied (the caller takes them)."""
         self._names = itertools.count()
+        # Workers of a cluster build on several machines (or in containers) may share pids.
+        self._host = socket.gethostname()
         self._dirs: set[str] = set()
         self._made: set[str] = set()
         """Folders this writer created: nothing was in them before, so nothing there is
@@ -85,7 +88,7 @@ class Writer:
         return folder
 
     def _temp(self, target: str) -> str:
-        return f"{self._folder(target)}/{TEMP_PREFIX}{os.getpid()}-{next(self._names)}"
+        return f"{self._folder(target)}/{TEMP_PREFIX}{self._host}-{os.getpid()}-{next(self._names)}"
 
     @staticmethod
     def _same_on_disk(target: str, data: bytes) -> Stat | None:

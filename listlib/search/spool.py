@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import pickle
 import shutil
+import socket
 import struct
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -41,7 +42,9 @@ class Spooled(NamedTuple):
 
 
 class SpoolWriter:
-    """One process's spool file, opened on first use."""
+    """One writer's spool file, opened on first use; named so that no other writer
+    shares it (the workers of a cluster build on several machines may share pids, and a
+    Dask worker may render on several threads)."""
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
@@ -50,7 +53,7 @@ class SpoolWriter:
     def add(self, call: str, raw_hash: str, text: SearchText) -> None:
         if self._file is None:
             self.folder.mkdir(parents=True, exist_ok=True)
-            self._file = open(self.folder / f"{os.getpid()}.bin", "ab")  # noqa: SIM115 (kept open across jobs)
+            self._file = open(self.folder / f"{socket.gethostname()}-{os.getpid()}-{id(self):x}.bin", "ab")  # noqa: SIM115 (kept open across jobs)
         payload = pickle.dumps(tuple(text), protocol=pickle.HIGHEST_PROTOCOL)
         key = call.encode()
         digest = raw_hash.encode()

@@ -100,7 +100,7 @@ foldres = ["INBOX"]
             )
         )
     assert [str(issue) for issue in info.value.issues if "unknown" in issue.message] == [
-        "outptu_dir: unknown key (known: classes, delivery, imap, lists, pop3, publish, site, smtp, theme)",
+        "outptu_dir: unknown key (known: build, classes, delivery, imap, lists, pop3, publish, site, smtp, theme)",
         "list: unknown table (did you mean lists?)",
         "site.base_ulr: unknown key (did you mean base_url?)",
         "site.colour: unknown key (known: base_url, cache_dir, content_dir, language, load_remote_images, "
