@@ -25,6 +25,9 @@ class DisplayOptions:
     """Relative URL prefix; an attachment's URL is ``attachment_base + urllib.parse.quote(filename)``."""
     text_only: bool = False
     """Leave ``body_html`` empty and make only the text fields (what the search indexer reads)."""
+    parent: frozenset[str] = frozenset()
+    """The ``quote_keys`` of the message this one answers, when the page shows it too:
+    quotes that merely repeat it fold sooner (``display.textbody``)."""
 
 
 @dataclass(frozen=True)
@@ -72,3 +75,5 @@ class MessageDisplay:
     language: str = ""
     """The message's language as its Content-Language says (its first tag, when it is a
     well-formed one), else ""; pages mark its body with it."""
+    quote_keys: frozenset[str] = frozenset()
+    """The lines of its text parts as a reply's quote of them is compared (``textbody.quote_keys``)."""

@@ -437,8 +437,9 @@ def test_a_text_only_display_has_the_text_fields_of_the_full_one(raw: bytes, hid
 
 
 def _text_fields(shown: MessageDisplay) -> tuple[object, ...]:
-    """Everything but the HTML (and what only the HTML decides: which attachments it shows inline)."""
-    fields = dataclasses.astuple(dataclasses.replace(shown, body_html="", attachments=()))
+    """Everything but the HTML (and what only the HTML decides: which attachments it shows inline,
+    and the lines its replies' quotes are compared with, which only pages use)."""
+    fields = dataclasses.astuple(dataclasses.replace(shown, body_html="", attachments=(), quote_keys=frozenset()))
     return (*fields, [(a.filename, a.content_type, a.data) for a in shown.attachments])
 
 

@@ -1,0 +1,259 @@
+"""The reader's features in a real headless Chromium, each with and without scripts
+where the page has one: deep threads that stay readable (indentation capped, "reply to
+NAME" below the cap, quotes of the parent folded sooner, every message folds without a
+script), search results grouped by thread, "new since your last visit" from the
+browser's own storage, dates in the reader's own format, and the phone layout (no
+page wider than a 390 px screen, 24 px targets). Skipped without Chromium."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import threading
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from listlib.build import build_site
+from listlib.config import load_config
+from listlib.filing import file_sources
+from listlib.render.pages import MAX_INDENT
+from listlib.store.core import Store
+
+from ..support.chromium import CHROMIUM, DevTools, fresh_browser
+from ..support.helpers import SITE_TOML, make_message, mboxrd
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
+
+T0 = datetime(2024, 5, 2, 8, 0, tzinfo=UTC)
+DEEP = 10
+"""Messages of the reply chain: each answers the one before."""
+
+
+def _deep() -> list[bytes]:
+    """A chain of ``DEEP`` replies; each quotes three lines of its parent and three of
+    a manual page that no message before it quoted."""
+    out = []
+    for n in range(1, DEEP + 1):
+        own = f"Paragraph one of message {n}, about stripes.\nSecond line of message {n}.\nThird line of message {n}.\n"
+        headers = {}
+        body = own
+        if n > 1:
+            refs = " ".join(f"<d{k}@example.org>" for k in range(1, n))
+            headers = {"In-Reply-To": f"<d{n - 1}@example.org>", "References": refs}
+            parent = "".join(f"> {line}\n" for line in _own(n - 1).splitlines())
+            manual = "".join(f"> Manual line {k} for reply {n}.\n" for k in range(1, 4))
+            body = f"{parent}\nMy answer {n}.\n\n{manual}\n{own}"
+        out.append(
+            make_message(
+                "Deep" if n == 1 else "Re: Deep",
+                body,
+                message_id=f"<d{n}@example.org>",
+                sender=f"Writer {n} <w{n}@example.org>",
+                date=T0 + timedelta(hours=n),
+                extra=headers,
+            )
+        )
+    return out
+
+
+def _own(n: int) -> str:
+    return f"Paragraph one of message {n}, about stripes.\nSecond line of message {n}.\nThird line of message {n}.\n"
+
+
+def _thread(key: str, subject: str, count: int, start: datetime, word: str) -> list[bytes]:
+    """A flat thread of ``count`` messages, every one of them with ``word`` in its body."""
+    out = []
+    for n in range(count):
+        headers = {"In-Reply-To": f"<{key}0@example.org>", "References": f"<{key}0@example.org>"} if n else {}
+        out.append(
+            make_message(
+                subject if n == 0 else "Re: " + subject,
+                f"Message {n} of {subject}: the {word} is slow.\n",
+                message_id=f"<{key}{n}@example.org>",
+                sender=f"Author {key}{n} <a{key}{n}@example.org>",
+                date=start + timedelta(hours=n),
+                extra=headers,
+            )
+        )
+    return out
+
+
+def messages() -> list[bytes]:
+    return [
+        *_deep(),
+        *_thread("r", "Resync speed", 3, T0 + timedelta(days=1), "resync"),
+        *_thread("s", "Slow resync after reboot", 2, T0 + timedelta(days=2), "resync"),
+        *_thread("j", "June news", 2, datetime(2024, 6, 10, 9, 0, tzinfo=UTC), "resync"),
+    ]
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("reader") / "site"
+    root.mkdir()
+    (root / "listlib.toml").write_text(SITE_TOML)
+    source = root.parent / "in.mbox"
+    source.write_bytes(mboxrd(messages()))
+    config = load_config(root / "listlib.toml")
+    with Store(config.site.content_dir).open() as store:
+        report = file_sources(store, config.lists, [source])
+    assert report.failed == 0 and report.filed == len(messages()), report.summary()
+    build_site(config, workers=1)
+    return root / "output"
+
+
+@pytest.fixture(scope="module")
+def server(site: Path) -> Iterator[str]:
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), partial(Quiet, directory=str(site)))
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/"
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+        thread.join(5)
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[DevTools]:
+    with fresh_browser() as devtools:
+        yield devtools
+
+
+class Tab:
+    """One tab of the browser: ``go`` to a URL (waits for its load), ``js`` to evaluate."""
+
+    def __init__(self, browser: DevTools, session: str) -> None:
+        self.browser, self.session = browser, session
+
+    def js(self, expression: str) -> Any:
+        answer = self.browser.send(
+            "Runtime.evaluate", self.session, expression=expression, returnByValue=True, awaitPromise=True
+        )
+        if "exceptionDetails" in answer:
+            raise AssertionError(f"{expression}: {answer['exceptionDetails']}")
+        return answer["result"].get("value")
+
+    def go(self, url: str) -> None:
+        self.browser.events.clear()
+        self.browser.send("Page.navigate", self.session, url=url)
+        self.browser.wait_for("Page.loadEventFired", self.session)
+
+    def wait(self, expression: str, timeout: float = 10) -> Any:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.js(expression)
+            if value:
+                return value
+            time.sleep(0.05)
+        raise AssertionError(f"never true: {expression}")
+
+    def click(self, selector: str) -> None:
+        """A real mouse click in the middle of the first element ``selector`` finds."""
+        self.browser.send("Page.bringToFront", self.session)
+        box = self.js(
+            f"(() => {{ const e = document.querySelector({selector!r}); e.scrollIntoView({{block: 'center'}});"
+            " const r = e.getBoundingClientRect(); return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+        self.browser.send("Input.dispatchMouseEvent", self.session, type="mouseMoved", x=box[0], y=box[1])
+        for kind in ("mousePressed", "mouseReleased"):
+            self.browser.send(
+                "Input.dispatchMouseEvent", self.session, type=kind, x=box[0], y=box[1], button="left", clickCount=1
+            )
+
+
+@contextlib.contextmanager
+def tab(browser: DevTools, width: int = 1280, scripts: bool = True, locale: str = "") -> Iterator[Tab]:
+    target = browser.send("Target.createTarget", url="about:blank")["targetId"]
+    session = browser.send("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+    try:
+        browser.send("Page.enable", session)
+        browser.send(
+            "Emulation.setDeviceMetricsOverride",
+            session,
+            width=width,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=width < 600,
+        )
+        if not scripts:
+            browser.send("Emulation.setScriptExecutionDisabled", session, value=True)
+        if locale:
+            browser.send("Emulation.setLocaleOverride", session, locale=locale)
+        yield Tab(browser, session)
+    finally:
+        browser.send("Target.closeTarget", targetId=target)
+
+
+def _page_of(site: Path, message_id: str) -> str:
+    """The thread page (under output/) that holds a message, found by its anchor."""
+    for page in sorted(site.glob("dev/*/*/*.html")):
+        text = page.read_text(encoding="utf-8")
+        if f"%3C{message_id.replace('@', '%40')}%3E" in text and 'class="thread"' in text:
+            return page.relative_to(site).as_posix()
+    raise AssertionError(message_id)
+
+
+# -- readable deep threads ---------------------------------------------------------------------
+
+
+def test_replies_below_the_indent_cap_are_drawn_at_it_and_say_whom_they_answer(site: Path) -> None:
+    page = (site / _page_of(site, "d1@example.org")).read_text(encoding="utf-8")
+    articles = re.findall(r'<article class="message indent-(\d+)" id="([^"]+)"', page)
+    assert [int(indent) for indent, _ in articles] == [min(n, MAX_INDENT) for n in range(DEEP)]
+    calls = [call for _, call in articles]
+    for n, call in enumerate(calls):
+        section = page[page.index(f'id="{call}"') :]
+        section = section[: section.index("</article>")]
+        said = re.search(r'<p class="reply-to">reply to <a href="#([^"]+)">(.*?)<span', section)
+        if n <= MAX_INDENT:
+            assert said is None, section[:500]
+        else:
+            assert said is not None and said.groups() == (calls[n - 1], f"Writer {n}"), section[:500]
+    # The contents say it too, below the cap.
+    toc = page[page.index('<details class="toc"') : page.index("</details>")]
+    assert toc.count('class="reply-to"') == DEEP - 1 - MAX_INDENT
+
+
+def test_quotes_of_the_parent_fold_and_quotes_of_anything_else_stay(site: Path) -> None:
+    page = (site / _page_of(site, "d1@example.org")).read_text(encoding="utf-8")
+    assert page.count('<details class="quote repeat">') == DEEP - 1
+    assert page.count('<span class="quote">&gt; Manual line 1 for reply') == DEEP - 1
+
+
+def test_the_deep_thread_fits_a_phone_screen(browser: DevTools, server: str, site: Path) -> None:
+    with tab(browser, width=390) as t:
+        t.go(server + _page_of(site, "d1@example.org"))
+        width = t.js("document.documentElement.scrollWidth")
+        narrowest = t.js("Math.min(...[...document.querySelectorAll('article.message')].map(a => a.clientWidth))")
+    assert width <= 390
+    assert narrowest >= 300, narrowest  # the deepest reply keeps most of the screen
+
+
+@pytest.mark.parametrize("scripts", [False, True])
+def test_a_message_folds_to_its_header_and_opens_again_with_a_click(
+    browser: DevTools, server: str, site: Path, scripts: bool
+) -> None:
+    shown = "+document.querySelectorAll('article.message')[3].querySelector('.msg-body').checkVisibility()"
+    with tab(browser, scripts=scripts) as t:
+        t.go(server + _page_of(site, "d1@example.org"))
+        assert t.js(shown) == 1
+        t.click("article.message:nth-of-type(4) .fold > summary")
+        t.wait(shown + " === 0")
+        assert t.js("document.querySelectorAll('article.message')[3].querySelector('h2').getClientRects().length") == 1
+        label = t.js("document.querySelectorAll('article.message')[3].querySelector('.fold > summary').innerText")
+        t.click("article.message:nth-of-type(4) .fold > summary")
+        t.wait(shown + " === 1")
+    assert label.strip().startswith("Expand"), label
