@@ -27,7 +27,7 @@ from listlib.render.pages import MAX_INDENT
 from listlib.store.core import Store
 
 from ..support.chromium import CHROMIUM, DevTools, fresh_browser
-from ..support.helpers import SITE_TOML, make_message, mboxrd
+from ..support.helpers import SITE_TOML, make_message, mboxrd, run_listlib
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 
@@ -91,6 +91,15 @@ def messages() -> list[bytes]:
         *_thread("r", "Resync speed", 3, T0 + timedelta(days=1), "resync"),
         *_thread("s", "Slow resync after reboot", 2, T0 + timedelta(days=2), "resync"),
         *_thread("j", "June news", 2, datetime(2024, 6, 10, 9, 0, tzinfo=UTC), "resync"),
+        # A late reply to "Resync speed" whose mailer kept only In-Reply-To.
+        make_message(
+            "Re: Resync speed",
+            "Late: the resync finished.\n",
+            message_id="<r9@example.org>",
+            sender="Late Writer <late@example.org>",
+            date=T0 + timedelta(days=5),
+            extra={"In-Reply-To": "<r0@example.org>"},
+        ),
     ]
 
 
@@ -257,3 +266,160 @@ def test_a_message_folds_to_its_header_and_opens_again_with_a_click(
         t.click("article.message:nth-of-type(4) .fold > summary")
         t.wait(shown + " === 1")
     assert label.strip().startswith("Expand"), label
+
+
+# -- search results grouped by thread ----------------------------------------------------------
+
+RESYNC_THREADS = {"Resync speed": 4, "Slow resync after reboot": 2, "June news": 2}
+
+
+def test_the_command_line_groups_hits_by_thread(site: Path) -> None:
+    import json
+
+    result = run_listlib("search", "--by-thread", "--json", "-n", "20", "resync", cwd=site.parent, check=True)
+    answer = json.loads(result.stdout)
+    assert answer["total"] == sum(RESYNC_THREADS.values())
+    threads = {t["subject"]: t for t in answer["threads"]}
+    assert {subject: len(t["hits"]) for subject, t in threads.items()} == RESYNC_THREADS
+    for thread in threads.values():
+        dates = [hit["date"] for hit in thread["hits"]]
+        assert dates == sorted(dates) and thread["url"] == thread["hits"][0]["url"]
+    text = run_listlib("search", "--by-thread", "-n", "20", "resync", cwd=site.parent, check=True).stdout
+    assert "Resync speed  (4 messages)" in text and "  2024-05-07  dev  Late Writer" in text, text
+    # Without --by-thread: one line a message, as before.
+    flat = run_listlib("search", "-n", "20", "resync", cwd=site.parent, check=True).stdout
+    assert "(4 messages)" not in flat and flat.count("Re: Resync speed") == 3, flat
+
+
+def test_a_result_row_grows_by_a_ten_character_thread_key(site: Path) -> None:
+    import json
+
+    rows = [row for chunk in site.glob("search/seg/*/d*.json") for row in json.loads(chunk.read_text())]
+    assert rows and all(len(row) == 9 and re.fullmatch(r"[0-9a-f]{10}", row[8]) for row in rows), rows[:2]
+
+
+SEARCH_GROUPS_JS = """(() => [...document.querySelectorAll('#search-results > li')].map((li) => ({
+  subject: li.querySelector('h2').textContent,
+  link: li.querySelector('h2 a').getAttribute('href'),
+  hits: [...li.querySelectorAll('.thread-messages > li')].map((m) => ({
+    href: m.querySelector('a.hit').getAttribute('href'),
+    text: m.querySelector('.meta').textContent,
+    datetime: m.querySelector('time').getAttribute('datetime'),
+  })),
+})))()"""
+
+
+def test_the_search_page_groups_hits_by_thread_with_list_and_date(browser: DevTools, server: str, site: Path) -> None:
+    with tab(browser) as t:
+        t.go(server + "search/index.html?q=resync")
+        t.wait("document.querySelectorAll('#search-results > li').length > 0")
+        groups = t.js(SEARCH_GROUPS_JS)
+        status = t.js("document.getElementById('search-status').textContent")
+    assert status == "8 messages", status
+    assert {g["subject"]: len(g["hits"]) for g in groups} == RESYNC_THREADS, groups
+    for group in groups:
+        assert group["link"] == group["hits"][0]["href"]
+        assert [h["datetime"] for h in group["hits"]] == sorted(h["datetime"] for h in group["hits"])
+        assert all(h["text"].endswith(" · dev") for h in group["hits"]), group
+
+
+# -- new since your last visit -------------------------------------------------------------------
+
+
+def _ms(moment: datetime) -> int:
+    return int(moment.timestamp() * 1000)
+
+
+def _remember(t: Tab, server: str, visits: dict[str, Any] | None) -> None:
+    """Open the site's front page and set (None: clear) what the browser remembers."""
+    import json
+
+    t.go(server + "index.html")
+    t.js(
+        "localStorage.clear()"
+        if visits is None
+        else f"localStorage.setItem('listlib-visits', {json.dumps(json.dumps(visits))})"
+    )
+
+
+MARKS_JS = """[...document.querySelectorAll('.new-tag')].map((tag) => {
+  const row = tag.closest('li, article');
+  const name = row.querySelector('a.subject, .latest a, h2');
+  return [(name.tagName === 'H2' ? name.firstChild : name).textContent.trim(), tag.textContent];
+})"""
+
+
+def test_a_thread_page_marks_messages_newer_than_the_last_visit_and_leads_from_one_to_the_next(
+    browser: DevTools, server: str, site: Path
+) -> None:
+    page = _page_of(site, "r0@example.org")
+    thread = "dev/" + page.rsplit("/", 1)[1].removesuffix(".html")
+    seen = T0 + timedelta(days=1, hours=1, minutes=30)  # after r0 and r1, before r2 and the late r9
+    with tab(browser) as t:
+        _remember(t, server, {"lists": {}, "threads": {thread: {"at": _ms(seen), "prev": None}}})
+        t.browser.send("Network.enable", t.session)
+        t.browser.events.clear()
+        t.go(server + page)
+        requested = [
+            e["params"]["request"]["url"] for e in t.browser.events if e.get("method") == "Network.requestWillBeSent"
+        ]
+        t.wait("!!document.querySelector('.new-since')")
+        marks = t.js(MARKS_JS)
+        bar = t.js("document.querySelector('.new-since').textContent")
+        order = t.js("[...document.querySelectorAll('article.message')].map((a) => a.id)")
+        t.click(".new-since a.next-new")
+        first = t.wait("location.hash")
+        t.click(f"article[id='{first[1:]}'] a.next-new")
+        second = t.wait(f"location.hash !== '{first}' && location.hash")
+        stored = t.js("JSON.parse(localStorage.getItem('listlib-visits')).threads")
+    assert [m[0] for m in marks] == ["Author r2", "Late Writer"], marks
+    assert bar.startswith("2 new messages on this page since your last visit."), bar
+    assert [first, second] == ["#" + order[2], "#" + order[3]]
+    assert stored[thread]["prev"] == _ms(seen) and stored[thread]["at"] > _ms(seen)
+    # Nothing is sent anywhere: the page asked its own server for its own files only.
+    assert requested and all(url.startswith(server) for url in requested), requested
+
+
+def test_list_and_month_pages_mark_new_threads_and_new_replies_and_keep_them_for_the_session(
+    browser: DevTools, server: str
+) -> None:
+    seen = T0 + timedelta(days=1, minutes=30)  # after "Deep" and the first "Resync speed" message
+    with tab(browser) as t:
+        _remember(t, server, {"lists": {"dev": {"at": _ms(seen), "prev": None}}, "threads": {}})
+        t.go(server + "dev/2024/05/index.html")
+        month = t.js(MARKS_JS)
+        t.go(server + "dev/index.html")  # the same visit: the same marks
+        listed = t.js(MARKS_JS)
+        t.go(server + "dev/2024/05/index.html")
+        again = t.js(MARKS_JS)
+    assert sorted(month) == [["Resync speed", "new replies"], ["Slow resync after reboot", "new"]], month
+    assert again == month
+    # The list page's latest threads: June's too; a row there does not say when its thread began.
+    assert sorted(listed) == [["June news", "new"], ["Resync speed", "new"], ["Slow resync after reboot", "new"]]
+
+
+def test_a_first_visit_marks_nothing_and_is_remembered(browser: DevTools, server: str, site: Path) -> None:
+    with tab(browser) as t:
+        _remember(t, server, None)
+        t.go(server + "dev/2024/05/index.html")
+        t.go(server + _page_of(site, "r0@example.org"))
+        marks = t.js("document.querySelectorAll('.new-tag, .new-since').length")
+        stored = t.js("JSON.parse(localStorage.getItem('listlib-visits'))")
+    assert marks == 0
+    assert set(stored["lists"]) == {"dev"} and len(stored["threads"]) == 1
+
+
+def test_without_scripts_nothing_is_marked_and_nothing_is_missing(browser: DevTools, server: str, site: Path) -> None:
+    seen = {"lists": {"dev": {"at": _ms(T0), "prev": None}}, "threads": {}}
+    pages = ["dev/index.html", "dev/2024/05/index.html", _page_of(site, "r0@example.org")]
+    found = {}
+    with tab(browser) as t:
+        _remember(t, server, seen)
+    with tab(browser, scripts=False) as t:
+        for page in pages:
+            t.go(server + page)
+            found[page] = t.js(
+                "[document.querySelectorAll('.new-tag, .new-since').length,"
+                " document.querySelectorAll('.latest li, .threads li, article.message').length]"
+            )
+    assert found == {pages[0]: [0, 4], pages[1]: [0, 3], pages[2]: [0, 4]}, found
