@@ -7,7 +7,9 @@ page wider than a 390 px screen, 24 px targets). Skipped without Chromium."""
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import os
 import re
 import threading
 import time
@@ -27,7 +29,7 @@ from listlib.render.pages import MAX_INDENT
 from listlib.store.core import Store
 
 from ..support.chromium import CHROMIUM, DevTools, fresh_browser
-from ..support.helpers import SITE_TOML, make_message, mboxrd, run_listlib
+from ..support.helpers import REPO, SITE_TOML, make_message, mboxrd, run_listlib
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (apt-get install chromium)")
 
@@ -423,3 +425,108 @@ def test_without_scripts_nothing_is_marked_and_nothing_is_missing(browser: DevTo
                 " document.querySelectorAll('.latest li, .threads li, article.message').length]"
             )
     assert found == {pages[0]: [0, 4], pages[1]: [0, 3], pages[2]: [0, 4]}, found
+
+
+# -- dates in the reader's format ----------------------------------------------------------------
+
+DATES_JS = """[...document.querySelectorAll('time[datetime]')].map(
+  (t) => [t.getAttribute('datetime'), t.textContent.replace(/\\u202f/g, ' '), t.title])"""
+
+
+@pytest.mark.parametrize(
+    ("locale", "moment", "day"),
+    [
+        ("de-DE", "03.05.2024, 01:00", "03.05.2024"),
+        ("en-US", "May 3, 2024, 1:00 AM", "May 3, 2024"),
+        ("en-GB", "3 May 2024, 01:00", "3 May 2024"),
+    ],
+)
+def test_dates_show_in_the_readers_language_and_zone_over_the_iso_form(
+    browser: DevTools, server: str, site: Path, locale: str, moment: str, day: str
+) -> None:
+    thread = _page_of(site, "r0@example.org")
+    with tab(browser, locale=locale) as t:
+        t.browser.send("Emulation.setTimezoneOverride", t.session, timezoneId="America/Los_Angeles")
+        t.go(server + thread)
+        t.wait("document.querySelector('[data-time-zone]').textContent !== 'UTC'")
+        times = t.js(DATES_JS)
+        t.go(server + "dev/2024/05/index.html")
+        days = t.js(DATES_JS)
+        t.go(server + "search/index.html?q=resync")
+        t.wait("document.querySelectorAll('#search-results time').length > 0")
+        found = t.js(DATES_JS)
+    # r0 was sent at 2024-05-03 08:00 UTC: 01:00 in Los Angeles; the heading's time is first.
+    first = next(x for x in times if x[0] == "2024-05-03T08:00:00Z")
+    assert first[1] == moment, first
+    assert first[2] == "2024-05-03 08:00 UTC"
+    # Days (UTC days) on the month page and in search results, the ISO day kept as the title.
+    assert [d[1] for d in days if d[2] == "2024-05-03 (UTC)"][:1] == [day], days
+    assert [d[1] for d in found if d[2] == "2024-05-03 (UTC)"][:1] == [day], found
+
+
+def test_without_scripts_dates_stay_in_their_iso_form(browser: DevTools, server: str, site: Path) -> None:
+    with tab(browser, scripts=False, locale="de-DE") as t:
+        t.go(server + _page_of(site, "r0@example.org"))
+        times = t.js(DATES_JS)
+        t.go(server + "dev/2024/05/index.html")
+        days = t.js(DATES_JS)
+    assert ["2024-05-03T08:00:00Z", "2024-05-03 08:00 UTC", ""] in times, times
+    assert days and all(re.fullmatch(r"\d{4}-\d\d-\d\d", text) for _iso, text, _title in days), days
+
+
+# -- the phone layout --------------------------------------------------------------------------
+
+PHONE_PAGES = [
+    "index.html",
+    "dev/index.html",
+    "dev/2024/05/index.html",
+    "dev/2024/05/date.html",
+    "search/index.html?q=resync",
+]
+
+LAYOUT_JS = """(() => {
+  const small = [...document.querySelectorAll('.calendar a, .lists a, .by-date a, .threads a, .latest a')]
+    .map((a) => a.getBoundingClientRect()).filter((r) => r.height < 24 || r.width < 24).length;
+  const boxes = [...document.querySelectorAll('.calendar-wrap, table')]
+    .filter((e) => e.scrollWidth > e.clientWidth + 1);
+  return {page: document.documentElement.scrollWidth, small, scrolling: boxes.map((e) => e.className)};
+})()"""
+
+
+@pytest.mark.parametrize("page", PHONE_PAGES)
+def test_on_a_phone_no_page_scrolls_sideways_and_every_index_target_is_24px(
+    browser: DevTools, server: str, page: str
+) -> None:
+    with tab(browser, width=390) as t:
+        t.go(server + page)
+        seen = t.js(LAYOUT_JS)
+    assert seen == {"page": 390, "small": 0, "scrolling": []}, seen
+
+
+def test_on_a_phone_the_calendar_names_its_months_and_the_lists_table_keeps_its_counts(
+    browser: DevTools, server: str, site: Path
+) -> None:
+    artifacts = Path(os.environ.get("LISTLIB_ARTIFACTS") or REPO / "tests" / "artifacts") / "reader"
+    artifacts.mkdir(parents=True, exist_ok=True)
+    with tab(browser, width=390) as t:
+        t.go(server + "dev/index.html")
+        may = t.js(
+            "(() => { const a = document.querySelector('.calendar td a');"
+            " return [a.parentElement.innerText, a.getBoundingClientRect().width]; })()"
+        )
+        t.go(server + "index.html")
+        counts = t.js("document.querySelector('.lists tbody tr').innerText")
+    shown = may[0].split()
+    assert shown[0] == "May" and shown[-2:] == [str(DEEP + 3 + 2 + 1), "3"], may  # the month, messages, threads
+    assert may[1] >= 48, may  # six to a row, not thirteen
+    assert "threads" in counts and "messages" in counts, counts
+    # Screenshots of the reader's pages at both widths, kept with the accessibility test's.
+    for width in (390, 1280):
+        for name, page in [
+            ("thread", _page_of(site, "d1@example.org")),
+            *[(p.split("?")[0].replace("/", "-"), p) for p in PHONE_PAGES],
+        ]:
+            with tab(browser, width=width) as t:
+                t.go(server + page)
+                shot = t.browser.send("Page.captureScreenshot", t.session, format="png", captureBeyondViewport=True)
+            (artifacts / f"{name}-{width}.png").write_bytes(base64.b64decode(shot["data"]))

@@ -620,6 +620,7 @@
         item.appendChild(inner);
         list.appendChild(item);
       });
+      if (root.ListlibTimes) root.ListlibTimes.show(list);  // dates in the reader's format (times.js)
       pager.textContent = "";
       function link(label, number) {
         var a = doc.createElement("a");
