@@ -244,13 +244,16 @@ def test_quotes_of_the_parent_fold_and_quotes_of_anything_else_stay(site: Path) 
     assert page.count('<span class="quote">&gt; Manual line 1 for reply') == DEEP - 1
 
 
-def test_the_deep_thread_fits_a_phone_screen(browser: DevTools, server: str, site: Path) -> None:
-    with tab(browser, width=390) as t:
+@pytest.mark.parametrize("width", [390, 1280])
+def test_indentation_stops_growing_past_the_cap(browser: DevTools, server: str, site: Path, width: int) -> None:
+    with tab(browser, width=width) as t:
         t.go(server + _page_of(site, "d1@example.org"))
-        width = t.js("document.documentElement.scrollWidth")
-        narrowest = t.js("Math.min(...[...document.querySelectorAll('article.message')].map(a => a.clientWidth))")
-    assert width <= 390
-    assert narrowest >= 300, narrowest  # the deepest reply keeps most of the screen
+        page = t.js("document.documentElement.scrollWidth")
+        lefts = t.js("[...document.querySelectorAll('article.message')].map((a) => a.getBoundingClientRect().left)")
+    assert page <= width
+    assert lefts == sorted(lefts) and len(set(lefts[: MAX_INDENT + 1])) == MAX_INDENT + 1, lefts
+    assert set(lefts[MAX_INDENT:]) == {lefts[MAX_INDENT]}, lefts  # the replies deeper than the cap stay at it
+    assert width - lefts[-1] >= 0.75 * width, lefts  # and keep most of the width
 
 
 @pytest.mark.parametrize("scripts", [False, True])
