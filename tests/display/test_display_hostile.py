@@ -400,6 +400,18 @@ def test_any_plain_text_renders_to_balanced_inert_html(text: str, hide: bool) ->
     assert_nothing_executable(f'<pre class="text">{markup_text(text, hide)}</pre>')
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=40), max_size=30).map("\n".join), st.booleans())
+def test_quotes_of_a_parent_render_to_balanced_inert_html(parent: str, hide: bool) -> None:
+    """A reply quoting any parent (its lines, re-quoted): folded as a repeat, still safe."""
+    from listlib.display.textbody import clean_text, quote_keys
+
+    reply = "".join(f"> {line}\n" for line in parent.split("\n")) + "\nMy answer.\n"
+    html, plain = render_plain(clean_text(reply), hide, quote_keys(clean_text(parent)))
+    assert_nothing_executable(f'<div class="msg-body">{html}</div>')
+    assert plain == render_plain(clean_text(reply), hide)[1]  # the new text is the same either way
+
+
 _LINES = st.sampled_from(
     [
         "",
