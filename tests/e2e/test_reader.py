@@ -28,6 +28,7 @@ from listlib.filing import file_sources
 from listlib.render.pages import MAX_INDENT
 from listlib.store.core import Store
 
+from ..support.axe import AXE, audit
 from ..support.chromium import CHROMIUM, DevTools, fresh_browser
 from ..support.helpers import REPO, SITE_TOML, make_message, mboxrd, run_listlib
 
@@ -533,3 +534,22 @@ def test_on_a_phone_the_calendar_names_its_months_and_the_lists_table_keeps_its_
                 t.go(server + page)
                 shot = t.browser.send("Page.captureScreenshot", t.session, format="png", captureBeyondViewport=True)
             (artifacts / f"{name}-{width}.png").write_bytes(base64.b64decode(shot["data"]))
+
+
+# -- accessibility of what the scripts add -------------------------------------------------------
+
+
+@pytest.mark.skipif(AXE is None, reason="axe-core is not installed (npm install --prefix tests/.node axe-core)")
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+@pytest.mark.parametrize("width", [390, 1280])
+@pytest.mark.parametrize("page", ["thread", "month", "list"])
+def test_new_marks_and_deep_replies_have_no_aa_violation(
+    browser: DevTools, server: str, site: Path, page: str, width: int, scheme: str
+) -> None:
+    path = {"thread": _page_of(site, "r0@example.org"), "month": "dev/2024/05/index.html", "list": "dev/index.html"}
+    with tab(browser) as t:
+        _remember(t, server, {"lists": {"dev": {"at": _ms(T0), "prev": None}}, "threads": {}})
+    violations = audit(browser, server + path[page], width, scheme)
+    assert violations == [], violations
+    if page == "thread":  # and the deep thread, its "reply to" lines and folded quotes
+        assert audit(browser, server + _page_of(site, "d1@example.org"), width, scheme) == []
