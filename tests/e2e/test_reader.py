@@ -37,6 +37,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not instal
 T0 = datetime(2024, 5, 2, 8, 0, tzinfo=UTC)
 DEEP = 10
 """Messages of the reply chain: each answers the one before."""
+LONG = 55
+"""Messages of the paged thread: its second page holds the last five."""
 
 
 def _deep() -> list[bytes]:
@@ -94,6 +96,8 @@ def messages() -> list[bytes]:
         *_thread("r", "Resync speed", 3, T0 + timedelta(days=1), "resync"),
         *_thread("s", "Slow resync after reboot", 2, T0 + timedelta(days=2), "resync"),
         *_thread("j", "June news", 2, datetime(2024, 6, 10, 9, 0, tzinfo=UTC), "resync"),
+        # A thread long enough to be paged (50 messages a page), in April.
+        *_thread("p", "Paged", LONG, datetime(2024, 4, 1, 9, 0, tzinfo=UTC), "paging"),
         # A late reply to "Resync speed" whose mailer kept only In-Reply-To.
         make_message(
             "Re: Resync speed",
@@ -211,7 +215,7 @@ def tab(browser: DevTools, width: int = 1280, scripts: bool = True, locale: str 
 
 def _page_of(site: Path, message_id: str) -> str:
     """The thread page (under output/) that holds a message, found by its anchor."""
-    for page in sorted(site.glob("dev/*/*/*.html")):
+    for page in sorted(site.glob("dev/*/*/*.html"), key=lambda p: ("-" in p.name, p.name)):  # first pages first
         text = page.read_text(encoding="utf-8")
         if f"%3C{message_id.replace('@', '%40')}%3E" in text and 'class="thread"' in text:
             return page.relative_to(site).as_posix()
@@ -379,7 +383,7 @@ def test_a_thread_page_marks_messages_newer_than_the_last_visit_and_leads_from_o
         second = t.wait(f"location.hash !== '{first}' && location.hash")
         stored = t.js("JSON.parse(localStorage.getItem('listlib-visits')).threads")
     assert [m[0] for m in marks] == ["Author r2", "Late Writer"], marks
-    assert bar.startswith("2 new messages on this page since your last visit."), bar
+    assert bar.startswith("2 new messages in this thread since your last visit."), bar
     assert [first, second] == ["#" + order[2], "#" + order[3]]
     assert stored[thread]["prev"] == _ms(seen) and stored[thread]["at"] > _ms(seen)
     # Nothing is sent anywhere: the page asked its own server for its own files only.
@@ -428,7 +432,26 @@ def test_without_scripts_nothing_is_marked_and_nothing_is_missing(browser: DevTo
                 "[document.querySelectorAll('.new-tag, .new-since').length,"
                 " document.querySelectorAll('.latest li, .threads li, article.message').length]"
             )
-    assert found == {pages[0]: [0, 4], pages[1]: [0, 3], pages[2]: [0, 4]}, found
+    assert found == {pages[0]: [0, 5], pages[1]: [0, 3], pages[2]: [0, 4]}, found
+
+
+def test_next_new_message_leads_to_the_later_page_of_a_long_thread(browser: DevTools, server: str, site: Path) -> None:
+    page = _page_of(site, "p0@example.org")
+    thread = "dev/" + page.rsplit("/", 1)[1].removesuffix(".html")
+    seen = datetime(2024, 4, 1, 9, 0, tzinfo=UTC) + timedelta(hours=LONG - 4, minutes=30)  # the last three are new
+    with tab(browser) as t:
+        _remember(t, server, {"lists": {}, "threads": {thread: {"at": _ms(seen), "prev": None}}})
+        t.go(server + page)
+        t.wait("!!document.querySelector('.new-since')")
+        bar = t.js("document.querySelector('.new-since').textContent")
+        here = t.js("document.querySelectorAll('.new-tag').length")
+        t.click(".new-since a.next-new")
+        t.wait("location.pathname.endsWith('-2.html') && document.readyState === 'complete'")
+        t.wait("!!document.querySelector('.new-since')")
+        there = t.js("[...document.querySelectorAll('article.message.new')].map((a) => a.id)")
+        target = t.js("location.hash.slice(1)")
+    assert bar.startswith("3 new messages in this thread since your last visit."), bar
+    assert here == 0 and len(there) == 3 and target == there[0], (here, there, target)
 
 
 # -- dates in the reader's format ----------------------------------------------------------------
@@ -515,7 +538,7 @@ def test_on_a_phone_the_calendar_names_its_months_and_the_lists_table_keeps_its_
     with tab(browser, width=390) as t:
         t.go(server + "dev/index.html")
         may = t.js(
-            "(() => { const a = document.querySelector('.calendar td a');"
+            "(() => { const a = document.querySelector('.calendar td[data-m=May] a');"
             " return [a.parentElement.innerText, a.getBoundingClientRect().width]; })()"
         )
         t.go(server + "index.html")

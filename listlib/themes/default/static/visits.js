@@ -8,7 +8,8 @@
  * newer than the visit before ("new" or "new replies", by data-first/data-last); on a
  * thread page, each message newer than the thread's last visit (or, for a thread never
  * opened, the list's) gets a "New" tag, and a bar at the top and each new message offer
- * "Next new message". The first visit marks nothing.
+ * "Next new message" (across the pages of a long thread: the contents list every
+ * message with its date and page). The first visit marks nothing.
  */
 (function () {
   "use strict";
@@ -57,15 +58,19 @@
     var listSince = listRec ? (now - listRec.at < SESSION ? listRec.prev : listRec.at) : null;
     var opened = !!visits.threads[key], threadSince = visit(visits.threads, key);
     var since = opened ? threadSince : listSince;  // a thread never opened: what is new since the list
-    var fresh = [];
-    if (since !== null && since !== undefined) {
-      var articles = document.querySelectorAll("article.message[id]");
-      for (var i = 0; i < articles.length; i++) {
-        var time = articles[i].querySelector(".message-header time[datetime]");
-        if (time && Date.parse(time.getAttribute("datetime")) > since) fresh.push(articles[i]);
-      }
+    // Every message of the thread in its order, with its date: from the table of contents
+    // (it lists them all, on every page of a long thread), else from the page's messages.
+    var entries = [], toc = document.querySelectorAll(".toc li > a[href]");
+    var sources = toc.length ? toc : document.querySelectorAll("article.message[id]");
+    for (var i = 0; i < sources.length; i++) {
+      var time = sources[i].querySelector(toc.length ? "time[datetime]" : ".message-header time[datetime]");
+      var href = toc.length ? sources[i].getAttribute("href") : "#" + sources[i].id;
+      if (time) entries.push({ href: href, id: href.slice(href.indexOf("#") + 1), date: Date.parse(time.getAttribute("datetime")) });
     }
-    fresh.forEach(function (article, n) {
+    var fresh = since === null || since === undefined ? [] : entries.filter(function (e) { return e.date > since; });
+    fresh.forEach(function (entry, n) {
+      var article = document.getElementById(entry.id);
+      if (!article || !article.classList.contains("message")) return;  // on another page
       article.classList.add("new");
       var heading = article.querySelector("h2");
       heading.appendChild(document.createTextNode(" "));
@@ -73,7 +78,7 @@
       var links = article.querySelector(".message-links");
       if (links && fresh[n + 1]) {
         var next = document.createElement("a");
-        next.href = "#" + fresh[n + 1].id;
+        next.href = fresh[n + 1].href;
         next.className = "next-new";
         next.textContent = "Next new message";
         links.insertBefore(next, links.firstChild);
@@ -84,8 +89,8 @@
       bar.className = "note new-since";
       bar.setAttribute("role", "status");
       bar.appendChild(document.createTextNode((fresh.length === 1 ? "1 new message" : fresh.length + " new messages") +
-        " on this page since your last visit. "));
-      first.href = "#" + fresh[0].id;
+        " in this thread since your last visit. "));
+      first.href = fresh[0].href;
       first.className = "next-new";
       first.textContent = "Next new message";
       bar.appendChild(first);
