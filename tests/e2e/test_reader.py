@@ -555,6 +555,8 @@ def test_on_a_phone_the_calendar_names_its_months_and_the_lists_table_keeps_its_
         ]:
             with tab(browser, width=width) as t:
                 t.go(server + page)
+                if page.startswith("search/"):  # once the results are in
+                    t.wait("document.querySelectorAll('#search-results > li').length > 0")
                 shot = t.browser.send("Page.captureScreenshot", t.session, format="png", captureBeyondViewport=True)
             (artifacts / f"{name}-{width}.png").write_bytes(base64.b64decode(shot["data"]))
 
