@@ -408,6 +408,19 @@ def test_list_and_month_pages_mark_new_threads_and_new_replies_and_keep_them_for
     assert sorted(listed) == [["June news", "new"], ["Resync speed", "new"], ["Slow resync after reboot", "new"]]
 
 
+def test_a_thread_never_opened_shows_what_is_new_since_the_list_visit_also_when_reloaded(
+    browser: DevTools, server: str, site: Path
+) -> None:
+    seen = T0 + timedelta(days=1, hours=1, minutes=30)  # after r0 and r1
+    with tab(browser) as t:
+        _remember(t, server, {"lists": {"dev": {"at": _ms(seen), "prev": None}}, "threads": {}})
+        marks = []
+        for _ in range(2):
+            t.go(server + _page_of(site, "r0@example.org"))
+            marks.append(t.js(MARKS_JS))
+    assert marks[0] == marks[1] == [["Author r2", "New"], ["Late Writer", "New"]], marks
+
+
 def test_a_first_visit_marks_nothing_and_is_remembered(browser: DevTools, server: str, site: Path) -> None:
     with tab(browser) as t:
         _remember(t, server, None)

@@ -25,9 +25,10 @@
   visits.threads = visits.threads || {};
   var now = Date.now(), slug = page.getAttribute("data-visit-list");
 
-  // The moment this visit compares with, and the record updated for this visit.
-  function visit(map, key) {
-    var rec = map[key], since = null;
+  // The moment this visit compares with (``fallback`` for a first visit), and the record
+  // updated for this visit: a later visit in the same session compares with the same.
+  function visit(map, key, fallback) {
+    var rec = map[key], since = fallback;
     if (rec && now - rec.at < SESSION) since = rec.prev;
     else if (rec) since = rec.at;
     map[key] = { at: now, prev: since };
@@ -56,8 +57,7 @@
   if (threadId) {
     var key = slug + "/" + threadId, listRec = visits.lists[slug];
     var listSince = listRec ? (now - listRec.at < SESSION ? listRec.prev : listRec.at) : null;
-    var opened = !!visits.threads[key], threadSince = visit(visits.threads, key);
-    var since = opened ? threadSince : listSince;  // a thread never opened: what is new since the list
+    var since = visit(visits.threads, key, listSince);  // a thread never opened: what is new since the list
     // Every message of the thread in its order, with its date: from the table of contents
     // (it lists them all, on every page of a long thread), else from the page's messages.
     var entries = [], toc = document.querySelectorAll(".toc li > a[href]");
@@ -98,7 +98,7 @@
       if (heading1) heading1.parentNode.insertBefore(bar, heading1.nextSibling);
     }
   } else {
-    var listSince2 = visit(visits.lists, slug), rows = document.querySelectorAll("[data-last] a[href]");
+    var listSince2 = visit(visits.lists, slug, null), rows = document.querySelectorAll("[data-last] a[href]");
     for (var r = 0; r < rows.length; r++) {
       var row = rows[r].closest("[data-last]"), seen = seenThread(threadKey(rows[r].getAttribute("href")), listSince2);
       if (seen.since === null || seen.since === undefined) continue;
