@@ -119,6 +119,7 @@ def _display(raw: bytes, options: DisplayOptions) -> MessageDisplay:
         no_archive=False,
         text=walk.text(),
         language=language_of(headers),
+        quote_keys=frozenset(walk.keys),
     )
 
 

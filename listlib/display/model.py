@@ -29,6 +29,9 @@ class DisplayOptions:
     """Leave ``body_html`` empty and make only the text fields (what the search indexer reads)."""
     texts: Texts | None = None
     """The site's words (notes, folded quotes' summaries, labels) in its language; None: English."""
+    parent: frozenset[str] = frozenset()
+    """The ``quote_keys`` of the message this one answers, when the page shows it too:
+    quotes that merely repeat it fold sooner (``display.textbody``)."""
 
 
 @dataclass(frozen=True)
@@ -76,3 +79,5 @@ class MessageDisplay:
     language: str = ""
     """The message's language as its Content-Language says (its first tag, when it is a
     well-formed one), else ""; pages mark its body with it."""
+    quote_keys: frozenset[str] = frozenset()
+    """The lines of its text parts as a reply's quote of them is compared (``textbody.quote_keys``)."""

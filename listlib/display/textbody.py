@@ -14,7 +14,12 @@ Rules (decided here, documented for the theme and for readers of the code):
   (a line ending in ``:`` such as "On Mon, Ann wrote:", possibly preceded by
   one or two lines of the same paragraph starting with "On") moves into the
   ``<summary>``. Outlook's "-----Original Message-----" starts a quote that
-  runs to the end of the message.
+  runs to the end of the message. On a thread page a quote that merely repeats
+  the parent message (``parent``: ``quote_keys`` of its text; at least
+  ``REPEAT_SHARE`` of the quote's lines with text are lines of the parent) folds
+  from ``FOLD_REPEAT_LINES`` (2) lines on, its first line kept in the summary as
+  context for the answer below it: the parent is on the same page, a quote of
+  anything else is worth more of the reader's eye.
 - *Signatures*: the lines after a ``-- `` line (or ``--``, which many clients
   send after stripping the space) up to the next quote, when there are at most
   ``SIGNATURE_LINES`` (20) of them, fold into ``<details class="signature">``.
@@ -48,17 +53,24 @@ from . import diff
 
 __all__ = [
     "FOLD_QUOTE_LINES",
+    "FOLD_REPEAT_LINES",
+    "REPEAT_SHARE",
     "SIGNATURE_LINES",
     "clean_text",
     "markup_text",
     "obfuscate_address",
     "obfuscate_addresses",
     "plain_text",
+    "quote_keys",
     "render_plain",
     "unflow",
 ]
 
 FOLD_QUOTE_LINES = 4
+FOLD_REPEAT_LINES = 2
+"""A quote that repeats the parent message folds from this many lines with text on."""
+REPEAT_SHARE = 0.8
+"""A quote repeats the parent when this share of its lines with text are the parent's lines."""
 SIGNATURE_LINES = 20
 FOOTER_LINES = 15
 REL = "nofollow noopener noreferrer"
@@ -413,15 +425,34 @@ def _take_attribution(block: _Block) -> str:
     return " ".join(body[cut:].split())
 
 
-def _folds(text: str) -> bool:
-    """Whether a quote has at least ``FOLD_QUOTE_LINES`` lines with text (bare ">" lines do not count)."""
-    if text.count("\n") + 1 < FOLD_QUOTE_LINES:
+def _folds(text: str, lines: int = FOLD_QUOTE_LINES) -> bool:
+    """Whether a quote has at least ``lines`` lines with text (bare ">" lines do not count)."""
+    if text.count("\n") + 1 < lines:
         return False
-    found = islice(_QUOTE_CONTENT_RE.finditer("\n" + text), FOLD_QUOTE_LINES)
-    return sum(1 for _ in found) == FOLD_QUOTE_LINES
+    found = islice(_QUOTE_CONTENT_RE.finditer("\n" + text), lines)
+    return sum(1 for _ in found) == lines
 
 
-def _structure(text: str) -> list[_Block]:
+_KEY_STRIP_RE = re.compile(r"^[>\s]+")
+
+
+def _key(line: str) -> str:
+    return " ".join(_KEY_STRIP_RE.sub("", line).split()).casefold()
+
+
+def quote_keys(text: str) -> frozenset[str]:
+    """What a reply's quote of ``text`` is compared with: each line with text, without its
+    quote marks, whitespace collapsed, case folded (a reply re-wraps and re-quotes)."""
+    return frozenset(key for key in map(_key, text.split("\n")) if key)
+
+
+def _repeats(text: str, parent: frozenset[str]) -> bool:
+    """Whether a quote's lines with text are (``REPEAT_SHARE`` of them) lines of the parent."""
+    keys = [key for key in map(_key, text.split("\n")) if key]
+    return bool(keys) and sum(key in parent for key in keys) >= REPEAT_SHARE * len(keys)
+
+
+def _structure(text: str, parent: frozenset[str] = frozenset()) -> list[_Block]:
     blocks = _runs(text)
     footer = "__________" in text
     if footer or "riginal Message" in text or "Nachricht" in text or "d'origine" in text:
@@ -440,10 +471,11 @@ def _structure(text: str) -> list[_Block]:
                 parts[-1:] = _split_signature(parts[-1], footer)
             out.extend(parts)
             continue
-        if block.attribution or _folds(block.text):
+        repeat = bool(parent) and _folds(block.text, FOLD_REPEAT_LINES) and _repeats(block.text, parent)
+        if repeat or block.attribution or _folds(block.text):
             if not block.attribution and out and out[-1].kind in ("text", "signature"):
                 block.attribution = _take_attribution(out[-1])
-            block.kind = "folded-quote"
+            block.kind = "repeat-quote" if repeat else "folded-quote"
         out.append(block)
     return out
 
@@ -480,11 +512,14 @@ def is_wide(text: str) -> bool:
     return False
 
 
-def render_plain(text: str, obfuscate: bool, texts: Texts | None = None) -> tuple[str, str]:
+def render_plain(
+    text: str, obfuscate: bool, texts: Texts | None = None, *, parent: frozenset[str] = frozenset()
+) -> tuple[str, str]:
     """(safe HTML, ``plain_text``) of a cleaned plain-text body. Text and short quotes
     show in one ``<pre>``; paragraphs with long lines that are not prose (``is_wide``)
     in a ``<pre>`` of their own (``wide_pre``). ``texts``: the site's words (English
-    when None)."""
+    when None). ``parent``: the ``quote_keys`` of the message it answers, when known
+    (quotes that repeat it fold sooner)."""
     texts = texts or english()
     wide = wide_pre(texts)
     html: list[str] = []
@@ -505,7 +540,7 @@ def render_plain(text: str, obfuscate: bool, texts: Texts | None = None) -> tupl
             run_wide = wide
         pending.append(marked)
 
-    for block in _structure(text):
+    for block in _structure(text, parent):
         if block.kind == "text":
             if not is_wide(block.text):
                 marked, plain = _markup(block.text, obfuscate)
@@ -626,14 +661,24 @@ def _folded(block: _Block, body: str, obfuscate: bool, texts: Texts) -> str:
         kind, summary = "signature", escape(texts.text("display.signature"), quote=False)
     elif block.kind == "footer":
         kind, summary = "footer", escape(texts.text("display.footer"), quote=False)
+    elif block.kind == "repeat-quote":
+        count = body.count("\n") + 1
+        kind = "quote repeat"
+        first = next(line for line in body.split("\n") if _key(line))
+        first = " ".join(_KEY_STRIP_RE.sub("", first).split())
+        if len(first) > 60:
+            first = first[:60].rsplit(" ", 1)[0] + "…"
+        shown = escape(obfuscate_addresses(first) if obfuscate else first, quote=False)
+        lines = escape(texts.text("display.parent_lines", n=count), quote=False)
+        summary = f'<span class="first">“{shown}”</span> <span class="lines">{lines}</span>'
     else:
         count = body.count("\n") + 1
         kind = "quote"
         lines = escape(texts.text("display.quoted_lines", n=count), quote=False)
         summary = f'<span class="lines">{lines}</span>'
-        if block.attribution:
-            said = obfuscate_addresses(block.attribution) if obfuscate else block.attribution
-            summary = f'<span class="attribution">{escape(said, quote=False)}</span> {summary}'
+    if block.attribution:
+        said = obfuscate_addresses(block.attribution) if obfuscate else block.attribution
+        summary = f'<span class="attribution">{escape(said, quote=False)}</span> {summary}'
     return (
         f'<details class="{kind}"><summary>{summary}</summary>'
         f'<pre class="text">{markup_text(body, obfuscate)}</pre></details>'

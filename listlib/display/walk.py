@@ -39,7 +39,15 @@ from . import sanitize
 from .attachments import display_name, unique_filename
 from .mime import MESSAGES, Headers, Part
 from .model import Attachment, DisplayOptions
-from .textbody import clean_text, obfuscate_address, obfuscate_addresses, plain_text, render_plain, unflow
+from .textbody import (
+    clean_text,
+    obfuscate_address,
+    obfuscate_addresses,
+    plain_text,
+    quote_keys,
+    render_plain,
+    unflow,
+)
 
 __all__ = ["MAX_INDEXED_BYTES", "MAX_SHOWN_BYTES", "Walk", "author_fields", "date_of", "is_no_archive"]
 
@@ -128,6 +136,8 @@ class Walk:
         self.attachments: list[_Pending] = []
         self.taken: set[str] = set()
         self.counters: dict[str, int] = {}
+        self.keys: set[str] = set()
+        """``quote_keys`` of the text parts shown (not made with ``text_only``)."""
 
     # -- results ---------------------------------------------------------------------------------
 
@@ -245,7 +255,8 @@ class Walk:
         if self.options.text_only:
             self.texts.append(plain_text(text, obfuscate))
             return
-        html, plain = render_plain(text, obfuscate, self.words)
+        html, plain = render_plain(text, obfuscate, self.words, parent=self.options.parent)
+        self.keys |= quote_keys(text)
         if html:
             self.blocks.append(html)
         self.texts.append(plain)

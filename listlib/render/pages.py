@@ -96,8 +96,9 @@ logger = logging.getLogger(__name__)
 
 TOC_THRESHOLD = 6
 """Threads with at least this many messages get a table of contents."""
-MAX_INDENT = 8
-"""Deeper replies are drawn at this depth, so deep threads stay readable on a phone."""
+MAX_INDENT = 5
+"""Deeper replies are drawn at this depth, so deep threads stay readable on a phone; each
+says "reply to NAME" instead (``_Message.parent_name``)."""
 _SUBJECT_KEY_CHARS = SUBJECT_CHARS - 50
 """Replies whose subjects agree this far are not marked as changing the subject (shown
 subjects are cut at ``SUBJECT_CHARS``, and "Re: " moves the cut)."""
@@ -183,6 +184,8 @@ class _Message:
     """Its anchor as the page being rendered links to it ("#call", or another page's)."""
     parent_href: str = ""
     """Its parent's anchor, likewise ("" for a root)."""
+    parent_name: str = ""
+    """Who wrote its parent, when it is drawn deeper than ``MAX_INDENT`` allows (else "")."""
 
     def __post_init__(self) -> None:
         # Frozen: the anchors on its own page are filled in as the dataclass docs show.
@@ -272,6 +275,10 @@ class Renderer:
         subjects: dict[str, str] = {}
         numbers: dict[str, int] = {}
         """call -> the page that shows it."""
+        keys: dict[str, frozenset[str]] = {}
+        """call -> its ``quote_keys`` (its replies' quotes of it fold sooner)."""
+        names: dict[str, str] = {}
+        """call -> who wrote it, as its heading says."""
         for (
             call,
             parent,
@@ -289,7 +296,8 @@ class Renderer:
             numbers[call] = number
             if removed is not None:
                 permalink = relative_url(page, message_path(slug, month, call))
-                shown.append(_placeholder(call, parent, depth, removed, permalink))
+                shown.append(_placeholder(call, parent, depth, removed, permalink, names.get(parent or "", "")))
+                names[call] = "(removed)"
                 subjects[call] = subjects.get(parent or "", "") if parent else ""
                 continue
             folder = attachment_dir(slug, month, call)
@@ -298,8 +306,12 @@ class Renderer:
                 load_remote_images=site.load_remote_images,
                 attachment_base=relative_url(page, folder + "/x")[:-1],
                 texts=self.texts,
+                parent=keys.get(parent or "", frozenset()),
             )
             display = _display(self._raw(stored), options, call, no_archive)
+            if display.quote_keys:
+                keys[call] = display.quote_keys
+            names[call] = "(not archived)" if display.no_archive else display.author_shown or "(unknown sender)"
             if self.on_display is not None and not no_archive:
                 self.on_display(call, raw_hash, display)
             # Compared on their first characters: displayed subjects are cut (SUBJECT_CHARS), and
@@ -318,6 +330,7 @@ class Renderer:
                     parent=parent,
                     depth=depth,
                     indent=min(depth, MAX_INDENT),
+                    parent_name=names.get(parent or "", "") if depth > MAX_INDENT else "",
                     display=display,
                     subject_changed=changed and not display.no_archive,
                     permalink=relative_url(page, message_path(slug, month, call)),
@@ -610,8 +623,11 @@ def _pager(paths: list[str], number: int) -> dict[str, Any]:
     }
 
 
-def _placeholder(call: str, parent: str | None, depth: int, removed: Removed, permalink: str) -> _Message:
-    """A removed message's place in its thread: no author, no text, no links but its own."""
+def _placeholder(
+    call: str, parent: str | None, depth: int, removed: Removed, permalink: str, parent_name: str
+) -> _Message:
+    """A removed message's place in its thread: no author, no text, no links but its own
+    (and its parent's, as every reply drawn deeper than ``MAX_INDENT``)."""
     at, reason = removed
     display = dataclasses.replace(_BLANK, no_archive=True)
     return _Message(
@@ -619,6 +635,7 @@ def _placeholder(call: str, parent: str | None, depth: int, removed: Removed, pe
         parent=parent,
         depth=depth,
         indent=min(depth, MAX_INDENT),
+        parent_name=parent_name if depth > MAX_INDENT else "",
         display=display,
         subject_changed=False,
         permalink=permalink,

@@ -16,7 +16,7 @@ from typing import NamedTuple
 
 from ..display import DisplayOptions, MessageDisplay, display_message, obfuscate_address
 from ..store.index import Row
-from ..urls import message_path
+from ..urls import message_id_hash, message_path
 from ..values import Month
 from .analysis import words
 from .segment import Doc
@@ -30,7 +30,11 @@ __all__ = [
     "excerpt_of",
     "indexer_options",
     "search_text",
+    "thread_key",
 ]
+
+THREAD_KEY_CHARS = 10
+"""Hex digits of a thread key: 40 bits, no two threads of one result page share one."""
 
 EXCERPT = 240
 
@@ -72,6 +76,7 @@ def document(row: Row, text: SearchText, cls: str | None = None) -> Doc:
         author=text.author,
         date=row.date,
         excerpt=excerpt_of(text.body),
+        thread=thread_key(row),
         fields={
             "subject": words(text.subject),
             "author": author_words(text.author_name, text.address),
@@ -80,6 +85,16 @@ def document(row: Row, text: SearchText, cls: str | None = None) -> Doc:
             "class": [cls] if cls else [],
         },
     )
+
+
+def thread_key(row: Row) -> str:
+    """What results grouped by thread group by: a digest of the first Message-ID of the
+    message's References (its thread's first message, as its sender's mailer knew it),
+    else of its In-Reply-To, else of its own. From the message alone, so a thread
+    re-rooted later (a parent that arrives late) does not leave stale keys behind: its
+    messages keep sharing their key. Messages that lost their headers each stand alone."""
+    first = row.refs.split()[0] if row.refs.split() else row.in_reply_to or row.message_id or row.call
+    return message_id_hash(first.strip("<>"))[:THREAD_KEY_CHARS]
 
 
 def author_words(name: str, address: str) -> list[str]:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import struct
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from .codec import decode_positions, decode_postings
 from .query import CLASS_FIELD, Clause, Query, parse_query
 from .segment import doc_days, term_key
 
-__all__ = ["FORMAT", "Hit", "Results", "Source", "search"]
+__all__ = ["FORMAT", "Hit", "Results", "Source", "ThreadHits", "group_by_thread", "search"]
 
 FORMAT = 2
 PREFIX_EXPANSIONS = 50
@@ -84,6 +85,8 @@ class Hit:
     date: int
     excerpt: str
     score: float
+    thread: str = ""
+    """``document.thread_key`` ("" in an index written before it)."""
 
     def to_dict(self) -> dict[str, object]:
         return dict(self.__dict__)
@@ -95,6 +98,35 @@ class Results:
     hits: list[Hit] = field(default_factory=list)
     terms: list[str] = field(default_factory=list)
     """Every token the query looked for (for highlighting)."""
+
+
+@dataclass
+class ThreadHits:
+    """The hits of one thread on a page of results (``group_by_thread``)."""
+
+    subject: str
+    """Its earliest hit's subject without reply prefixes ("" when it has none)."""
+    first: Hit
+    """Its earliest hit: where a link to the thread leads."""
+    hits: list[Hit]
+    """Oldest first, as the thread reads."""
+
+
+_REPLY_PREFIX_RE = re.compile(r"^(?:\s*(?:re|fwd?|aw|sv|vs|antw)\s*(?:\[\d+\])?\s*[:\uff1a]\s*)+", re.I)
+
+
+def group_by_thread(hits: list[Hit]) -> list[ThreadHits]:
+    """A page of hits grouped by thread (``Hit.thread``), each group where its best hit
+    ranked; hits without a thread key stand alone. (search.js's ``groupByThread`` twin.)"""
+    groups: dict[str, list[Hit]] = {}
+    for hit in hits:
+        groups.setdefault(hit.thread or "=" + hit.call, []).append(hit)
+    out = []
+    for members in groups.values():
+        members.sort(key=lambda h: (h.date, h.call))
+        first = members[0]
+        out.append(ThreadHits(_REPLY_PREFIX_RE.sub("", first.subject), first, members))
+    return out
 
 
 def _round(x: float) -> float:
@@ -248,7 +280,10 @@ def _run(source: Source, manifest: dict[str, Any], query: Query, offset: int, li
             recency = (day - low) / (high - low) if high > low else 0.0
             scored.append((_round(score * (1 + RECENCY * recency)), day, position, number))
     scored.sort(key=lambda h: (h[0], h[1]), reverse=True)
-    hits = [Hit(*row[:8], score=score) for score, row in _page(segments, scored, offset, limit)]
+    hits = [
+        Hit(*row[:8], score=score, thread=row[8] if len(row) > 8 else "")
+        for score, row in _page(segments, scored, offset, limit)
+    ]
     return Results(len(scored), hits, sorted(set(looked)))
 
 

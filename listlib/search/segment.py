@@ -16,7 +16,8 @@ a range of doc numbers and doc numbers roughly follow time. Files:
     of its own.
 ``d<k>.json``
     the result-display data of ``DOCS_CHUNK`` documents: ``[call, message_id, list,
-    url, subject, author, date, excerpt]``.
+    url, subject, author, date, excerpt, thread]`` (``thread``: ``document.thread_key``,
+    what results grouped by thread group by; rows written before it have eight items).
 ``days.bin``
     u16 day number (since 1970-01-01) of every document, for ``after:``/``before:``.
 ``<file>.js``
@@ -100,16 +101,28 @@ class Doc:
     excerpt: str
     fields: dict[str, list[str]] = field(default_factory=dict)
     """Tokens per field name of ``WEIGHTS``, and ``class`` (``[class]``, or none)."""
+    thread: str = ""
+    """``document.thread_key``: the same for every message of a thread."""
 
     def display(self) -> DisplayRow:
-        shown = [self.call, self.message_id, self.list, self.url, self.subject, self.author, self.date, self.excerpt]
+        shown = [
+            self.call,
+            self.message_id,
+            self.list,
+            self.url,
+            self.subject,
+            self.author,
+            self.date,
+            self.excerpt,
+            self.thread,
+        ]
         return display_row(shown)
 
 
 class DisplayRow(NamedTuple):
     """A document's result-display data: what ordering and the segment's meta need,
     and the row as JSON (``[call, message_id, list, url, subject, author, date,
-    excerpt]``), as compact as it gets while a big segment is being put together."""
+    excerpt, thread]``), as compact as it gets while a big segment is being put together."""
 
     call: str
     list: str

@@ -238,7 +238,7 @@ def test_a_template_can_extend_the_default_one_block_by_block(site: Path) -> Non
     page = (site / "output" / page_of(site, 1)).read_text()
     assert "Hosted by the Quill project." in page and "Message number 1." in page
     # The thread page adds its script to the head block, after the site's own.
-    assert '<link rel="stylesheet" href="site.css"><script src="../../../static/times.js" defer>' in page
+    assert '<link rel="stylesheet" href="site.css"><script src="../../../static/visits.js" defer>' in page
 
 
 def test_a_broken_template_names_file_and_line(site: Path) -> None:

@@ -400,6 +400,18 @@ def test_any_plain_text_renders_to_balanced_inert_html(text: str, hide: bool) ->
     assert_nothing_executable(f'<pre class="text">{markup_text(text, hide)}</pre>')
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.text(max_size=40), max_size=30).map("\n".join), st.booleans())
+def test_quotes_of_a_parent_render_to_balanced_inert_html(parent: str, hide: bool) -> None:
+    """A reply quoting any parent (its lines, re-quoted): folded as a repeat, still safe."""
+    from listlib.display.textbody import clean_text, quote_keys
+
+    reply = "".join(f"> {line}\n" for line in parent.split("\n")) + "\nMy answer.\n"
+    html, plain = render_plain(clean_text(reply), hide, parent=quote_keys(clean_text(parent)))
+    assert_nothing_executable(f'<div class="msg-body">{html}</div>')
+    assert plain == render_plain(clean_text(reply), hide)[1]  # the new text is the same either way
+
+
 _LINES = st.sampled_from(
     [
         "",
@@ -437,8 +449,9 @@ def test_a_text_only_display_has_the_text_fields_of_the_full_one(raw: bytes, hid
 
 
 def _text_fields(shown: MessageDisplay) -> tuple[object, ...]:
-    """Everything but the HTML (and what only the HTML decides: which attachments it shows inline)."""
-    fields = dataclasses.astuple(dataclasses.replace(shown, body_html="", attachments=()))
+    """Everything but the HTML (and what only the HTML decides: which attachments it shows inline,
+    and the lines its replies' quotes are compared with, which only pages use)."""
+    fields = dataclasses.astuple(dataclasses.replace(shown, body_html="", attachments=(), quote_keys=frozenset()))
     return (*fields, [(a.filename, a.content_type, a.data) for a in shown.attachments])
 
 

@@ -344,7 +344,7 @@ SEARCH_DONE_JS = """new Promise((resolve) => {
     if (status && status !== 'Searching\\u2026') {
       resolve({
         status,
-        hits: [...document.querySelectorAll('#search-results li a.subject')].map((a) => a.getAttribute('href')),
+        hits: [...document.querySelectorAll('#search-results li a.hit')].map((a) => a.getAttribute('href')),
         marks: [...document.querySelectorAll('#search-results mark')].map((m) => m.textContent),
         scope: document.getElementById('search-scope').hidden ? null : [
           document.getElementById('search-scope').textContent,
@@ -364,7 +364,7 @@ def test_the_search_page_finds_highlights_and_links_what_the_cli_finds(
 ) -> None:
     from urllib.parse import quote
 
-    from listlib.search.reader import Source, search
+    from listlib.search.reader import Source, group_by_thread, search
 
     query = "batching degraded"
     expected = search(Source(built["output"] / "search"), query, limit=20)
@@ -390,7 +390,9 @@ def test_the_search_page_finds_highlights_and_links_what_the_cli_finds(
     finally:
         browser.send("Target.closeTarget", targetId=target)
     assert server.failures[before:] == []
-    assert seen["hits"] == ["../" + hit.url for hit in expected.hits], seen
+    # Grouped by thread as the command line groups them (search.reader.group_by_thread).
+    grouped = [hit for thread in group_by_thread(expected.hits) for hit in thread.hits]
+    assert seen["hits"] == ["../" + hit.url for hit in grouped], seen
     assert {m.lower() for m in seen["marks"]} >= {"batching", "degraded"}, seen
     assert layout["scrollWidth"] <= layout["clientWidth"], layout
 
@@ -526,9 +528,10 @@ def test_the_search_page_finds_the_same_from_disk_as_over_http(
 ) -> None:
     from urllib.parse import quote
 
-    from listlib.search.reader import Source, search
+    from listlib.search.reader import Source, group_by_thread, search
 
-    expected = ["../" + hit.url for hit in search(Source(built["output"] / "search"), query, limit=20).hits]
+    hits = search(Source(built["output"] / "search"), query, limit=20).hits
+    expected = ["../" + hit.url for thread in group_by_thread(hits) for hit in thread.hits]
     assert expected
     seen: dict[str, dict[str, Any]] = {}
     loaded: dict[str, int] = {}
@@ -581,6 +584,7 @@ def test_times_show_in_the_readers_zone_with_scripts(
     try:
         browser.send("Page.enable", session)
         browser.send("Emulation.setTimezoneOverride", session, timezoneId="Asia/Tokyo")
+        browser.send("Emulation.setLocaleOverride", session, locale="en-GB")
         _open(browser, session, server + path)
         seen = _value(browser, session, TIMES_JS)
     finally:
@@ -589,7 +593,8 @@ def test_times_show_in_the_readers_zone_with_scripts(
     assert len(seen["times"]) >= 3
     for iso, text, title in seen["times"]:
         moment = datetime.fromisoformat(iso) + timedelta(hours=9)
-        assert text == f"{moment:%Y-%m-%d %H:%M} +0900", (iso, text)
+        # In the reader's own format (here en-GB's), the UTC text kept as the title.
+        assert text == f"{moment.day} {moment:%b %Y}, {moment:%H:%M}", (iso, text)
         assert title.endswith(" UTC")
 
 

@@ -23,7 +23,7 @@ SEARCH_DONE_JS = """new Promise((resolve) => {
   const check = () => {
     const status = document.getElementById('search-status').textContent;
     if (status && status !== 'Searching\\u2026') {
-      resolve({status, hits: [...document.querySelectorAll('#search-results li a.subject')].map((a) => a.href)});
+      resolve({status, hits: [...document.querySelectorAll('#search-results li a.hit')].map((a) => a.href)});
     } else {
       setTimeout(check, 50);
     }

@@ -398,7 +398,7 @@
       hits: page.map(function (h) {
         var r = h[1];
         return { call: r[0], message_id: r[1], list: r[2], url: r[3], subject: r[4], author: r[5],
-          date: r[6], excerpt: r[7], score: h[0] };
+          date: r[6], excerpt: r[7], score: h[0], thread: r[8] || "" };
       })
     };
   };
@@ -546,6 +546,23 @@
     try { return element ? JSON.parse(element.textContent) : null; } catch (e) { return null; }
   }
 
+  // reader.py's group_by_thread: a page of hits grouped by thread, each group where its best
+  // hit ranked, its hits oldest first; the subject is its earliest hit's without reply prefixes.
+  var REPLY_PREFIX_RE = /^(?:\s*(?:re|fwd?|aw|sv|vs|antw)\s*(?:\[\d+\])?\s*[:\uff1a]\s*)+/i;
+
+  function groupByThread(hits) {
+    var groups = new Map();
+    hits.forEach(function (hit) {
+      var key = hit.thread || "=" + hit.call;
+      if (!groups.has(key)) groups.set(key, []);
+      groups.get(key).push(hit);
+    });
+    return Array.from(groups.values()).map(function (members) {
+      members.sort(function (a, b) { return a.date - b.date || (a.call < b.call ? -1 : a.call > b.call ? 1 : 0); });
+      return { subject: (members[0].subject || "").replace(REPLY_PREFIX_RE, ""), first: members[0], hits: members };
+    });
+  }
+
   // -- the search page -------------------------------------------------------------------
   function highlight(text, terms, into) {
     var doc = into.ownerDocument, at = 0, m, re = /[\p{L}\p{M}\p{N}]+/gu;
@@ -608,28 +625,52 @@
       var count = say("count", { n: results.total });
       status.textContent = !results.total ? say("none") : results.total <= perPage ? count :
         say("shown", { count: count, first: first, last: first + results.hits.length - 1 });
-      results.hits.forEach(function (hit) {
-        var li = doc.createElement("li"), a = doc.createElement("a"), meta = doc.createElement("p");
-        a.href = siteRoot + hit.url;
-        a.className = "subject";
-        highlight(hit.subject || say("no_subject"), results.terms, a);
-        li.appendChild(a);
-        meta.className = "meta";
-        var time = doc.createElement("time"), when = new Date(hit.date * 1000);
-        time.dateTime = when.toISOString();
-        time.textContent = when.toISOString().slice(0, 10);
-        meta.appendChild(doc.createTextNode((hit.author || "") + " \u00b7 "));
-        meta.appendChild(time);
-        meta.appendChild(doc.createTextNode(" \u00b7 " + (names[hit.list] || hit.list)));
-        li.appendChild(meta);
-        if (hit.excerpt) {
-          var p = doc.createElement("p");
-          p.className = "excerpt";
-          highlight(hit.excerpt, results.terms, p);
-          li.appendChild(p);
-        }
-        list.appendChild(li);
+      // One item a thread: its subject (a heading, linking its first hit), then its hits.
+      groupByThread(results.hits).forEach(function (group) {
+        var item = doc.createElement("li"), heading = doc.createElement("h2"), link = doc.createElement("a");
+        item.className = "thread-hits";
+        link.href = siteRoot + group.first.url;
+        link.className = "thread-link";
+        highlight(group.subject || say("no_subject"), results.terms, link);
+        heading.appendChild(link);
+        item.appendChild(heading);
+        var inner = doc.createElement("ol");
+        inner.className = "thread-messages";
+        group.hits.forEach(function (hit) {
+          var li = doc.createElement("li"), a = doc.createElement("a"), meta = doc.createElement("span");
+          a.href = siteRoot + hit.url;
+          a.className = "hit";
+          highlight(hit.author || say("unknown_sender"), results.terms, a);
+          li.appendChild(a);
+          meta.className = "meta";
+          var time = doc.createElement("time"), when = new Date(hit.date * 1000);
+          time.dateTime = when.toISOString();
+          time.setAttribute("data-utc", "");
+          time.textContent = when.toISOString().slice(0, 10);
+          meta.appendChild(doc.createTextNode(" \u00b7 "));
+          meta.appendChild(time);
+          meta.appendChild(doc.createTextNode(" \u00b7 " + (names[hit.list] || hit.list)));
+          li.appendChild(meta);
+          var own = (hit.subject || "").replace(REPLY_PREFIX_RE, "");
+          if (own && own !== group.subject) {
+            var changed = doc.createElement("span");
+            changed.className = "changed-subject";
+            highlight(hit.subject, results.terms, changed);
+            li.appendChild(doc.createTextNode(" "));
+            li.appendChild(changed);
+          }
+          if (hit.excerpt) {
+            var p = doc.createElement("p");
+            p.className = "excerpt";
+            highlight(hit.excerpt, results.terms, p);
+            li.appendChild(p);
+          }
+          inner.appendChild(li);
+        });
+        item.appendChild(inner);
+        list.appendChild(item);
       });
+      if (root.ListlibTimes) root.ListlibTimes.show(list);  // dates in the reader's format (times.js)
       pager.textContent = "";
       function link(label, number) {
         var a = doc.createElement("a");
@@ -651,7 +692,7 @@
   }
 
   var api = { fold: fold, words: words, parseQuery: parseQuery, Index: Index, decodePostings: decodePostings,
-    put: put, twinResponse: twinResponse, sayer: sayer, PLURAL_RULES: PLURAL_RULES };
+    put: put, twinResponse: twinResponse, sayer: sayer, PLURAL_RULES: PLURAL_RULES, groupByThread: groupByThread };
   if (typeof module !== "undefined" && module.exports) module.exports = api;
   else root.ListlibSearch = api;
   if (typeof document !== "undefined") {

@@ -1,0 +1,63 @@
+"""Quotes on thread pages: a quote that merely repeats the parent message folds from two
+lines on (its first line kept in the summary), a quote of anything else only from four
+(``display.textbody``'s rules), and without a parent nothing changes."""
+
+from __future__ import annotations
+
+import re
+
+from listlib.display import DisplayOptions, display_message
+from listlib.display.textbody import clean_text, quote_keys, render_plain
+
+from ..support.helpers import make_message
+
+PARENT = "I rebuilt the array last night.\nThe resync finished at 03:12.\nNo errors in dmesg.\n"
+REPLY = """\
+> I rebuilt the array last night.
+>   The resync   finished at 03:12.
+
+Good to hear. The manual says:
+
+> Writes to a degraded array are slower.
+> Plan for it.
+
+So expect that.
+"""
+
+
+def _folds(html: str) -> list[str]:
+    return re.findall(r'<details class="([^"]+)"><summary>(.*?)</summary>', html)
+
+
+def test_a_quote_that_repeats_the_parent_folds_from_two_lines() -> None:
+    html, _ = render_plain(clean_text(REPLY), False, parent=quote_keys(PARENT))
+    folds = _folds(html)
+    assert len(folds) == 1, html
+    kind, summary = folds[0]
+    assert kind == "quote repeat"
+    assert "I rebuilt the array last night." in summary and "2 lines quoted from the parent message" in summary
+    # The two lines quoted from elsewhere stay in the text, as any short quote.
+    assert '<span class="quote">&gt; Writes to a degraded array are slower.' in html
+
+
+def test_without_the_parent_short_quotes_stay_in_the_text() -> None:
+    html, _ = render_plain(clean_text(REPLY), False)
+    assert _folds(html) == [], html
+
+
+def test_a_quote_of_something_else_folds_only_when_long() -> None:
+    other = "\n".join(f"> A line of the manual, number {n}." for n in range(1, 4)) + "\n\nMy answer.\n"
+    html, _ = render_plain(clean_text(other), False, parent=quote_keys(PARENT))
+    assert _folds(html) == [], html
+    longer = "\n".join(f"> A line of the manual, number {n}." for n in range(1, 5)) + "\n\nMy answer.\n"
+    html, _ = render_plain(clean_text(longer), False, parent=quote_keys(PARENT))
+    assert [kind for kind, _ in _folds(html)] == ["quote"], html
+
+
+def test_a_messages_quote_keys_reach_its_replies_display() -> None:
+    parent = display_message(make_message("Array", PARENT))
+    assert "no errors in dmesg." in parent.quote_keys
+    reply = display_message(make_message("Re: Array", REPLY), DisplayOptions(parent=parent.quote_keys))
+    assert 'class="quote repeat"' in reply.body_html
+    # The reply's new text (what search and feeds read) is the same either way.
+    assert reply.text == display_message(make_message("Re: Array", REPLY)).text
