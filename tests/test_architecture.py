@@ -16,7 +16,7 @@ LAYERS = [
     | {"theme", "plan", "plan.jobs", "plan.kinds", "plan.paging", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
     | {"config.pop3", "config.imap", "config.smtp", "config.publish", "config.folders", "config.load"}
-    | {"legacy", "legacy.mapfile", "legacy.hyperkitty", "patchsubject"},
+    | {"legacy", "legacy.mapfile", "legacy.hyperkitty", "patchsubject", "series", "trailers"},
     {
         "routing",
         "dedup",

@@ -1,0 +1,215 @@
+"""Trailers (``Reviewed-by:``, ``Acked-by:``, ``Fixes:`` …) given in replies to a
+patch series, collected onto the patches they apply to the way b4 0.16 does; pure.
+
+A reply's trailers are the lines of its first text/plain part, above the ``-- ``
+signature line, that read ``Name: value`` with a word-like name (quoted ``> `` lines
+never match). b4's filters apply: known non-trailers (``Phone:``, ``Email:`` …) and
+commit metadata (``From:``, ``Cc:``, ``Subject:`` …) are skipped; a person trailer
+(any name but ``Fixes``, ``Link``, ``Closes`` …) needs an address in its value, and
+must be given by that person (the From address, or the From name, matches); only
+link trailers may hold a URL; ``Fixes:`` needs a commit hash.
+
+A reply applies to the patch it answers, or — through other replies — the nearest
+patch or cover letter up its chain, carrying the trailers of the replies it passes
+(b4's walk); trailers given to a cover letter apply to every patch of its series.
+A trailer is listed once per patch however often it was given.
+"""
+
+from __future__ import annotations
+
+import email.parser
+import email.policy
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from email.message import Message
+
+from .series import Series
+
+__all__ = ["Reply", "Review", "Trailer", "collect_reviews", "find_trailers", "reply_text"]
+
+
+@dataclass(frozen=True)
+class Trailer:
+    name: str
+    value: str
+    given_in: str
+    """The call number of the reply that gave it."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """A message of a series' thread that is not one of its patches."""
+
+    call: str
+    parent: str | None
+    from_name: str
+    from_addr: str
+    text: str
+    """Its first text/plain part (``reply_text``)."""
+
+
+@dataclass(frozen=True)
+class Review:
+    """What a patch got: the replies that reached it and the trailers they gave."""
+
+    replies: tuple[str, ...]
+    trailers: tuple[Trailer, ...]
+
+    @property
+    def state(self) -> str:
+        """``reviewed`` (a Reviewed-by, Acked-by or Tested-by), ``discussed`` (replies),
+        else ``new``."""
+        if any(t.name.lower() in _REVIEW_NAMES for t in self.trailers):
+            return "reviewed"
+        return "discussed" if self.replies else "new"
+
+
+_REVIEW_NAMES = frozenset(("reviewed-by", "acked-by", "tested-by"))
+_IGNORED = frozenset(("phone", "mail", "email", "e-mail", "prerequisite-message-id"))
+_HEADERS = frozenset(("subject", "date", "from"))
+_LINKS = frozenset(("link", "buglink", "closes"))
+_NON_PERSON = _LINKS | {"fixes", "subject", "date", "obsoleted-by", "change-id", "base-commit"}
+_METADATA = frozenset(
+    ("from", "author", "cc", "to", "date", "subject", "subscribe", "unsubscribe", "base-commit", "change-id")
+) | {"message-id"}
+_LINE_RE = re.compile(r"^\s*(\w\S+):\s+(\S.*)", re.I)
+_ADDRESS_RE = re.compile(r"\S+@\S+\.\S+")
+_EXTINFO_RE = re.compile(r"(.*\S+)(\s+#[^#]+)$")
+_FIXES_WRAP_RE = re.compile(r"^(\S+:\s+[\da-f]+\s+\([^)]+)\n([^\n]+\))", re.M)
+_NAME_WRAP_RE = re.compile(r"^(\S+:\s+[^<]+)\n(<[^>]+>)$", re.M)
+_PERSON_RE = re.compile(r"^\s*(.*?)\s*<([^>]+)>")
+
+
+def find_trailers(text: str) -> list[tuple[str, str]]:
+    """The (name, value) trailers a reply's text gives (module docstring), in order,
+    before the check of who gave them."""
+    body = text.replace("\r\n", "\n").split("\n-- \n", 1)[0].strip() + "\n"
+    body = _NAME_WRAP_RE.sub(r"\1 \2", _FIXES_WRAP_RE.sub(r"\1 \2", body))
+    found: list[tuple[str, str]] = []
+    other = False
+    for line in body.split("\n"):
+        match = _LINE_RE.search(line.strip("\r"))
+        if match is None:
+            other = True
+            continue
+        name, value = match.groups()
+        lname = name.lower()
+        if lname in _IGNORED or (other and lname in _HEADERS) or not lname.isascii():
+            continue
+        if not _ADDRESS_RE.search(value) and lname not in _NON_PERSON:
+            continue
+        if ("http://" in value or "https://" in value) and lname not in _LINKS:
+            continue
+        if lname == "fixes" and not re.match(r"[0-9a-f]{6,}", value):
+            continue
+        if extinfo := _EXTINFO_RE.search(value):
+            value = extinfo.group(1)
+        if lname not in _METADATA:
+            found.append((name, value.strip()))
+    return found
+
+
+def _given_by_sender(name: str, value: str, reply: Reply) -> bool:
+    """b4's check that a person trailer is the sender's own (its ``sloppy`` off)."""
+    if name.lower() in _NON_PERSON:
+        return True
+    person = _PERSON_RE.match(value)
+    if person is None:
+        return True  # no parsable address: b4 keeps it
+    person_name, address = person.group(1).strip().strip('"'), person.group(2).strip()
+    if reply.from_addr and address.lower() == reply.from_addr.lower():
+        return True
+    sender = reply.from_name.lower()
+    if person_name.lower() == sender:
+        return True
+    if sender.find(",") > 0:
+        return all(sender.find(chunk.strip()) >= 0 for chunk in sender.split(","))
+    return False
+
+
+def _trailers_of(reply: Reply) -> list[Trailer]:
+    return [
+        Trailer(name, value, reply.call)
+        for name, value in find_trailers(reply.text)
+        if _given_by_sender(name, value, reply)
+    ]
+
+
+def collect_reviews(series: Series, replies: Sequence[Reply]) -> dict[str, Review]:
+    """Patch call number -> its review, for every patch of ``series``; ``replies``: the
+    other messages of its thread (those of other series left out)."""
+    patches = {call for _n, call in series.patches}
+    cover = series.cover
+    by_call: Mapping[str, Reply] = {reply.call: reply for reply in replies}
+    reached: dict[str, list[str]] = {call: [] for call in patches}
+    given: dict[str, list[Trailer]] = {call: [] for call in patches}
+    own = {reply.call: _trailers_of(reply) for reply in replies}
+    for reply in replies:
+        trailers = list(own[reply.call])
+        seen = {reply.call}
+        at = reply.parent
+        while at is not None and at not in seen:
+            seen.add(at)
+            if at in patches or at == cover:
+                targets = [at] if at in patches else sorted(patches)
+                for target in targets:
+                    reached[target].append(reply.call)
+                    given[target].extend(trailers)
+                break
+            parent = by_call.get(at)
+            if parent is None:
+                break  # another series' message, or one not in the thread
+            trailers.extend(own[at])
+            at = parent.parent
+    reviews = {}
+    for call in patches:
+        unique: dict[tuple[str, str], Trailer] = {}
+        for trailer in given[call]:
+            unique.setdefault((trailer.name.lower(), trailer.value), trailer)
+        reviews[call] = Review(tuple(dict.fromkeys(reached[call])), tuple(unique.values()))
+    return reviews
+
+
+_HEADER_END_RE = re.compile(rb"\r?\n\r?\n")
+_CONTENT_TYPE_RE = re.compile(rb"^content-type:[ \t]*([^;\r\n]*)", re.I | re.M)
+_ENCODING_RE = re.compile(rb"^content-transfer-encoding:[ \t]*(\S*)", re.I | re.M)
+_CHARSET_RE = re.compile(rb"charset=\"?([\w.:-]+)", re.I)
+_PARSER = email.parser.BytesParser(policy=email.policy.compat32)
+
+
+def reply_text(raw: bytes) -> str:
+    """A message's first text/plain part as text (what b4 reads trailers from): the body
+    as it is for plain 7/8-bit mail, else through the stdlib's MIME parser."""
+    end = _HEADER_END_RE.search(raw)
+    if end is not None:
+        headers = raw[: end.start()]
+        kind = _CONTENT_TYPE_RE.search(headers)
+        encoding = _ENCODING_RE.search(headers)
+        plain = kind is None or kind.group(1).strip().lower() in (b"text/plain", b"")
+        simple = encoding is None or encoding.group(1).lower() in (b"7bit", b"8bit", b"binary", b"")
+        if plain and simple:
+            charset = _CHARSET_RE.search(kind.group(0) if kind else b"")
+            return _decode(raw[end.end() :], charset.group(1).decode("ascii") if charset else "utf-8")
+    message = _PARSER.parsebytes(raw)
+    part = _first_plain(message)
+    if part is None:
+        return ""
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, bytes):
+        return ""
+    return _decode(payload, part.get_content_charset() or "utf-8")
+
+
+def _first_plain(message: Message) -> Message | None:
+    for part in message.walk():
+        if part.get_content_type() == "text/plain" and not part.is_multipart():
+            return part
+    return None
+
+
+def _decode(data: bytes, charset: str) -> str:
+    try:
+        return data.decode(charset, "replace")
+    except LookupError:
+        return data.decode("utf-8", "replace")
