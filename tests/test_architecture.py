@@ -34,6 +34,7 @@ LAYERS = [
         "uidls",
         "inboxlog",
         "plan.sources",
+        "plan.series",
         "plan.shown",
     }
     | {"plan.state", "display", "display.model", "display.mime", "display.walk", "display.textbody"}
