@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import email.parser
 import email.policy
+import email.utils
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -110,18 +111,58 @@ def find_trailers(text: str) -> list[tuple[str, str]]:
     return found
 
 
-def _given_by_sender(name: str, value: str, reply: Reply) -> bool:
-    """b4's check that a person trailer is the sender's own (its ``sloppy`` off)."""
-    if name.lower() in _NON_PERSON:
+_UTILITY = frozenset(
+    ("fixes", "link", "buglink", "closes", "obsoleted-by", "message-id", "change-id", "base-commit", "based-on")
+)
+_MAILTO_RE = re.compile(r"<mailto:[^>]+>")
+_NAME_ADDR_RE = re.compile(r"^(.*?)\s*<([^>]+)>\s*$")
+_PLUS_RE = re.compile(r"\+[^@]+@")
+
+
+def _person(name: str, value: str) -> tuple[str, tuple[str, str] | None]:
+    """A trailer's value as b4 writes it back (``Name <address>``, a mail client's
+    ``<mailto:…>`` dropped), and the (name, address) of a person trailer, else None."""
+    if name.lower() in _UTILITY or "://" in value or not _ADDRESS_RE.search(value):
+        return value, None
+    value = _MAILTO_RE.sub("", value)
+    found = _NAME_ADDR_RE.match(value)
+    pair = (found.group(1).strip(), found.group(2).strip()) if found else email.utils.parseaddr(value)
+    if not pair[0] and not pair[1]:
+        return value, None
+    if not pair[0] or pair[0] == pair[1]:
+        return pair[1], pair
+    return f"{pair[0]} <{pair[1]}>", pair
+
+
+def _same_address(ours: str, theirs: str) -> bool:
+    """b4's ``email_eq``: equal, or equal without a ``+tag``, or the same local part at
+    a domain one label longer (``foo@linux.intel.com`` and ``foo@intel.com``)."""
+    ours, theirs = ours.lower(), theirs.lower()
+    if ours == theirs:
         return True
-    person = _PERSON_RE.match(value)
+    if "@" not in ours or "@" not in theirs:
+        return False
+    ours, theirs = _PLUS_RE.sub("@", ours), _PLUS_RE.sub("@", theirs)
+    if ours == theirs:
+        return True
+    our_local, our_domain = ours.split("@", 1)
+    their_local, their_domain = theirs.split("@", 1)
+    if our_local != their_local:
+        return False
+    return abs(our_domain.count(".") - their_domain.count(".")) == 1 and (
+        our_domain.endswith(f".{their_domain}") or their_domain.endswith(f".{our_domain}")
+    )
+
+
+def _given_by_sender(person: tuple[str, str] | None, reply: Reply) -> bool:
+    """b4's check that a person trailer is the sender's own (its ``sloppy`` off): the
+    address matches the From address, or the name the From name."""
     if person is None:
-        return True  # no parsable address: b4 keeps it
-    person_name, address = person.group(1).strip().strip('"'), person.group(2).strip()
-    if reply.from_addr and address.lower() == reply.from_addr.lower():
+        return True
+    if reply.from_addr and _same_address(person[1], reply.from_addr):
         return True
     sender = reply.from_name.lower()
-    if person_name.lower() == sender:
+    if person[0].lower() == sender:
         return True
     if sender.find(",") > 0:
         return all(sender.find(chunk.strip()) >= 0 for chunk in sender.split(","))
@@ -129,11 +170,12 @@ def _given_by_sender(name: str, value: str, reply: Reply) -> bool:
 
 
 def _trailers_of(reply: Reply) -> list[Trailer]:
-    return [
-        Trailer(name, value, reply.call)
-        for name, value in find_trailers(reply.text)
-        if _given_by_sender(name, value, reply)
-    ]
+    found = []
+    for name, value in find_trailers(reply.text):
+        shown, person = _person(name, value)
+        if _given_by_sender(person, reply):
+            found.append(Trailer(name, shown, reply.call))
+    return found
 
 
 def collect_reviews(series: Series, replies: Sequence[Reply]) -> dict[str, Review]:

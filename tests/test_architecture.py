@@ -60,7 +60,7 @@ LAYERS = [
         "render.downloads",
         "render.pages",
     }
-    | {"render.runner", "delivery.runner", "delivery.service", "threadview"}
+    | {"render.runner", "delivery.runner", "delivery.service", "threadview", "seriesview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {
         "filing",
@@ -78,7 +78,7 @@ LAYERS = [
     | {"publish", "publish.plan", "publish.shards", "publish.s3", "publish.run", "mailman3"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
-    | {"cli.publish", "cli.watch"}
+    | {"cli.publish", "cli.watch", "cli.series"}
     | {"__main__"},
 ]
 ONLY_IN = {

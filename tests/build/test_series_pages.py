@@ -29,7 +29,7 @@ def patch(n: int, subject: str, reply_to: int | None = None, days: int = 0, body
     return re.sub(rb"(?m)^From: .*$", b"From: Ann Author <ann@example.org>", message, count=1)
 
 
-def review(n: int, subject: str, reply_to: int, refs: tuple[int, ...], trailer: str, days: int = 1) -> bytes:
+def review(n: int, subject: str, reply_to: int, refs: tuple[int, ...], trailer: str, days: int = 6) -> bytes:
     """A reply by Person n%3 giving ``trailer`` (which names them)."""
     body = f"> quoted\n> Reviewed-by: Quoted Person <q@example.org>\n\nLooks good.\n\n{trailer}\n"
     return post(n, subject, reply_to=reply_to, refs=refs, at=timedelta(days=days, minutes=n), body=body)
