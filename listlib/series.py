@@ -4,7 +4,8 @@ the versions of a series linked to each other; pure (no I/O, no clock).
 Grouping (per thread, in thread order; subjects read by ``patchsubject``):
 
 - A *head* starts a series: a cover letter (``[PATCH 0/K]``, not a reply), a lone patch
-  (``[PATCH]``, no ``M/K``), or a numbered patch ``M/K`` that no series of its thread
+  (``[PATCH]``, no ``M/K``; but one that answers a cover letter of its author and
+  version that has no patch yet is that series' patch 1), or a numbered patch ``M/K`` that no series of its thread
   takes (see next rule; a series sent without a cover letter is headed by its first patch).
 - A numbered patch ``M/K`` belongs to the nearest series among its ancestors (git
   send-email answers the cover letter, or the previous patch with ``--chain-reply-to``)
@@ -18,7 +19,10 @@ cover letter and of its first patch (lower case, whitespace collapsed, a trailin
 dropped), each with its author's address. The *previous version* of a series S is, among
 the series dated before S that share a key with S and rank below S, the one of highest
 rank, the latest on a tie; rank is (version, RFC before non-RFC, original before RESEND).
-The *next version* of P is the earliest series whose previous version is P. So v1 -> v2
+The *next version* of P is, among the series whose previous version is P, the
+highest-ranked, then one that is itself some series' previous version, then the
+earliest (a v5 sent twice continues with the posting v6 names as its previous
+version). So v1 -> v2
 -> v3 form a chain; two unrelated series that reuse a title link only when the later one
 says it is a later version; a rename between versions breaks the chain (both titles of a
 series are tried, which catches the common cover-letter-added-in-v2 case).
@@ -161,6 +165,11 @@ def group_series(postings: Iterable[Posting]) -> list[Series]:
         if parsed.cover_letter:
             found = _Open(posting, parsed, posting.call)
         elif parsed.number is None or not parsed.total:
+            waiting = _waiting_cover(posting, parsed, owner)
+            if waiting is not None:
+                waiting.patches[1] = posting
+                owner[posting.call] = waiting
+                continue
             found = _Open(posting, parsed, None, {1: posting})
         else:
             taker = _ancestor_series(posting, parsed, parent_of, owner) or _same_author_series(posting, parsed, opened)
@@ -172,6 +181,22 @@ def group_series(postings: Iterable[Posting]) -> list[Series]:
         opened.append(found)
         owner[posting.call] = found
     return [series.close() for series in opened]
+
+
+def _waiting_cover(posting: Posting, parsed: PatchSubject, owner: Mapping[str, _Open]) -> _Open | None:
+    """The series of the cover letter an unnumbered patch answers, when it is by the same
+    author, of the same version and still has no patch (``[PATCH v7 0/1]`` answered by
+    ``[PATCH v7]`` happens)."""
+    series = owner.get(posting.parent or "")
+    if (
+        series is not None
+        and series.cover == posting.parent
+        and not series.patches
+        and series.parsed.version == parsed.version
+        and series.head.author.lower() == posting.author.lower()
+    ):
+        return series
+    return None
 
 
 def _ancestor_series(
@@ -209,11 +234,16 @@ def link_versions(series: Iterable[Series]) -> dict[str, tuple[str | None, str |
         previous[current.head] = best.head if best is not None else None
         for key in current.keys:
             by_key[key].append(current)
-    following: dict[str, str] = {}
+    continued = {before for before in previous.values() if before is not None}
+    candidates: dict[str, list[Series]] = defaultdict(list)
     for current in ordered:
         before = previous[current.head]
-        if before is not None and before not in following:
-            following[before] = current.head
+        if before is not None:
+            candidates[before].append(current)
+    following = {
+        before: max(found, key=lambda s: (s.rank, s.head in continued, -s.date, s.head)).head
+        for before, found in candidates.items()
+    }
     return {head: (before, following.get(head)) for head, before in previous.items()}
 
 

@@ -57,6 +57,24 @@ def test_a_cover_letter_takes_its_patches_when_their_count_disagrees() -> None:
     assert series.patches == ((1, "c1"),)
 
 
+def test_an_unnumbered_patch_answering_its_empty_cover_letter_is_its_first_patch() -> None:
+    (series,) = group_series([posting("c0", None, "[PATCH v7 0/1] x"), posting("c1", "c0", "[PATCH v7] x")])
+    assert series.cover == "c0" and series.patches == ((1, "c1"),)
+
+
+def test_a_version_sent_twice_continues_with_the_posting_the_next_version_follows() -> None:
+    v4 = make_series("v4", "t", 4, 10)
+    broken = make_series("v5", "t", 5, 20)
+    again = make_series("v5again", "t", 5, 21)
+    v6 = make_series("v6", "t", 6, 30)
+    links = link_versions([v4, broken, again, v6])
+    assert links["v5"] == ("v4", None) and links["v5again"] == ("v4", "v6") and links["v6"] == ("v5again", None)
+    assert links["v4"] == (None, "v5again")
+    assert version_chain("v4", links) == ["v4", "v5again", "v6"]
+    resend = make_series("v5r", "t", 5, 22, resend=True)
+    assert link_versions([v4, broken, resend])["v5r"] == ("v5", None)  # a RESEND follows its original
+
+
 def test_replies_and_plain_mail_are_no_series() -> None:
     assert group_series([posting("c1", None, "md: a question"), posting("c2", "c1", "Re: [PATCH] x")]) == []
 
