@@ -59,7 +59,7 @@ class Series:
     """One posting of a patch series (one version)."""
 
     head: str
-    """The call number of its cover letter, else of its first patch."""
+    """The call number of its cover letter, else of its lowest-numbered patch."""
     thread: str
     title: str
     author: str
@@ -132,13 +132,16 @@ class _Open:
     def close(self) -> Series:
         numbers = sorted(self.patches)
         first = self.patches[numbers[0]] if numbers else None
-        parsed = self.parsed
+        # Without a cover letter the lowest-numbered patch heads it, whichever came first
+        # (a "2/2" sent before its "1/2" happens).
+        head = self.head if self.cover is not None or first is None else first
+        parsed = self.parsed if head is self.head else parse_subject(head.subject)
         return Series(
-            head=self.head.call,
-            thread=self.head.thread,
+            head=head.call,
+            thread=head.thread,
             title=parsed.title,
-            author=self.head.author.lower(),
-            date=self.head.date,
+            author=head.author.lower(),
+            date=head.date,
             version=parsed.version,
             rfc=parsed.rfc,
             resend=parsed.resend,
