@@ -77,8 +77,10 @@ _METADATA = frozenset(
 _LINE_RE = re.compile(r"^\s*(\w\S+):\s+(\S.*)", re.I)
 _ADDRESS_RE = re.compile(r"\S+@\S+\.\S+")
 _EXTINFO_RE = re.compile(r"(.*\S+)(\s+#[^#]+)$")
-_FIXES_WRAP_RE = re.compile(r"^(\S+:\s+[\da-f]+\s+\([^)]+)\n([^\n]+\))", re.M)
-_NAME_WRAP_RE = re.compile(r"^(\S+:\s+[^<]+)\n(<[^>]+>)$", re.M)
+# b4's patterns for a trailer wrapped onto a second line, kept to one line each: b4's
+# own ``[^<]+`` and ``[^)]+`` run across lines, which costs seconds on long replies.
+_FIXES_WRAP_RE = re.compile(r"^(\S+:[ \t]+[\da-f]+[ \t]+\([^)\n]+)\n([^\n]+\))", re.M)
+_NAME_WRAP_RE = re.compile(r"^(\S+:[ \t]+[^<\n]+)\n(<[^>\n]+>)$", re.M)
 _PERSON_RE = re.compile(r"^\s*(.*?)\s*<([^>]+)>")
 
 
@@ -90,7 +92,7 @@ def find_trailers(text: str) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     other = False
     for line in body.split("\n"):
-        match = _LINE_RE.search(line.strip("\r"))
+        match = _LINE_RE.match(line.strip("\r")) if ":" in line else None
         if match is None:
             other = True
             continue
@@ -213,26 +215,52 @@ def collect_reviews(series: Series, replies: Sequence[Reply]) -> dict[str, Revie
     return reviews
 
 
-_HEADER_END_RE = re.compile(rb"\r?\n\r?\n")
 _CONTENT_TYPE_RE = re.compile(rb"^content-type:[ \t]*([^;\r\n]*)", re.I | re.M)
 _ENCODING_RE = re.compile(rb"^content-transfer-encoding:[ \t]*(\S*)", re.I | re.M)
 _CHARSET_RE = re.compile(rb"charset=\"?([\w.:-]+)", re.I)
 _PARSER = email.parser.BytesParser(policy=email.policy.compat32)
 
 
+_MARKS = (b"-by:", b"-By:", b"-BY:", b"Fixes:", b"fixes:", b"FIXES:", b"Link:", b"link:", b"Closes:", b"closes:")
+"""What a body holds when a line of it may be a trailer: every person trailer in use
+ends in ``-by`` (b4 would take any name with an address; ``Cc:`` and the like it drops
+as metadata), and the others b4 keeps are ``Fixes``, ``Link``, ``BugLink``, ``Closes``.
+Looked for with ``bytes.find``: a regex over every reply's bytes costs seconds a build."""
+
+
+def _may_have_trailers(raw: bytes, start: int) -> bool:
+    """Whether a line of the body from ``start`` may be a trailer: a mark preceded on its
+    line only by one word, not a quote (``> Signed-off-by:`` is in most replies)."""
+    if b"base64" in raw:
+        return True
+    for mark in _MARKS:
+        at = raw.find(mark, start)
+        while at >= 0:
+            line = raw.rfind(b"\n", start, at)
+            word = raw[start if line < 0 else line + 1 : at].lstrip(b" \t")
+            if not word.startswith(b">") and len(word.split()) <= 1:
+                return True
+            at = raw.find(mark, at + len(mark))
+    return False
+
+
 def reply_text(raw: bytes) -> str:
     """A message's first text/plain part as text (what b4 reads trailers from): the body
-    as it is for plain 7/8-bit mail, else through the stdlib's MIME parser."""
-    end = _HEADER_END_RE.search(raw)
+    as it is for plain 7/8-bit mail, else through the stdlib's MIME parser. "" when no
+    line of the body can be a trailer (``_MARKS``; base64 hides its lines, so it is
+    always read): most replies have none, and parsing them all costs seconds a build."""
+    end = _header_end(raw)
+    if end is not None and not _may_have_trailers(raw, end[1]):
+        return ""
     if end is not None:
-        headers = raw[: end.start()]
+        headers = raw[: end[0]]
         kind = _CONTENT_TYPE_RE.search(headers)
         encoding = _ENCODING_RE.search(headers)
         plain = kind is None or kind.group(1).strip().lower() in (b"text/plain", b"")
         simple = encoding is None or encoding.group(1).lower() in (b"7bit", b"8bit", b"binary", b"")
         if plain and simple:
             charset = _CHARSET_RE.search(kind.group(0) if kind else b"")
-            return _decode(raw[end.end() :], charset.group(1).decode("ascii") if charset else "utf-8")
+            return _decode(raw[end[1] :], charset.group(1).decode("ascii") if charset else "utf-8")
     message = _PARSER.parsebytes(raw)
     part = _first_plain(message)
     if part is None:
@@ -241,6 +269,13 @@ def reply_text(raw: bytes) -> str:
     if not isinstance(payload, bytes):
         return ""
     return _decode(payload, part.get_content_charset() or "utf-8")
+
+
+def _header_end(raw: bytes) -> tuple[int, int] | None:
+    """Where the header ends and the body starts (a blank line, LF or CRLF), or None."""
+    found = [(at, at + 2) for at in (raw.find(b"\n\n"),) if at >= 0]
+    found += [(at, at + 4) for at in (raw.find(b"\r\n\r\n"),) if at >= 0]
+    return min(found) if found else None
 
 
 def _first_plain(message: Message) -> Message | None:
