@@ -283,8 +283,9 @@ def _series_changes(source: ListSource, state: BuildState, regroup: set[str], me
     if isinstance(source, StoredList):
         source.use_series(now)
     text = encode_series(now)
-    if text != recorded:
-        memory.series[slug] = text
+    if text == (recorded or "[]"):
+        return set()  # no series changed: no chain did (the common case: a reply to a discussion)
+    memory.series[slug] = text
     old, new = SeriesIndex(before).chains(), source.series_index().chains()
     index = source.series_index()
     touched = set()
