@@ -35,7 +35,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .patchsubject import PatchSubject, parse_subject
+from .patchsubject import PatchSubject, is_reply, parse_subject
 
 __all__ = ["Posting", "Series", "group_series", "link_versions", "series_key", "version_chain", "version_label"]
 
@@ -162,6 +162,8 @@ def group_series(postings: Iterable[Posting]) -> list[Series]:
     parent_of: dict[str, str | None] = {}
     for posting in postings:
         parent_of[posting.call] = posting.parent
+        if "[" not in posting.subject or is_reply(posting.subject):
+            continue  # most of a patch thread: its replies
         parsed = parse_subject(posting.subject)
         if not parsed.is_patch or parsed.reply:
             continue
