@@ -17,7 +17,7 @@ from .series import version_label
 from .store.index import Index, Row
 from .threadcache import ThreadEntry
 from .threadset import ThreadSet
-from .trailers import Reply, Review, collect_reviews, reply_text
+from .trailers import Reply, Review, collect_reviews, reply_text, reply_trailers
 
 __all__ = ["format_series", "list_series"]
 
@@ -32,8 +32,9 @@ def list_series(content: Path, index: Index, threadset: ThreadSet, slug: str) ->
     reviews: dict[str, Review] = {}
     for thread_id, in_thread in series_index.by_thread.items():
         replies = list(_replies(content, entries[thread_id], rows, {c for s in in_thread for c in s.calls}))
+        given = reply_trailers(replies)
         for series in in_thread:
-            reviews.update(collect_reviews(series, replies))
+            reviews.update(collect_reviews(series, replies, given))
     listed = []
     for series in series_index.series:
         before, after = series_index.links.get(series.head, (None, None))

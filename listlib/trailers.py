@@ -27,7 +27,7 @@ from email.message import Message
 
 from .series import Series
 
-__all__ = ["Reply", "Review", "Trailer", "collect_reviews", "find_trailers", "reply_text"]
+__all__ = ["Reply", "Review", "Trailer", "collect_reviews", "find_trailers", "reply_text", "reply_trailers"]
 
 
 @dataclass(frozen=True)
@@ -180,15 +180,24 @@ def _trailers_of(reply: Reply) -> list[Trailer]:
     return found
 
 
-def collect_reviews(series: Series, replies: Sequence[Reply]) -> dict[str, Review]:
+def reply_trailers(replies: Sequence[Reply]) -> dict[str, list[Trailer]]:
+    """Reply call number -> the trailers it gives (those its sender may give)."""
+    return {reply.call: _trailers_of(reply) for reply in replies}
+
+
+def collect_reviews(
+    series: Series, replies: Sequence[Reply], own: Mapping[str, list[Trailer]] | None = None
+) -> dict[str, Review]:
     """Patch call number -> its review, for every patch of ``series``; ``replies``: the
-    other messages of its thread (those of other series left out)."""
+    other messages of its thread (those of other series left out); ``own``: their
+    ``reply_trailers`` when already worked out (a thread with several series)."""
     patches = {call for _n, call in series.patches}
     cover = series.cover
     by_call: Mapping[str, Reply] = {reply.call: reply for reply in replies}
     reached: dict[str, list[str]] = {call: [] for call in patches}
     given: dict[str, list[Trailer]] = {call: [] for call in patches}
-    own = {reply.call: _trailers_of(reply) for reply in replies}
+    if own is None:
+        own = reply_trailers(replies)
     for reply in replies:
         trailers = list(own[reply.call])
         seen = {reply.call}

@@ -62,7 +62,7 @@ from ..plan.kinds import (
 from ..series import Series
 from ..theme import Theme
 from ..threader import normalize_subject
-from ..trailers import Reply, Review, collect_reviews, reply_text
+from ..trailers import Reply, Review, collect_reviews, reply_text, reply_trailers
 from ..urls import (
     LEGACY_APACHE_PATH,
     LEGACY_NGINX_PATH,
@@ -634,12 +634,13 @@ def _series_view(
         for m in shown
         if m.call not in taken and m.call in raws
     ]
+    given = reply_trailers(replies)
     view = []
     for section in sections:
         series = Series(
             section.head, "", section.title, "", 0, 1, False, False, (), section.total, section.cover, section.patches
         )
-        reviews = collect_reviews(series, replies)
+        reviews = collect_reviews(series, replies, given)
         patches = []
         for number, call in section.patches:
             message = by_call.get(call)
