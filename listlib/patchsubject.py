@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["PatchSubject", "parse_subject"]
+__all__ = ["PatchSubject", "is_reply", "parse_subject"]
 
 _REPLY_RE = re.compile(r"\s*(?:re|fwd?|aw|sv|antw)\s*(?:\[\d+\])?\s*:", re.I)
 _GROUP_RE = re.compile(r"\s*\[([^\[\]]*)\]")
@@ -31,6 +31,7 @@ _PATCH_RE = re.compile(r"patch(?:set|es)?(?:[-_]?v(\d{1,3}))?\Z", re.I)
 _VERSION_RE = re.compile(r"v(\d{1,3})\Z", re.I)
 _WORDS = frozenset(("PATCH", "RFC", "RESEND"))
 _COUNTER_RE = re.compile(r"(\d{1,4})/(\d{1,4})\Z")
+_SPLIT_RE = re.compile(r"[/-]")
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,12 @@ class PatchSubject:
         return self.is_patch and self.number == 0 and bool(self.total)
 
 
+def is_reply(subject: str) -> bool:
+    """Whether a subject starts with a reply or forward prefix (``parse_subject``'s
+    ``reply``, without reading the rest)."""
+    return _REPLY_RE.match(subject) is not None
+
+
 def parse_subject(subject: str) -> PatchSubject:
     """The parts of a subject (see the module docstring); never raises."""
     at = 0
@@ -64,7 +71,7 @@ def parse_subject(subject: str) -> PatchSubject:
     tokens: list[str] = []
     while match := _GROUP_RE.match(subject, at):
         for token in _TOKEN_RE.findall(match.group(1)):
-            parts = re.split(r"[/-]", token)
+            parts = _SPLIT_RE.split(token)
             glued = len(parts) > 1 and all(part.upper() in _WORDS for part in parts)  # "PATCH/RFC"
             tokens.extend(parts if glued else [token])
         at = match.end()

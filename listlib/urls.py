@@ -120,6 +120,11 @@ def feed_path(slug: str) -> str:
     return f"{slug}/feed.atom"
 
 
+def series_feed_path(slug: str) -> str:
+    """A list's Atom feed of new patch series."""
+    return f"{slug}/series.atom"
+
+
 def month_index_path(slug: str, month: Month) -> str:
     """The month page: the threads active that month."""
     return f"{_month_dir(slug, month)}/index.html"

@@ -17,7 +17,7 @@ LAYERS = [
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
     | {"config.pop3", "config.imap", "config.smtp", "config.publish", "config.folders", "config.load"}
     | {"legacy", "legacy.mapfile", "legacy.hyperkitty", "patchsubject", "translation", "classify"}
-    | {"config.classes"},
+    | {"config.classes", "series", "trailers"},
     {
         "routing",
         "dedup",
@@ -35,6 +35,7 @@ LAYERS = [
         "uidls",
         "inboxlog",
         "plan.sources",
+        "plan.series",
         "plan.shown",
         "classcache",
     }
@@ -61,7 +62,7 @@ LAYERS = [
         "render.downloads",
         "render.pages",
     }
-    | {"render.runner", "render.cluster", "delivery.runner", "delivery.service", "threadview"}
+    | {"render.runner", "render.cluster", "delivery.runner", "delivery.service", "threadview", "seriesview"}
     | {"store", "store.core", "store.pipeline", "store.refile"},
     {
         "filing",
@@ -79,7 +80,7 @@ LAYERS = [
     | {"publish", "publish.plan", "publish.shards", "publish.s3", "publish.run", "mailman3"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
-    | {"cli.publish", "cli.watch"}
+    | {"cli.publish", "cli.watch", "cli.series"}
     | {"__main__"},
 ]
 ONLY_IN = {

@@ -5,7 +5,8 @@ Exit codes: 0 success; 1 an error the user can fix (the message says what);
 2 bad usage; 130 interrupted. Tracebacks only with ``--debug``.
 
 One module per command (``init``, ``import_``, ``build``, ``serve``, ``search``,
-``fetch``, ``check``, ``unrouted``, ``threads``, ``deliver``, ``bounces``, ``legacy``, ``publish``; ``steward``
+``fetch``, ``check``, ``unrouted``, ``threads``, ``series``,
+``deliver``, ``bounces``, ``legacy``, ``publish``; ``steward``
 holds ``hide``, ``unhide``, ``remove``, ``redact`` and ``ledger``), each
 registered on the ``main`` group here; ``common`` holds what they share and
 ``hooks`` the test-only fault and clock hooks. Each command imports the layers it
@@ -36,6 +37,7 @@ from . import (
     legacy,
     publish,
     search,
+    series,
     serve,
     steward,
     threads,
@@ -77,6 +79,7 @@ main.add_command(steward.redact)
 main.add_command(steward.remove)
 main.add_command(search.search)
 main.add_command(serve.serve)
+main.add_command(series.series)
 main.add_command(threads.threads)
 main.add_command(steward.unhide)
 main.add_command(unrouted.unrouted)

@@ -25,8 +25,10 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 
 from ..config import ListConfig
-from ..controls import clean_header_text
+from ..controls import SUBJECT_CHARS, clean_header_text
+from ..display import obfuscate_addresses
 from ..legacy.mapfile import MBOX_TARGET, LegacyMap
+from ..series import version_label
 from ..store.index import Row
 from ..urls import (
     feed_path,
@@ -38,6 +40,7 @@ from ..urls import (
     month_index_path,
     month_mbox_path,
     raw_path,
+    series_feed_path,
     sitemap_path,
     thread_mbox_path,
     thread_page_path,
@@ -68,6 +71,9 @@ from .kinds import (
     MonthFrame,
     MonthPage,
     Removed,
+    SeriesEntry,
+    SeriesFeedPage,
+    SeriesSection,
     SitemapPage,
     SitePages,
     SiteSettings,
@@ -75,13 +81,16 @@ from .kinds import (
     StaticFiles,
     ThreadPage,
 )
+from .series import month_series_label
 from .shown import Words, author, participants, subject, words_of
 from .sources import ListSource, LoadedList, ThreadSummary, month_of
 
-__all__ = ["FEED_SIZE", "LATEST_THREADS", "SiteJobs", "mid_bucket", "mid_digest"]
+__all__ = ["FEED_SIZE", "LATEST_THREADS", "SERIES_FEED_SIZE", "SiteJobs", "mid_bucket", "mid_digest"]
 
 FEED_SIZE = 30
 """Messages in a list's Atom feed."""
+SERIES_FEED_SIZE = 30
+"""Patch series in a list's series feed."""
 LATEST_THREADS = 10
 """Threads listed as latest on a list's index page."""
 SITEMAP_SIZE = 40_000
@@ -172,6 +181,7 @@ class SiteJobs:
                 yield from _present(self.messages(slug, month))
             yield self.list(slug)
             yield self.feed(slug)
+            yield self.series_feed(slug)
             yield from self.sitemaps(slug, self.sitemap_months(slug))
             for bucket in self.legacy_buckets(slug):
                 yield from _present(self.legacy_pages(slug, bucket))
@@ -198,6 +208,11 @@ class SiteJobs:
                     members[mid_bucket(digest)].append((source.slug, row.call))
         self._mid_members = members
         return members
+
+    def _title(self, title: str) -> str:
+        """A series' title as pages show it: cleaned and cut like a subject (``shown``)."""
+        text = clean_header_text(" ".join(title.split()), SUBJECT_CHARS) or "(no subject)"
+        return obfuscate_addresses(text) if self.hide else text
 
     def _subject(self, row: Row) -> str:
         """``shown.subject`` of a message, worked out once per build plan (a full plan shows
@@ -252,8 +267,36 @@ class SiteJobs:
             messages=tuple(messages),
             prev=prev,
             next=next_,
+            series=self._series_sections(source, thread_id),
         )
         return self.make("thread", (slug, thread_id), record, weight=2 + entry.count)
+
+    def _series_sections(self, source: ListSource, thread_id: str) -> tuple[SeriesSection, ...]:
+        """The patch series of a thread, each with links to its other versions."""
+        index = source.series_index()
+        found = index.by_thread.get(thread_id, ())
+        if not found:
+            return ()
+        chains = {series.head: index.chain(series.head) for series in found}
+        links, _thread_of = source.links({head for chain in chains.values() for head in chain})
+        sections = []
+        for series in found:
+            versions = tuple(
+                (version_label(index.by_head[head]), links.get(head, ""), head == series.head)
+                for head in chains[series.head]
+            )
+            sections.append(
+                SeriesSection(
+                    series.head,
+                    version_label(series),
+                    self._title(series.title),
+                    series.total,
+                    series.cover,
+                    series.patches,
+                    versions,
+                )
+            )
+        return tuple(sections)
 
     def tmbox(self, slug: str, thread_id: str) -> Job | None:
         source = self.sources[slug]
@@ -334,6 +377,7 @@ class SiteJobs:
                     (entry.months[0][0], entry.months[0][1]) < month,
                     (entry.months[-1][0], entry.months[-1][1]) > month,
                     classes.get(thread_id),
+                    month_series_label(rows[thread_id]),
                 )
             )
         record = MonthPage(self.site, self._month_frame(source, month), tuple(thread_lines))
@@ -416,6 +460,30 @@ class SiteJobs:
         )
         record = FeedPage(self.site, _list_info(source.config), feed_path(slug), entries)
         return self.make("feed", (slug,), record, weight=3)
+
+    def series_feed(self, slug: str) -> Job:
+        """The list's newest patch series (by the date of their heads)."""
+        source = self.sources[slug]
+        newest = source.series_index().series[-SERIES_FEED_SIZE:][::-1]
+        heads = [series.head for series in newest]
+        rows = source.rows(heads)
+        links, _thread_of = source.links(heads)
+        entries = tuple(
+            SeriesEntry(
+                series.head,
+                links.get(series.head, ""),
+                message_path(slug, month_of(rows[series.head]), series.head),
+                self._title(series.title),
+                version_label(series),
+                series.total,
+                author(self.hide, rows[series.head], self.words),
+                series.date,
+            )
+            for series in newest
+            if series.head in rows
+        )
+        record = SeriesFeedPage(self.site, _list_info(source.config), series_feed_path(slug), entries)
+        return self.make("series", (slug,), record, weight=2)
 
     def sitemap_months(self, slug: str) -> Mapping[Month, list[ThreadSummary]]:
         """The threads of a list by the month of their root (where their pages live), in

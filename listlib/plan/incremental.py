@@ -12,7 +12,10 @@ the jobs a change can reach are:
   messages and mmbox jobs unless the month's *mark* (thread cache: the same messages
   in the same threads) is the one the last build recorded, and their date job unless
   that holds and its prev/next month did not change;
-- list and feed of every list with a change, and the site index;
+- list, feed and series feed of every list with a change, and the site index;
+- the thread pages of the series whose chain of versions changed: the list's series
+  are the last build's (``series:<slug>`` in the state), those of the looked-at threads
+  grouped again, and their version chains compared with the last build's;
 - the sitemaps of changed months and of the root months of changed threads;
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
   thread (a message's lookup entry depends on nothing else);
@@ -48,8 +51,10 @@ from ..threadset import ThreadChanges
 from ..values import Month
 from .builders import SiteJobs, mid_bucket, mid_digest
 from .jobs import Job, job_id
+from .series import SeriesIndex, decode_series, encode_series, thread_series
 from .sources import ListSource, month_of
 from .state import BuildState
+from .stored import StoredList
 
 __all__ = ["Memory", "dirty_jobs", "full_memory", "load_memory"]
 
@@ -74,6 +79,8 @@ class Memory:
     """List slug -> its ``Index.revisions``."""
     pages: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """List slug -> thread id -> call -> its page, for the messages not on page 1."""
+    series: dict[str, str] = field(default_factory=dict)
+    """List slug -> its patch series (``plan.series.encode_series``)."""
     forget_mids: set[str] = field(default_factory=set)
     add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
     replace_mids: bool = False
@@ -93,6 +100,8 @@ class Memory:
             state.set(f"revisions:{slug}", json.dumps(revisions, sort_keys=True))
         for slug, pages in self.pages.items():
             state.set(f"pages:{slug}", json.dumps(pages, sort_keys=True))
+        for slug, series in self.series.items():
+            state.set(f"series:{slug}", series)
         state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
 
 
@@ -122,6 +131,7 @@ def full_memory(
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())
         memory.pages[slug] = {tid: pages for tid, pages in source.thread_pages(memory.orders[slug]).items() if pages}
+        memory.series[slug] = encode_series(source.series_index().series)
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
             memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call]).get(call, ""), prefix))
@@ -184,6 +194,7 @@ def dirty_jobs(
         for call in revised.get(slug, ()):
             if revised_threads.get(call) == call:  # a root: its subject, in its neighbours' links, changed
                 threads.update(n for n in source.neighbours(call) if n is not None)
+        threads |= _series_changes(source, state, altered | set(revised_threads.values()), memory)
         for thread_id in sorted(threads):
             consider(job_id("thread", slug, thread_id), jobs.thread(slug, thread_id))
             consider(job_id("tmbox", slug, thread_id), jobs.tmbox(slug, thread_id))
@@ -219,6 +230,7 @@ def dirty_jobs(
                 legacy_looked = True
         consider(job_id("list", slug), jobs.list(slug))
         consider(job_id("feed", slug), jobs.feed(slug))
+        consider(job_id("series", slug), jobs.series_feed(slug))
         # A month's sitemap lists the threads rooted in it with their last dates: it
         # changes with its thread list (a thread gone or re-rooted is in the changed
         # months of its messages) or when one of those threads changes.
@@ -255,6 +267,32 @@ def dirty_jobs(
     memory.forget_mids = forget
     memory.add_mids = fresh
     return built, considered, memory
+
+
+def _series_changes(source: ListSource, state: BuildState, regroup: set[str], memory: Memory) -> set[str]:
+    """The threads whose series' version chains changed: the last build's series, those of
+    the ``regroup`` threads grouped again. Gives the list's series to ``source`` and
+    records them in ``memory``."""
+    slug = source.slug
+    recorded = state.get(f"series:{slug}")
+    before = decode_series(recorded)
+    kept = [series for series in before if series.thread not in regroup]
+    entries = source.threads(regroup)
+    rows = source.rows(call for entry in entries.values() for call, _p, _d in entry.messages)
+    now = kept + [series for entry in entries.values() for series in thread_series(entry, rows)]
+    if isinstance(source, StoredList):
+        source.use_series(now)
+    text = encode_series(now)
+    if text == (recorded or "[]"):
+        return set()  # no series changed: no chain did (the common case: a reply to a discussion)
+    memory.series[slug] = text
+    old, new = SeriesIndex(before).chains(), source.series_index().chains()
+    index = source.series_index()
+    touched = set()
+    for head in old.keys() | new.keys():
+        if old.get(head) != new.get(head):
+            touched.update(head for head in (*old.get(head, ()), *new.get(head, ())))
+    return {index.by_head[head].thread for head in touched if head in index.by_head}
 
 
 def _repaged(source: ListSource, state: BuildState, threads: Iterable[str], memory: Memory) -> list[Row]:

@@ -18,7 +18,8 @@ settings every page depends on.
 kind      files                                       inputs (besides templates and site)
 ========  ==========================================  ======================================
 thread    thread page(s) + attachments of its         the tree, content hashes, sizes (page
-          messages                                    breaks), prev/next
+          messages                                    breaks), prev/next, its patch series
+                                                      and the links to their other versions
 tmbox     the thread's ``.mbox.gz``                   its messages
 messages  a month's ``.eml`` copies and the redirect  the month's messages and their threads
           pages of its non-root messages
@@ -29,6 +30,7 @@ date      the month's by-date page                    the month's messages and t
 mmbox     the month's ``.mbox.gz``                    its messages
 list      list index                                  months, counts, latest threads
 feed      Atom feed                                   the latest messages
+series    Atom feed of new patch series               the latest series (their heads)
 sitemap   a month's sitemap: the thread pages rooted  those threads, their last dates and
           in it (every page of a long thread)         their pages
 site      site index, 404 page, robots.txt, sitemap   every list's summary and sitemaps
@@ -43,6 +45,8 @@ legacymap ``_redirects``, nginx and Apache maps of    every legacy redirect
           every legacy URL
 static    the theme's static files                    their digests
 ========  ==========================================  ======================================
+
+Length: one record per kind of page, and the registry; apart they would drift.
 """
 
 from __future__ import annotations
@@ -89,6 +93,10 @@ __all__ = [
     "MonthFrame",
     "MonthPage",
     "MonthThread",
+    "SeriesEntry",
+    "SeriesFeedPage",
+    "SeriesSection",
+    "SeriesVersion",
     "SitePages",
     "SiteSettings",
     "SitemapEntry",
@@ -174,6 +182,25 @@ redacted one, when and why; ``page``: the page of the thread that shows it, from
 (``plan.paging``)."""
 
 
+SeriesVersion = tuple[str, str, bool]
+"""A version of a series, as its thread page links it: (its label, e.g. ``v2``, the link
+to its head, whether it is the series the section is about)."""
+
+
+class SeriesSection(NamedTuple):
+    """A patch series on the thread page of its thread (``series.Series``)."""
+
+    head: str
+    label: str
+    title: str
+    total: int
+    cover: str | None
+    patches: tuple[tuple[int, str], ...]
+    """(M, call number) of its patches, in order."""
+    versions: tuple[SeriesVersion, ...]
+    """Every version on its chain, oldest first (one: no other version is known)."""
+
+
 class ThreadPage(NamedTuple):
     """``thread``: a thread's page and its messages' attachments."""
 
@@ -188,6 +215,7 @@ class ThreadPage(NamedTuple):
     messages: tuple[ThreadMessage, ...]
     prev: Link | None
     next: Link | None
+    series: tuple[SeriesSection, ...] = ()
 
 
 class Download(NamedTuple):
@@ -222,14 +250,15 @@ class MessageCopies(NamedTuple):
     tombstones: tuple[Tombstone, ...] = ()
 
 
-MonthThread = tuple[str, str, tuple[str, ...], int, int, int, int, int, bool, bool, str | None]
+MonthThread = tuple[str, str, tuple[str, ...], int, int, int, int, int, bool, bool, str | None, tuple[str, int] | None]
 """A thread line of a month page (a plain tuple, see ``MboxItem``)."""
 MONTH_THREAD_FIELDS = (
-    "path", "subject", "participants", "more", "here", "total", "first", "last", "earlier", "later", "cls"
+    "path", "subject", "participants", "more", "here", "total", "first", "last", "earlier", "later", "cls", "series"
 )  # fmt: skip
 """``more``: participants not named; ``here``: its messages in this month; ``earlier``,
 ``later``: it has messages in earlier, later months; ``cls``: its root message's class
-(``classify``), None when it has none."""
+(``classify``), None when it has none; ``series``: for a thread rooted in a patch series,
+its version label and size (``plan.series.month_series_label``), else None."""
 
 
 class MonthFrame(NamedTuple):
@@ -318,6 +347,30 @@ class FeedPage(NamedTuple):
     list: ListInfo
     path: str
     entries: tuple[FeedEntry, ...]
+
+
+class SeriesEntry(NamedTuple):
+    """A patch series of a list's series feed."""
+
+    call: str
+    """Its head (cover letter, else first patch)."""
+    link: str
+    permalink: str
+    """The head's permanent URL (the entry's id)."""
+    title: str
+    label: str
+    total: int
+    author: str
+    date: int
+
+
+class SeriesFeedPage(NamedTuple):
+    """``series``: a list's Atom feed of new patch series."""
+
+    site: SiteSettings
+    list: ListInfo
+    path: str
+    entries: tuple[SeriesEntry, ...]
 
 
 class SitemapPage(NamedTuple):
@@ -436,6 +489,9 @@ for _record in (
     ListPage,
     FeedEntry,
     FeedPage,
+    SeriesSection,
+    SeriesEntry,
+    SeriesFeedPage,
     SitemapPage,
     ListSummary,
     SitePages,
@@ -483,6 +539,7 @@ KINDS: dict[str, Kind] = {
         Kind("mmbox", Download, (), "mmbox", "render_mbox"),
         Kind("list", ListPage, ("list.html",), "list", "render_list"),
         Kind("feed", FeedPage, ("feed.atom",), "feed", "render_feed"),
+        Kind("series", SeriesFeedPage, ("series.atom",), "series_feed", "render_series_feed"),
         Kind("sitemap", SitemapPage, ("sitemap.xml",), "sitemaps", "render_sitemap"),
         Kind("site", SitePages, _SITE_TEMPLATES, "site_index", "render_site"),
         Kind("mid", MidPages, ("redirect.html", "mid.html", "tombstone.html"), "mid", "render_mid"),

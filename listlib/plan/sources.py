@@ -17,11 +17,13 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
 from ..config import ListConfig
+from ..series import Series
 from ..store.index import REMOVED_TOKEN, Row
 from ..threadcache import ThreadEntry, ThreadLine
 from ..urls import message_path, thread_page_path
 from ..values import Month
 from .paging import message_weight, page_numbers
+from .series import SeriesIndex, thread_series
 
 __all__ = ["ClassLookup", "ListSource", "LoadedList", "ThreadSummary", "month_of"]
 
@@ -60,6 +62,7 @@ class ListSource(ABC):
         self._position: dict[str, int] | None = None
         self._months: list[Month] | None = None
         self._pages: dict[str, dict[str, int]] = {}
+        self._series: SeriesIndex | None = None
 
     # -- primitives -------------------------------------------------------------------
 
@@ -116,7 +119,17 @@ class ListSource(ABC):
     def recent(self, count: int) -> list[Row]:
         """The ``count`` newest rows by (date, call), newest first."""
 
+    @abstractmethod
+    def all_series(self) -> list[Series]:
+        """Every patch series of the list (``plan.series.thread_series`` of each thread)."""
+
     # -- derived ----------------------------------------------------------------------
+
+    def series_index(self) -> SeriesIndex:
+        """The list's series with their version chains, worked out once."""
+        if self._series is None:
+            self._series = SeriesIndex(self.all_series())
+        return self._series
 
     @property
     def slug(self) -> str:
@@ -282,6 +295,12 @@ class LoadedList(ListSource):
 
     def recent(self, count: int) -> list[Row]:
         return sorted(self._rows.values(), key=lambda r: (r.date, r.call), reverse=True)[:count]
+
+    def all_series(self) -> list[Series]:
+        found: list[Series] = []
+        for entry in self._threads.values():
+            found.extend(thread_series(entry, self._rows))
+        return found
 
 
 def month_of(row: Row) -> Month:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from ..config import ListConfig
+from ..series import Series
 from ..store.index import FILED, REMOVED, Index, Row
 from ..threadcache import ThreadEntry, ThreadLine
 from ..threadset import ThreadSet
@@ -40,6 +41,18 @@ class StoredList(ListSource):
         self._month_totals: dict[Month, tuple[int, int]] | None = None
         self._recent: list[Row] = []
         self._month_rows: dict[Month, list[Row]] = {}
+        self._all_series: list[Series] | None = None
+
+    def use_series(self, series: list[Series]) -> None:
+        """Give the list's series (``plan.incremental`` works them out from the last
+        build's and the changed threads: regrouping every thread is O(archive))."""
+        self._all_series = series
+        self._series = None
+
+    def all_series(self) -> list[Series]:
+        if self._all_series is None:
+            raise RuntimeError(f"the series of list {self.slug} were not given (use_series)")
+        return self._all_series
 
     def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
         wanted = set(calls)

@@ -29,9 +29,10 @@ from typing import Any
 import markupsafe
 
 from ..controls import SUBJECT_CHARS
-from ..display import Attachment, DisplayOptions, MessageDisplay, display_message
+from ..display import Attachment, DisplayOptions, MessageDisplay, display_message, obfuscate_addresses
 from ..display.sanitize import sanitize_html
 from ..fsutil import read_file
+from ..patchsubject import parse_subject
 from ..plan.kinds import (
     DATED_MESSAGE_FIELDS,
     KINDS,
@@ -49,14 +50,18 @@ from ..plan.kinds import (
     MonthFrame,
     MonthPage,
     Removed,
+    SeriesFeedPage,
+    SeriesSection,
     SitemapPage,
     SitePages,
     SiteSettings,
     StaticFiles,
     ThreadPage,
 )
+from ..series import Series
 from ..theme import Theme
 from ..threader import normalize_subject
+from ..trailers import Reply, Review, collect_reviews, reply_text, reply_trailers
 from ..translation import Texts, english
 from ..urls import (
     LEGACY_APACHE_PATH,
@@ -186,6 +191,9 @@ class _Message:
     """Its parent's anchor, likewise ("" for a root)."""
     parent_name: str = ""
     """Who wrote its parent, when it is drawn deeper than ``MAX_INDENT`` allows (else "")."""
+    review: dict[str, Any] | None = None
+    """For a patch of a series: ``state`` and ``trailers`` (``name``, ``value``) collected
+    from the replies (``trailers.collect_reviews``)."""
 
     def __post_init__(self) -> None:
         # Frozen: the anchors on its own page are filled in as the dataclass docs show.
@@ -279,6 +287,8 @@ class Renderer:
         """call -> its ``quote_keys`` (its replies' quotes of it fold sooner)."""
         names: dict[str, str] = {}
         """call -> who wrote it, as its heading says."""
+        raws: dict[str, bytes] = {}
+        """call -> its bytes, for the replies of a thread with patch series (their trailers)."""
         for (
             call,
             parent,
@@ -308,10 +318,17 @@ class Renderer:
                 texts=self.texts,
                 parent=keys.get(parent or "", frozenset()),
             )
-            display = _display(self._raw(stored), options, call, no_archive)
+            raw = self._raw(stored)
+            if args.series and not no_archive:
+                raws[call] = raw
+            display = _display(raw, options, call, no_archive)
             if display.quote_keys:
                 keys[call] = display.quote_keys
-            names[call] = "(not archived)" if display.no_archive else display.author_shown or "(unknown sender)"
+            names[call] = (
+                self.texts.text("thread.toc_not_archived")
+                if display.no_archive
+                else display.author_shown or self.texts.text("message.unknown_sender")
+            )
             if self.on_display is not None and not no_archive:
                 self.on_display(call, raw_hash, display)
             # Compared on their first characters: displayed subjects are cut (SUBJECT_CHARS), and
@@ -345,8 +362,13 @@ class Renderer:
         root_month = args.month
         count = max(numbers.values(), default=1)
         paths = [thread_page_path(slug, root_month, args.id, number) for number in range(1, count + 1)]
+        series = _series_view(args.series, shown, raws, site.obfuscate_addresses) if args.series else []
+        if series:
+            reviews = {patch["call"]: patch["review"] for section in series for patch in section["patches"]}
+            shown = [dataclasses.replace(m, review=reviews[m.call]) if m.call in reviews else m for m in shown]
         for number, path in enumerate(paths, start=1):
             here = shown if count == 1 else _seen_from(shown, numbers, paths, number)
+            hrefs = {m.call: m.href for m in here}
             html = self._page(
                 "thread.html",
                 path,
@@ -363,6 +385,7 @@ class Renderer:
                 next={"path": nxt.path, "subject": nxt.subject} if nxt else None,
                 month={"path": month_index_path(slug, root_month), "name": _month_name(self.texts, root_month)},
                 mbox=thread_mbox_path(slug, root_month, args.id),
+                series=[_series_links(section, hrefs) for section in series] if number == 1 else [],
             )
             self._put(files, old, path, html)
         return files
@@ -476,6 +499,22 @@ class Renderer:
             "feed.atom", path, args.site, list=self._list(args.list), entries=entries, updated=updated, feed=path
         )
         self._put(files, old, path, body)
+        return files
+
+    def render_series_feed(self, args: SeriesFeedPage, old: Mapping[str, str]) -> Files:
+        files: Files = {}
+        entries = [entry._asdict() for entry in args.entries]
+        updated = max((entry["date"] for entry in entries), default=0)
+        body = self._page(
+            "series.atom",
+            args.path,
+            args.site,
+            list=self._list(args.list),
+            entries=entries,
+            updated=updated,
+            feed=args.path,
+        )
+        self._put(files, old, args.path, body)
         return files
 
     def render_sitemap(self, args: SitemapPage, old: Mapping[str, str]) -> Files:
@@ -609,6 +648,64 @@ def _seen_from(shown: list[_Message], numbers: Mapping[str, int], paths: list[st
         return f"#{call}" if there == number else relative_url(paths[number - 1], f"{paths[there - 1]}#{call}")
 
     return [dataclasses.replace(m, href=href(m.call), parent_href=href(m.parent) if m.parent else "") for m in shown]
+
+
+def _series_view(
+    sections: tuple[SeriesSection, ...], shown: list[_Message], raws: Mapping[str, bytes], obfuscate: bool
+) -> list[dict[str, Any]]:
+    """The patch series of a thread page: each patch with its title, review state and
+    the trailers its replies gave (``trailers.collect_reviews``; read from the replies'
+    bytes, where addresses are whole: the page obfuscates them after)."""
+    by_call = {m.call: m for m in shown}
+    taken = {call for section in sections for call in ((section.cover,) if section.cover else ()) + _calls(section)}
+    replies = [
+        Reply(m.call, m.parent, m.display.author_name, m.display.author_address, reply_text(raws[m.call]))
+        for m in shown
+        if m.call not in taken and m.call in raws
+    ]
+    given = reply_trailers(replies)
+    view = []
+    for section in sections:
+        series = Series(
+            section.head, "", section.title, "", 0, 1, False, False, (), section.total, section.cover, section.patches
+        )
+        reviews = collect_reviews(series, replies, given)
+        patches = []
+        for number, call in section.patches:
+            message = by_call.get(call)
+            review = reviews.get(call) or Review((), ())
+            trailers = [
+                {"name": t.name, "value": obfuscate_addresses(t.value) if obfuscate else t.value}
+                for t in review.trailers
+            ]
+            patches.append(
+                {
+                    "call": call,
+                    "number": number,
+                    "title": parse_subject(message.display.subject).title if message else "",
+                    "review": {"state": review.state, "replies": len(review.replies), "trailers": trailers},
+                }
+            )
+        view.append({**section._asdict(), "patches": patches})
+    return view
+
+
+def _calls(section: SeriesSection) -> tuple[str, ...]:
+    return tuple(call for _n, call in section.patches)
+
+
+def _series_links(section: dict[str, Any], hrefs: Mapping[str, str]) -> dict[str, Any]:
+    """A series section as one page of its thread links it: its patches' anchors on
+    that page (or another page of the thread); its versions' links stay site paths
+    (the template's ``url`` makes them relative)."""
+    return {
+        **section,
+        "cover_href": hrefs.get(section["cover"] or "", ""),
+        "patches": [{**patch, "href": hrefs.get(patch["call"], "")} for patch in section["patches"]],
+        "versions": [
+            {"label": label, "href": link, "current": current} for label, link, current in section["versions"]
+        ],
+    }
 
 
 def _pager(paths: list[str], number: int) -> dict[str, Any]:

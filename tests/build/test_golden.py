@@ -31,7 +31,7 @@ def built_site(tmp_path: Path) -> tuple[Path, dict[str, str]]:
     config = load_config(site / "listlib.toml")
     with Store(config.site.content_dir).open() as store:
         report = file_sources(store, config.lists, [GOLDEN / "site.mbox"])
-        assert report.filed == 7, report.summary()
+        assert report.filed == 13, report.summary()
         names = {
             row.call: "gold" + (row.message_id or "").split("@")[0].rjust(4, "-") for row in store.index.iter_rows()
         }

@@ -19,6 +19,7 @@ COMMANDS = [
     "fetch",
     "check",
     "threads",
+    "series",
     "deliver",
     "bounces",
     "unrouted",

@@ -1,6 +1,7 @@
 """WCAG 2.2 AA in real Chromium: axe-core finds no violation on every kind of page (site
 index, list index, month, by-date, a long thread, both pages of a paged thread, a message with attachments and an
-inline image, a removed message's tombstone and its placeholder in its thread, the search page with results, the 404
+inline image, a removed message's tombstone and its placeholder in its thread, a patch series with
+its versions and collected trailers, the search page with results, the 404
 page) in the light and the dark colour scheme at 390 and 1280 CSS pixels; a full-page
 screenshot of each is kept in ``$LISTLIB_ARTIFACTS/a11y/`` (default
 ``tests/artifacts/a11y/``, git-ignored). The markup the rules cannot judge is checked
@@ -138,6 +139,22 @@ def messages() -> list[bytes]:
     # a thread long enough to be paged (more than 50 messages): its pages 1 and 2
     out.append(_post(100, "A long thread", "Message number 100.\n"))
     out.extend(_post(n, "Re: A long thread", f"Message number {n}.\n", [100]) for n in range(101, 160))
+    out.extend(series_messages())
+    return out
+
+
+def series_messages() -> list[bytes]:
+    """A patch series: two versions (v2 links back to v1), a cover letter, two patches, a
+    review with trailers on a patch and an ack of the whole series."""
+    diff = "---\n x | 2 +-\n\ndiff --git a/x b/x\n--- a/x\n+++ b/x\n@@ -1 +1 @@\n-old\n+new\n"
+    out = [_post(196, "[PATCH 1/1] md: fix resync", "Fix it.\n\nSigned-off-by: Person 0 <p0@example.org>\n" + diff)]
+    out.append(_post(201, "[PATCH v2 0/2] md: fix resync", "Two patches now.\n"))
+    for number in (1, 2):
+        body = f"Part {number}.\n\nSigned-off-by: Person 2 <p2@example.org>\n" + diff
+        out.append(_post(201 + number, f"[PATCH v2 {number}/2] md: part {number}", body, [201]))
+    review = "> Part 1.\n\nLooks right.\n\nReviewed-by: Person 4 <p4@example.org>\n"
+    out.append(_post(204, "Re: [PATCH v2 1/2] md: part 1", review, [201, 202]))
+    out.append(_post(205, "Re: [PATCH v2 0/2] md: fix resync", "Acked-by: Person 0 <p0@example.org>\n", [201]))
     return out
 
 
@@ -157,7 +174,7 @@ def _build(tmp_path_factory: pytest.TempPathFactory, language: str) -> dict[str,
     with Store(config.site.content_dir).open() as store:
         report = file_sources(store, config.lists, [source])
         assert report.failed == 0 and report.filed == len(messages()), report.summary()
-        rows = {n: store.index.rows_by_message_id("dev", f"m{n}@example.org")[0] for n in (1, 50, 60, 61, 100)}
+        rows = {n: store.index.rows_by_message_id("dev", f"m{n}@example.org")[0] for n in (1, 50, 60, 61, 100, 201)}
     steward(config, "remove", Selector(ids=(rows[61].call,)), reason="privacy request", by="test")
     build_site(config, workers=1)
     page = {n: row.path[: -len(".eml")] + ".html" for n, row in rows.items()}
@@ -172,6 +189,7 @@ def _build(tmp_path_factory: pytest.TempPathFactory, language: str) -> dict[str,
         "attachments": page[50],
         "tombstone": page[61],
         "placeholder": page[60],
+        "series": page[201],
         "search": "search/index.html?q=degraded",
         "not-found": "404.html",
         "_output": str(root / "output"),
@@ -235,6 +253,7 @@ PAGES = [
     "attachments",
     "tombstone",
     "placeholder",
+    "series",
     "search",
     "not-found",
 ]
