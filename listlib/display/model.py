@@ -32,6 +32,9 @@ class DisplayOptions:
     parent: frozenset[str] = frozenset()
     """The ``quote_keys`` of the message this one answers, when the page shows it too:
     quotes that merely repeat it fold sooner (``display.textbody``)."""
+    keys: bool = False
+    """Work out the message's ``quote_keys`` (a line-by-line pass over its text, a third of
+    the display's cost): for a message whose replies the same page shows."""
 
 
 @dataclass(frozen=True)

@@ -256,7 +256,8 @@ class Walk:
             self.texts.append(plain_text(text, obfuscate))
             return
         html, plain = render_plain(text, obfuscate, self.words, parent=self.options.parent)
-        self.keys |= quote_keys(text)
+        if self.options.keys:
+            self.keys |= quote_keys(text)
         if html:
             self.blocks.append(html)
         self.texts.append(plain)

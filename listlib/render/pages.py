@@ -289,6 +289,8 @@ class Renderer:
         """call -> who wrote it, as its heading says."""
         raws: dict[str, bytes] = {}
         """call -> its bytes, for the replies of a thread with patch series (their trailers)."""
+        answered = {message[1] for message in args.messages if message[1]}
+        """The calls of the messages the page shows replies to (their ``quote_keys`` are needed)."""
         for (
             call,
             parent,
@@ -307,7 +309,7 @@ class Renderer:
             if removed is not None:
                 permalink = relative_url(page, message_path(slug, month, call))
                 shown.append(_placeholder(call, parent, depth, removed, permalink, names.get(parent or "", "")))
-                names[call] = "(removed)"
+                names[call] = self.texts.text("thread.toc_removed")
                 subjects[call] = subjects.get(parent or "", "") if parent else ""
                 continue
             folder = attachment_dir(slug, month, call)
@@ -317,6 +319,7 @@ class Renderer:
                 attachment_base=relative_url(page, folder + "/x")[:-1],
                 texts=self.texts,
                 parent=keys.get(parent or "", frozenset()),
+                keys=call in answered,
             )
             raw = self._raw(stored)
             if args.series and not no_archive:

@@ -55,8 +55,9 @@ def test_a_quote_of_something_else_folds_only_when_long() -> None:
 
 
 def test_a_messages_quote_keys_reach_its_replies_display() -> None:
-    parent = display_message(make_message("Array", PARENT))
+    parent = display_message(make_message("Array", PARENT), DisplayOptions(keys=True))
     assert "no errors in dmesg." in parent.quote_keys
+    assert not display_message(make_message("Array", PARENT)).quote_keys, "worked out only when asked"
     reply = display_message(make_message("Re: Array", REPLY), DisplayOptions(parent=parent.quote_keys))
     assert 'class="quote repeat"' in reply.body_html
     # The reply's new text (what search and feeds read) is the same either way.
