@@ -670,7 +670,7 @@ def _folded(block: _Block, body: str, obfuscate: bool, texts: Texts) -> str:
             first = first[:60].rsplit(" ", 1)[0] + "…"
         shown = escape(obfuscate_addresses(first) if obfuscate else first, quote=False)
         lines = escape(texts.text("display.parent_lines", n=count), quote=False)
-        summary = f'<span class="first">“{shown}”</span> <span class="lines">{lines}</span>'
+        summary = f'<span class="first from-mail">“{shown}”</span> <span class="lines">{lines}</span>'
     else:
         count = body.count("\n") + 1
         kind = "quote"

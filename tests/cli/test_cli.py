@@ -146,7 +146,9 @@ def test_missing_config_says_what_to_do(tmp_path: Path) -> None:
 
 def test_unknown_config_keys_are_errors_with_the_nearest_spelling(site: Path) -> None:
     (site / "listlib.toml").write_text((site / "listlib.toml").read_text() + "\n[serve]\nport = 1\n")
-    assert_clean_error(run_listlib("check", cwd=site), "serve: unknown table (known: delivery, imap, lists, pop3,")
+    assert_clean_error(
+        run_listlib("check", cwd=site), "serve: unknown table (known: build, classes, delivery, imap, lists, pop3,"
+    )
     (site / "listlib.toml").write_text('[site]\ntitle = "x"\nbase_ulr = "https://a.example/"\n')
     assert_clean_error(
         run_listlib("build", cwd=site),

@@ -37,6 +37,8 @@ class Page(HTMLParser):
             self.messages.append(values.get("id") or "")
         if tag == "script" and _THEME_SCRIPT_RE.fullmatch(values.get("src") or "") and set(values) == {"src", "defer"}:
             pass  # the theme's own script (static/times.js on thread pages), which the link check finds
+        elif tag == "script" and set(values) == {"type", "id"} and values["type"] == "application/json":
+            pass  # the words the theme hands its scripts (data, which no browser runs)
         elif tag == "form" and values.get("role") == "search" and _SEARCH_PAGE_RE.search(values.get("action") or ""):
             pass  # the theme's search box (every page's header), a GET to the site's own search page
         elif tag in _ACTIVE_TAGS:

@@ -23,6 +23,9 @@ from listlib.translation import Entry, placeholders
 VISIBLE_ATTRIBUTES = ("title", "aria-label", "placeholder", "alt", "label")
 _CHROME_IN_BODY = {"note", "remote-image", "missing-image"}
 """Classes of the site's own words inside a message body."""
+_MAIL_CLASSES = {"msg-body", "attribution", "from-mail"}
+"""Classes of the mail's own text (``from-mail``: a subject, a trailer, a quoted line
+inside the site's own words)."""
 _VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
 
@@ -42,7 +45,7 @@ class _Chrome(HTMLParser):
         values = dict(attrs)
         classes = set((values.get("class") or "").split())
         mail = self._mail()
-        if "msg-body" in classes or "attribution" in classes or tag in self.feed_tags:
+        if classes & _MAIL_CLASSES or tag in self.feed_tags or tag == "code":  # code: syntax, not words
             mail = True
         elif mail and (classes & _CHROME_IN_BODY or tag in ("summary", "dt")):
             mail = False

@@ -23,6 +23,9 @@ CSP_META = (
 )
 _INVISIBLE_RE = re.compile(r"[\x00-\x20]+")
 
+THEME_TEXTS = frozenset({"search-texts", "times-texts", "visits-texts"})
+"""The ids of the default theme's word blocks for its scripts (``texts_json``)."""
+
 
 def assert_terminal_safe(output: str) -> None:
     found = TERMINAL_CONTROL_RE.search(output.replace("\n", ""))
@@ -68,7 +71,11 @@ class _PageChecker(HTMLParser):
                 self.problems.append(f"<meta {attrs}>")
 
     def _own_script(self, values: dict[str, str | None]) -> bool:
-        """A theme script: a file of the site's static/ folder."""
+        """A theme script: a file of the site's static/ folder, or the words the theme
+        hands its scripts (``<script type="application/json" id="…-texts">``: data, which
+        no browser runs)."""
+        if set(values) == {"type", "id"} and values["type"] == "application/json":
+            return values["id"] in THEME_TEXTS
         path = self._site_path(values.get("src") or "")
         return path is not None and len(path) == 2 and path[0] == "static" and path[1].endswith(".js")
 
