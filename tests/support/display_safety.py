@@ -71,7 +71,7 @@ class _Checker(HTMLParser):
 _TAG_RE = re.compile(r"<[^>]*>")
 _OWN_TAG_RE = re.compile(
     r'<(?:div class="(?:msg-body|note [a-z -]+|diff|diff diffstat)"|pre class="text"'
-    r'|span class="(?:quote|attribution|lines|first|diff-(?:file|meta|hunk|add|del|bin))"'
+    r'|span class="(?:quote|attribution|lines|first from-mail|diff-(?:file|meta|hunk|add|del|bin))"'
     r'|pre class="text wide" tabindex="0" role="region" aria-label="Text with long lines, scrolls sideways"'
     r'|a href="(?i:https?|ftp|mailto):[^"<>]*" rel="nofollow noopener noreferrer"'
     r'|details class="(?:quote|quote repeat|signature|footer)"|summary|section class="attached-message"'
