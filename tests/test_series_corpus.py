@@ -1,7 +1,7 @@
 """Patch series on a real patch-review list (linux-raid): grouping and version links
-checked against hand-verified expectations (``tests/data/series/linux-raid.json``:
+checked against hand-verified expectations (``tests/data/series/raid-series-expected.json``:
 Message-IDs only), and the trailers collected compared with what the real ``b4 am``
-applies to the same threads (``linux-raid-b4.json``), run offline over each thread's mbox.
+applies to the same threads (``raid-b4-threads.json``), run offline over each thread's mbox.
 
 The messages are threaded by ``listlib.threader``, as the store's thread cache does."""
 
@@ -101,7 +101,7 @@ def test_linux_raid_has_hundreds_of_series_and_linked_versions(corpus: Corpus) -
             assert parsed.is_patch and not parsed.reply and (parsed.number or 1) == number
 
 
-EXPECTED = json.loads((DATA / "linux-raid.json").read_text())["series"]
+EXPECTED = json.loads((DATA / "raid-series-expected.json").read_text())["series"]
 
 
 @pytest.mark.parametrize("expected", EXPECTED, ids=[e["head"] for e in EXPECTED])
@@ -160,7 +160,7 @@ def b4_trailers(home: Path, mbox: Path, version: int) -> dict[int, set[tuple[str
     return added
 
 
-THREADS = json.loads((DATA / "linux-raid-b4.json").read_text())["threads"]
+THREADS = json.loads((DATA / "raid-b4-threads.json").read_text())["threads"]
 
 
 @pytest.mark.skipif(_b4_missing() is not None, reason=str(_b4_missing()))
