@@ -314,13 +314,17 @@ class _Block:
     """A piece of the body of one kind: "text", "quote", "signature", "footer", or a
     "diff" or "diffstat" (``piece`` holds its lines' classes, see ``display.diff``)."""
 
-    __slots__ = ("attribution", "kind", "piece", "text")
+    __slots__ = ("attribution", "kind", "original", "piece", "text")
 
     def __init__(self, kind: str, text: str, attribution: str = "", piece: diff.Piece | None = None) -> None:
         self.kind = kind
         self.text = text
         self.attribution = attribution
         self.piece = piece
+        # A text block's text before a quote that folds only because it repeats the parent
+        # took its attribution: its new text (``plain_text``, what search indexes) stays the
+        # message's own, whatever the page shows around it.
+        self.original = ""
 
 
 # Runs of lines starting with ">", blank lines between them included; searched in
@@ -474,7 +478,10 @@ def _structure(text: str, parent: frozenset[str] = frozenset()) -> list[_Block]:
         repeat = bool(parent) and _folds(block.text, FOLD_REPEAT_LINES) and _repeats(block.text, parent)
         if repeat or block.attribution or _folds(block.text):
             if not block.attribution and out and out[-1].kind in ("text", "signature"):
+                before = out[-1].text
                 block.attribution = _take_attribution(out[-1])
+                if block.attribution and not _folds(block.text):
+                    out[-1].original = out[-1].original or before
             block.kind = "repeat-quote" if repeat else "folded-quote"
         out.append(block)
     return out
@@ -544,7 +551,7 @@ def render_plain(
         if block.kind == "text":
             if not is_wide(block.text):
                 marked, plain = _markup(block.text, obfuscate)
-                new_text.append(plain)
+                new_text.append(_plain(block.original, obfuscate) if block.original else plain)
                 show(marked, False)
                 continue
             # Paragraph by paragraph: each keeps its blank line ("\n" joins them again).
@@ -553,7 +560,7 @@ def render_plain(
                 marked, plain = _markup(paragraph, obfuscate)
                 plains.append(plain)
                 show(marked, is_wide(paragraph))
-            new_text.append("\n".join(plains))
+            new_text.append(_plain(block.original, obfuscate) if block.original else "\n".join(plains))
         elif block.piece is not None:
             flush()
             marked, plain = _diff_html(block.piece, obfuscate, wide)

@@ -158,13 +158,6 @@ def test_real_dask_workers_build_the_same_site_and_survive_a_worker_killed_mid_b
     assert_same_site(survivor, sites / "local-full")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect, found after merging message classes and the reader's search changes: the local build "
-    "catching up after a cluster build stopped by the scheduler's death makes the same pages, but its search "
-    "index ranks some hits differently from a clean build's (the jobs finished before the stop are recorded, "
-    "their displayed text is not in the next build's spool)",
-)
 def test_the_scheduler_killed_mid_build_fails_it_and_the_next_build_catches_up(sites: Path) -> None:
     site = copy_site(sites / "base", sites / "scheduler-killed")
     with DaskCluster(sites / "dask-logs-2") as cluster:

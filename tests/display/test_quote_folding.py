@@ -6,8 +6,11 @@ from __future__ import annotations
 
 import re
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from listlib.display import DisplayOptions, display_message
-from listlib.display.textbody import clean_text, quote_keys, render_plain
+from listlib.display.textbody import clean_text, plain_text, quote_keys, render_plain
 
 from ..support.helpers import make_message
 
@@ -62,3 +65,43 @@ def test_a_messages_quote_keys_reach_its_replies_display() -> None:
     assert 'class="quote repeat"' in reply.body_html
     # The reply's new text (what search and feeds read) is the same either way.
     assert reply.text == display_message(make_message("Re: Array", REPLY)).text
+
+
+def test_an_attribution_folded_with_a_repeated_quote_stays_in_the_new_text() -> None:
+    """The attribution above a quote that folds only because the parent is on the page
+    goes into the fold's summary, but the new text (what search indexes, from the
+    render pass or from the indexer's own display) is the same with or without the parent."""
+    reply = "Thanks.\nOn Mon, 1 Jan 2024, Ann Example wrote:\n" + REPLY
+    html, text = render_plain(clean_text(reply), False, parent=quote_keys(PARENT))
+    assert '<span class="attribution">On Mon, 1 Jan 2024, Ann Example wrote:</span>' in html
+    assert text == plain_text(clean_text(reply), False) == render_plain(clean_text(reply), False)[1]
+    assert "Ann Example wrote:" in text
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "> I rebuilt the array last night.",
+                "> The resync finished at 03:12.",
+                "> No errors in dmesg.",
+                "> Something else entirely.",
+                ">",
+                "",
+                "On Tue, Bob <bob@example.org> wrote:",
+                "Ann Example",
+                "<ann@example.org> wrote:",
+                "My answer, see https://example.org/x.",
+                "-- ",
+                "Bob",
+                "diff --git a/x b/x",
+            ]
+        ),
+        max_size=14,
+    ),
+    st.booleans(),
+)
+def test_the_new_text_never_depends_on_the_parent(lines: list[str], obfuscate: bool) -> None:
+    body = clean_text("\n".join(lines) + "\n")
+    assert render_plain(body, obfuscate, parent=quote_keys(PARENT))[1] == plain_text(body, obfuscate)
