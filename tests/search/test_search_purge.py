@@ -315,3 +315,56 @@ def test_a_hidden_message_is_purged_by_looking_up_its_own_terms(
         assert terms == {"zanzibarite", "notindexedanywhere"}
     assert traces(site, "removed", call) == []
     assert answers(site) == from_scratch(site, tmp_path)
+
+
+def test_a_purge_told_the_terms_writes_what_a_purge_searching_every_term_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told the deleted documents' terms, a purge loads only the dictionary chunks that
+    hold them and those a rewritten postings or positions file runs on into: small
+    chunks and files make those runs cross chunks (field terms, which have no
+    positions, sit between the terms of a positions file)."""
+    monkeypatch.setattr(segment, "DICT_CHUNK", 300)
+    monkeypatch.setattr(segment, "POSTINGS_CHUNK", 200)
+    rng = random.Random(27)
+    words = [f"w{n:03d}" for n in range(400)]
+    docs = [
+        segment.Doc(
+            call=f"c{n:04d}",
+            message_id=f"m{n}@example.org",
+            list="list",
+            url=f"list/{n}.html",
+            subject=f"s{n}",
+            author=f"a{n % 7}",
+            date=1_600_000_000 + n * 3600,
+            excerpt="",
+            fields={
+                "subject": rng.sample(words, 3),
+                "author": [f"a{n % 7}"],
+                "body": rng.choices(words[: 40 + n], k=30),
+                "class": ["patch"] if n % 5 == 0 else [],
+            },
+        )
+        for n in range(150)
+    ]
+    old = tmp_path / "seg"
+    segment.write_segment(old, segment.invert(docs, 150.0, 0.75), twins=False)
+    chunks = [
+        json.loads((old / f"t{k}.json").read_bytes())
+        for k in range(len(json.loads((old / "meta.json").read_bytes())["dict"]))
+    ]
+    assert len(chunks) > 10
+
+    def blob(name: str) -> bytes:
+        return (old / name).read_bytes()
+
+    for deleted in ([0], [149], [75], [3, 40, 41, 148], sorted(rng.sample(range(150), 12))):
+        terms = {entry[0] for entry in purge._holding(chunks, blob, deleted)}
+        told, searched = tmp_path / "told", tmp_path / "searched"
+        assert purge.purge_segment(old, told, deleted, twins=False, terms=terms)
+        assert purge.purge_segment(old, searched, deleted, twins=False)
+        names = sorted(path.name for path in searched.iterdir())
+        assert sorted(path.name for path in told.iterdir()) == names
+        assert [(told / name).read_bytes() for name in names] == [(searched / name).read_bytes() for name in names]
+        shutil.rmtree(told)
+        shutil.rmtree(searched)
