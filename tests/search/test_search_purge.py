@@ -23,9 +23,10 @@ from listlib.errors import SearchError
 from listlib.search import purge, segment, update
 from listlib.search.bulk import postings_holding
 from listlib.search.codec import drop_postings, encode_postings, postings_hold
+from listlib.search.hints import HINTS_FILE
 from listlib.search.reader import Source, search
 from listlib.search.update import update_index
-from listlib.stewardship import Selector, steward
+from listlib.stewardship import Selector, redact, steward
 from listlib.store.core import Store
 from listlib.verify import repair_store
 
@@ -368,3 +369,38 @@ def test_a_purge_told_the_terms_writes_what_a_purge_searching_every_term_does(
         assert [(told / name).read_bytes() for name in names] == [(searched / name).read_bytes() for name in names]
         shutil.rmtree(told)
         shutil.rmtree(searched)
+
+
+@pytest.mark.parametrize("how", ["removed", "redacted"])
+def test_a_message_taken_down_is_purged_by_looking_up_the_terms_noted_before_its_bytes_left(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """``remove`` and ``redact`` note the terms of the bytes they take out of the store
+    (``search.hints``): the purge looks up those, not every term; the note is gone
+    once the index is purged."""
+    monkeypatch.setattr(update, "PURGE_REWRITE_BELOW", 1)
+    grow(site)
+    call, path = call_of(site, SECRET)
+    named: list[set[str] | None] = []
+    purge_segment = update.purge_segment
+
+    def spy(*args: object, terms: set[str] | None = None, **options: object) -> bool:
+        named.append(terms)
+        return purge_segment(*args, terms=terms, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(update, "purge_segment", spy)
+    config = load_config(site / "listlib.toml")
+    if how == "removed":
+        steward(config, "remove", Selector(ids=[call]), reason="take-down", by="test")
+    else:
+        edited = (site / "content" / path).read_bytes()
+        for word in BODY_WORDS:
+            edited = edited.replace(word, b"[redacted]")
+        redact(config, call, edited, reason="leak", by="test")
+    assert (config.site.cache_dir / HINTS_FILE).exists()
+    build(site)
+    (terms,) = named
+    assert terms is not None and {"zanzibarite", "quillfeather"} <= terms
+    assert not (config.site.cache_dir / HINTS_FILE).exists()
+    assert traces(site, how, call) == []
+    assert answers(site) == from_scratch(site, tmp_path)
