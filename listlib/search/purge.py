@@ -75,8 +75,9 @@ def purge_segment(
     holding = _named(meta["dict"], chunk, blob, deleted, terms) if terms is not None else None
     if holding is None:
         holding = _holding([chunk(k) for k in range(count)], blob, deleted)
+    gone = set(deleted)
     for term, _df, pfile, poff, plen, qfile, qoff, qlen in holding:
-        changed[term], drop = drop_postings(memoryview(blob(f"p{pfile}.bin"))[poff : poff + plen], deleted)
+        changed[term], drop = drop_postings(memoryview(blob(f"p{pfile}.bin"))[poff : poff + plen], deleted, gone)
         if changed[term] is not None and qfile >= 0:
             positions[term] = drop_positions(blob(f"q{qfile}.bin")[qoff : qoff + qlen], drop)
     files: dict[str, bytes] = {}

@@ -281,6 +281,7 @@ def test_postings_without_some_documents_are_the_postings_of_the_others() -> Non
         kept = [(doc, impact) for doc, impact in zip(docs, impacts, strict=True) if doc not in deleted]
         postings, dropped = drop_postings(encode_postings(docs, impacts), deleted)
         assert dropped == [at for at, doc in enumerate(docs) if doc in deleted]
+        assert drop_postings(encode_postings(docs, impacts), deleted, set(deleted)) == (postings, dropped)
         if kept:
             assert postings == encode_postings([doc for doc, _ in kept], bytes(impact for _, impact in kept))
         else:
