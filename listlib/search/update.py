@@ -366,6 +366,9 @@ def _update(
     # A segment's terms of its documents deleted, when every one deleted since its last
     # purge is still stored (hidden): the others were purged already (``_to_purge``).
     named: dict[str, set[str] | None] = {} if manifest.get("purged") else dict.fromkeys(by_id)
+    # Likewise the documents deleted since a segment's last purge: the others' traces are
+    # gone already (each of them rewritten again would cost as much as the new ones).
+    fresh: dict[str, list[int]] | None = {} if manifest.get("purged") else None
     for call, segment, doc in remove:
         terms, known = hints.get(call), named.setdefault(segment, set())
         named[segment] = None if terms is None or known is None else known | terms
@@ -373,6 +376,8 @@ def _update(
         if info is not None:
             info.setdefault("deleted", []).append(doc)
             info["deleted"].sort()
+            if fresh is not None:
+                fresh.setdefault(segment, []).append(doc)
     purge = _to_purge(manifest, remove)
     tainted = set(purge)  # their folders hold text of deleted documents
     generation = int(manifest["generation"]) + 1
@@ -397,7 +402,7 @@ def _update(
             group = groups[0]
         elif purge:
             sid = purge.pop()
-            purged = _purge(folder, current[sid], generation, twins, named.get(sid))
+            purged = _purge(folder, current[sid], generation, twins, named.get(sid), fresh and fresh.get(sid))
             if purged is not None:
                 fault("search-purge")
                 segments[:] = [purged if info is current[sid] else info for info in segments]
@@ -489,17 +494,24 @@ def _terms_of(
 
 
 def _purge(
-    folder: Path, info: dict[str, Any], generation: int, twins: bool, terms: set[str] | None
+    folder: Path,
+    info: dict[str, Any],
+    generation: int,
+    twins: bool,
+    terms: set[str] | None,
+    fresh: list[int] | None,
 ) -> dict[str, Any] | None:
     """The manifest entry of a copy of the segment ``info`` whose files hold nothing
     of its deleted documents, at the same doc numbers; None when it is small enough
     to rewrite (or would be left with no term). ``terms``: those its documents deleted
-    since its last purge held, when known."""
+    since its last purge held, when known; ``fresh``: those documents, when the others
+    were purged (every deleted one is taken out otherwise)."""
     if int(info["docs"]) < PURGE_REWRITE_BELOW:
         return None
     sid = _new_id(generation)
     deleted = sorted(info["deleted"])
-    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, deleted, twins=twins, terms=terms):
+    dropping = sorted(fresh) if fresh else deleted
+    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, dropping, twins=twins, terms=terms):
         return None
     return {**info, "id": sid, "deleted": deleted}
 

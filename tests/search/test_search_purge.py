@@ -325,7 +325,8 @@ def test_a_purge_told_the_terms_writes_what_a_purge_searching_every_term_does(
     """Told the deleted documents' terms, a purge loads only the dictionary chunks that
     hold them and those a rewritten postings or positions file runs on into: small
     chunks and files make those runs cross chunks (field terms, which have no
-    positions, sit between the terms of a positions file)."""
+    positions, sit between the terms of a positions file). A segment purged before is
+    purged of its new tombstones alone as of all of them."""
     monkeypatch.setattr(segment, "DICT_CHUNK", 300)
     monkeypatch.setattr(segment, "POSTINGS_CHUNK", 200)
     rng = random.Random(27)
@@ -360,6 +361,15 @@ def test_a_purge_told_the_terms_writes_what_a_purge_searching_every_term_does(
     def blob(name: str) -> bytes:
         return (old / name).read_bytes()
 
+    # A purged segment purged again: the documents deleted before are gone from its files.
+    earlier = tmp_path / "earlier"
+    assert purge.purge_segment(old, earlier, [3, 40, 41], twins=False)
+    again, fresh = tmp_path / "again", tmp_path / "fresh"
+    assert purge.purge_segment(earlier, again, [3, 40, 41, 75], twins=False)
+    assert purge.purge_segment(earlier, fresh, [75], twins=False)
+    names = sorted(path.name for path in again.iterdir())
+    assert sorted(path.name for path in fresh.iterdir()) == names
+    assert [(again / name).read_bytes() for name in names] == [(fresh / name).read_bytes() for name in names]
     for deleted in ([0], [149], [75], [3, 40, 41, 148], sorted(rng.sample(range(150), 12))):
         terms = {entry[0] for entry in purge._holding(chunks, blob, deleted)}
         told, searched = tmp_path / "told", tmp_path / "searched"
