@@ -32,6 +32,7 @@ import tempfile
 from pathlib import Path
 
 from build_bench import SITE_TOML, VOCABULARY, generate, listlib, reply_to_old_thread, show
+from import_bench import precompile
 
 from listlib.search.reader import Source, search  # build_bench put the checkout first on sys.path
 from listlib.store.core import Store
@@ -72,6 +73,7 @@ def main() -> None:
     parser.add_argument("--site-dir", type=Path, help="Where to make the site (default: a temporary folder).")
     parser.add_argument("--bulk", type=int, default=1000, help="Messages to hide by one query.")
     args = parser.parse_args()
+    precompile()  # as an installed copy is: a checkout run with PYTHONDONTWRITEBYTECODE compiles every command
     scratch = Path(tempfile.mkdtemp(prefix="steward-bench-", dir=args.site_dir))
     try:
         label = f"gen-{args.messages // 1000}k"

@@ -221,6 +221,7 @@ def steward(
             if action == "remove":
                 removals = _removals(config, store, report.messages)
                 by = _by_call_numbers(action, report.messages)
+                _note_terms(config, store, [row for row in report.messages if row.state == FILED])
             report.entry = store.record(action, report.messages, reason.strip(), by, at, removals)
     if action == "remove" and not dry_run:
         _purge_queue(config, report, fault)
@@ -320,9 +321,32 @@ def redact(
         report = RedactReport(row, dry_run, *_changed_lines(old_lines, new_lines))
         if not dry_run:
             at = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(clock()))
+            if row.state == FILED:
+                _note_terms(config, store, [row], {row.call: original})
             report.entry = store.redact(row, raw, reason.strip(), _by_call_numbers("redact", [row]), at)
     report.seconds = time.monotonic() - started
     return report
+
+
+def _note_terms(config: Config, store: Store, rows: list[Row], raws: dict[str, bytes] | None = None) -> None:
+    """Note the search terms of a few filed messages about to leave the store, for the
+    next build's purge of the search index (``search.hints``; a note is only a shortcut:
+    a message without one is searched for in every term)."""
+    from .fsutil import read_file
+    from .search.hints import NOTED_UP_TO, note_terms
+
+    if not rows or len(rows) > NOTED_UP_TO:
+        return
+    notes = []
+    for row in rows:
+        raw = (raws or {}).get(row.call)
+        if raw is None:
+            try:
+                raw = read_file(store.root / row.path)
+            except OSError:
+                continue  # a file missing: ``check --repair`` finds it
+        notes.append((row, raw))
+    note_terms(config.site.cache_dir, notes, config.site.obfuscate_addresses, config.classes.rules)
 
 
 def _changed_lines(old: list[bytes], new: list[bytes]) -> tuple[int, int]:

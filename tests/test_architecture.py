@@ -51,7 +51,7 @@ LAYERS = [
         "delivery.transport",
     }
     | {"search.query", "search.segment", "search.merge", "search.purge", "search.reader", "search.state", "search.bulk"}
-    | {"search.document", "search.spool", "legacy.mhonarc", "legacy.pipermail"},
+    | {"search.document", "search.spool", "search.hints", "legacy.mhonarc", "legacy.pipermail"},
     {
         "plan.builders",
         "threadset",

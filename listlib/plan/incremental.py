@@ -260,9 +260,12 @@ def dirty_jobs(
         consider(job_id("site", "site"), jobs.site_index())
     if legacy_looked:
         consider(job_id("legacymap", "site"), jobs.legacy_maps())
+    joining: dict[str, list[tuple[str, str]]] = {}
+    for call, slug, _thread, prefix in fresh:
+        joining.setdefault(prefix, []).append((slug, call))
     for prefix in sorted(prefixes):
         members = [(s, c) for s, c in state.mids_in(prefix) if c not in forget]
-        members.extend((slug, call) for call, slug, _thread, p in fresh if p == prefix)
+        members.extend(joining.get(prefix, ()))
         consider(job_id("mid", prefix), jobs.mid(prefix, members))
     memory.forget_mids = forget
     memory.add_mids = fresh

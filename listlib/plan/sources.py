@@ -175,7 +175,7 @@ class ListSource(ABC):
         for the messages not on page 1 (a thread on one page maps to nothing); worked
         out once per thread."""
         wanted = set(ids)
-        missing = wanted - self._pages.keys()
+        missing = [key for key in wanted if key not in self._pages]
         if missing:
             entries = self.threads(missing)
             long = [e for e in entries.values() if e.count > 1]

@@ -56,7 +56,7 @@ class StoredList(ListSource):
 
     def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
         wanted = set(calls)
-        missing = wanted - self._rows.keys()
+        missing = [key for key in wanted if key not in self._rows]
         if missing:
             found = {row.call: row for row in self._index.rows_by_call(missing)}
             for call in missing:
@@ -97,7 +97,7 @@ class StoredList(ListSource):
 
     def threads(self, ids: Iterable[str]) -> Mapping[str, ThreadEntry]:
         wanted = set(ids)
-        missing = wanted - self._threads.keys()
+        missing = [key for key in wanted if key not in self._threads]
         if missing:
             found = self._threadset.threads(self.slug, missing)
             for thread_id in missing:
@@ -109,7 +109,7 @@ class StoredList(ListSource):
 
     def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
         wanted = set(calls)
-        missing = wanted - self._thread_of.keys()
+        missing = [key for key in wanted if key not in self._thread_of]
         if missing:
             found = {entry.call: entry.thread for entry in self._threadset.cache.messages_of_calls(self.slug, missing)}
             for call in missing:

@@ -27,7 +27,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Sequence
+from collections.abc import Container, Sequence
 from itertools import accumulate, pairwise
 
 __all__ = [
@@ -114,10 +114,13 @@ def decode_postings(data: bytes | memoryview) -> tuple[list[int], bytes]:
     return docs, bytes(impacts)
 
 
-def drop_postings(data: bytes | memoryview, docs: Sequence[int]) -> tuple[bytes | None, list[int]]:
+def drop_postings(
+    data: bytes | memoryview, docs: Sequence[int], gone: Container[int] | None = None
+) -> tuple[bytes | None, list[int]]:
     """One term's postings without ``docs`` (ascending; None when none is left), and the
     indexes of the postings dropped. Blocks before the first one dropped are kept as
-    they are; the rest are encoded again (a block holds ``BLOCK`` postings)."""
+    they are; the rest are encoded again (a block holds ``BLOCK`` postings). ``gone``:
+    ``docs`` as a set, when the caller drops them from many terms."""
     numbers, impacts = decode_postings(data)
     if not numbers:
         return bytes(data), []
@@ -130,7 +133,8 @@ def drop_postings(data: bytes | memoryview, docs: Sequence[int]) -> tuple[bytes 
             if numbers[at] == doc:
                 drop.append(at)
     else:
-        gone = set(docs)
+        if gone is None:
+            gone = set(docs)
         drop = [at for at, doc in enumerate(numbers) if doc in gone]
     if not drop:
         return bytes(data), []

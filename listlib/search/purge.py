@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Sequence
 from itertools import accumulate
 from pathlib import Path
@@ -30,6 +31,7 @@ from typing import Any
 
 from ..fsutil import naming
 from .codec import SCRIPT_SUFFIX, drop_positions, drop_postings, postings_hold, script_twin
+from .segment import term_key
 
 __all__ = ["VECTOR_FROM", "purge_segment"]
 
@@ -59,28 +61,41 @@ def purge_segment(
                 data = blobs[name] = file.read()
         return data
 
-    chunks: list[list[list[Any]]] = [json.loads((old / f"t{k}.json").read_bytes()) for k in range(len(meta["dict"]))]
+    count = len(meta["dict"])
+    loaded: dict[int, list[list[Any]]] = {}  # dictionary chunk number -> its entries
+
+    def chunk(k: int) -> list[list[Any]]:
+        entries = loaded.get(k)
+        if entries is None:
+            entries = loaded[k] = json.loads((old / f"t{k}.json").read_bytes())
+        return entries
+
     changed: dict[str, bytes | None] = {}  # term -> new postings (None: the term is gone)
     positions: dict[str, bytes] = {}
-    holding = _named(chunks, blob, deleted, terms) if terms is not None else None
+    holding = _named(meta["dict"], chunk, blob, deleted, terms) if terms is not None else None
     if holding is None:
-        holding = _holding(chunks, blob, deleted)
+        holding = _holding([chunk(k) for k in range(count)], blob, deleted)
+    gone = set(deleted)
     for term, _df, pfile, poff, plen, qfile, qoff, qlen in holding:
-        changed[term], drop = drop_postings(memoryview(blob(f"p{pfile}.bin"))[poff : poff + plen], deleted)
+        changed[term], drop = drop_postings(memoryview(blob(f"p{pfile}.bin"))[poff : poff + plen], deleted, gone)
         if changed[term] is not None and qfile >= 0:
             positions[term] = drop_positions(blob(f"q{qfile}.bin")[qoff : qoff + qlen], drop)
     files: dict[str, bytes] = {}
     kept: list[str] = []  # dictionary chunks kept as they are
-    p_files = {e[2] for chunk in chunks for e in chunk if e[0] in changed}
-    q_files = {e[5] for chunk in chunks for e in chunk if e[0] in positions}
+    p_files = {entry[2] for entry in holding if entry[0] in changed}
+    q_files = {entry[5] for entry in holding if entry[0] in positions}
+    # Every entry naming a file rewritten is in a chunk loaded: a file holds a run of
+    # terms in dictionary order, which may go on in the chunks before and after.
+    for at, numbers in ((2, p_files), (5, q_files)):
+        _load_runs(chunk, count, sorted(loaded), at, numbers)
     packed: dict[str, dict[str, tuple[int, int]]] = {"p": {}, "q": {}}
     touched: set[int] = set()  # dictionary chunks naming a file rewritten
     for letter, numbers, at, spans in (("p", p_files, 2, changed), ("q", q_files, 5, positions)):
         # A file holds a run of terms in dictionary order: each one's bytes follow the last's.
         parts: dict[int, list[bytes]] = {number: [] for number in numbers}
         ends = dict.fromkeys(numbers, 0)
-        for k, chunk in enumerate(chunks):
-            for entry in chunk:
+        for k in sorted(loaded):
+            for entry in loaded[k]:
                 number = entry[at]
                 if number not in parts:
                     continue
@@ -97,7 +112,7 @@ def purge_segment(
     # A chunk left with no term is dropped: the ones after it are renumbered (copied under
     # their new names: a file's record is found by its name, size and mtime).
     firsts: list[str] = []
-    for k, chunk in enumerate(chunks):
+    for k in range(count):
         name = f"t{len(firsts)}.json"
         if k not in touched:
             firsts.append(meta["dict"][k])
@@ -107,7 +122,7 @@ def purge_segment(
                 files[name] = (old / f"t{k}.json").read_bytes()
             continue
         entries = []
-        for entry in chunk:
+        for entry in loaded[k]:
             term = entry[0]
             if term in changed and changed[term] is None:
                 continue
@@ -141,18 +156,51 @@ def purge_segment(
 
 
 def _named(
-    chunks: list[list[list[Any]]], blob: Callable[[str], bytes], deleted: Sequence[int], terms: Collection[str]
+    firsts: list[str],
+    chunk: Callable[[int], list[list[Any]]],
+    blob: Callable[[str], bytes],
+    deleted: Sequence[int],
+    terms: Collection[str],
 ) -> list[list[Any]] | None:
-    """The dictionary entries of ``terms`` whose postings hold any of ``deleted``; None
-    when one of them is missing or holds none (``terms`` are not what was indexed)."""
-    entries = {entry[0]: entry for chunk in chunks for entry in chunk}
+    """The dictionary entries of ``terms`` whose postings hold any of ``deleted``, each
+    looked up in the one chunk that can hold it; None when one of them is missing or
+    holds none (``terms`` are not what was indexed)."""
+    keys = [term_key(first) for first in firsts]
     found = []
     for term in terms:
-        entry = entries.get(term)
+        k = bisect_right(keys, term_key(term)) - 1
+        entries = chunk(k) if k >= 0 else []
+        at = bisect_left(entries, term_key(term), key=lambda entry: term_key(entry[0]))
+        entry = entries[at] if at < len(entries) and entries[at][0] == term else None
         if entry is None or not postings_hold(blob(f"p{entry[2]}.bin")[entry[3] : entry[3] + entry[4]], deleted):
             return None
         found.append(entry)
     return found
+
+
+def _load_runs(chunk: Callable[[int], list[list[Any]]], count: int, ks: list[int], at: int, numbers: set[int]) -> None:
+    """Load the dictionary chunks before and after the loaded ones (``ks``) while the
+    files ``numbers`` (field ``at`` of an entry; -1 names none) may run on into them."""
+    if not numbers:
+        return
+    for k in ks:
+        before = k
+        while before > 0 and _edge(chunk(before), at, numbers, first=True):
+            before -= 1
+            chunk(before)
+        after = k
+        while after < count - 1 and _edge(chunk(after), at, numbers, first=False):
+            after += 1
+            chunk(after)
+
+
+def _edge(entries: list[list[Any]], at: int, numbers: set[int], *, first: bool) -> bool:
+    """Whether the first (else last) entry of a chunk naming a file names one of ``numbers``
+    (or none does): then the run of that file may go on in the chunk next to it."""
+    for entry in entries if first else reversed(entries):
+        if entry[at] >= 0:
+            return entry[at] in numbers
+    return True
 
 
 def _holding(chunks: list[list[list[Any]]], blob: Callable[[str], bytes], deleted: Sequence[int]) -> list[list[Any]]:

@@ -44,7 +44,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..classcache import ClassCache, classes_digest
-from ..classify import Rule, classify_message
+from ..classify import Rule
 from ..codedigest import search_digest
 from ..config import Config
 from ..forkpool import ForkPool
@@ -56,6 +56,7 @@ from ..urls import SEARCH_DIR
 from .analysis import ANALYZER_VERSION
 from .codec import SCRIPT_SUFFIX, impact_table, script_twin
 from .document import analyse, document
+from .hints import NOTED_UP_TO, forget_terms, indexed_terms, load_terms
 from .merge import merge_segments, pick_merges, piece_bounds, read_segment, split_segment
 from .purge import purge_segment
 from .reader import FORMAT
@@ -95,10 +96,11 @@ wall time of adding one, and made a first two-word query fetch 141 KB in 46 file
 instead of 89 KB in 16, the median of 30 queries 101 KB in 29 files instead of
 52 KB in 5: readers pay on every search for a take-down that is still not as cheap
 as adding a message. Kept for tests and for sites that prefer cheap take-downs."""
-HINTS_UP_TO = 32
+HINTS_UP_TO = NOTED_UP_TO
 """Up to this many messages taken out of the index in one update, those still stored
-(hidden) are displayed again for their terms: their segment's purge then looks up
-those terms only, not every term of the segment."""
+(hidden) are displayed again for their terms, and those no longer stored as indexed
+(removed, redacted) have the terms ``remove`` and ``redact`` noted (``hints``): their
+segment's purge then looks up those terms only, not every term of the segment."""
 PURGE_REWRITE_BELOW = 128
 """A segment purged of tombstones is rewritten whole (renumbered, as a merge) below
 this many documents (about 0.1 s; 500 take 0.4 s, 50,000 take 20 s), else copied
@@ -351,7 +353,9 @@ def _update(
                         add.append(row)
             obfuscate = config.site.obfuscate_addresses
             rules = config.classes.rules
-            hints = _terms_of(index, content, hashes, obfuscate, rules) if len(remove) <= HINTS_UP_TO else {}
+            hints = {}
+            if len(remove) <= HINTS_UP_TO:
+                hints = _terms_of(index, content, hashes, obfuscate, rules, load_terms(config.site.cache_dir))
             with ClassCache(config.site.cache_dir, rules) as class_cache:
                 class_cache.update(index, content)  # a build did already: then a read
                 classes = class_cache.classes(row.call for row in add)
@@ -362,6 +366,9 @@ def _update(
     # A segment's terms of its documents deleted, when every one deleted since its last
     # purge is still stored (hidden): the others were purged already (``_to_purge``).
     named: dict[str, set[str] | None] = {} if manifest.get("purged") else dict.fromkeys(by_id)
+    # Likewise the documents deleted since a segment's last purge: the others' traces are
+    # gone already (each of them rewritten again would cost as much as the new ones).
+    fresh: dict[str, list[int]] | None = {} if manifest.get("purged") else None
     for call, segment, doc in remove:
         terms, known = hints.get(call), named.setdefault(segment, set())
         named[segment] = None if terms is None or known is None else known | terms
@@ -369,12 +376,15 @@ def _update(
         if info is not None:
             info.setdefault("deleted", []).append(doc)
             info["deleted"].sort()
+            if fresh is not None:
+                fresh.setdefault(segment, []).append(doc)
     purge = _to_purge(manifest, remove)
     tainted = set(purge)  # their folders hold text of deleted documents
     generation = int(manifest["generation"]) + 1
     renames: list[tuple[str, str]] = []
     new_docs: list[tuple[str, str, int, int, str, str, int]] = []
     moves: list[tuple[str, int, str]] = []
+    purged_calls = [call for call, _segment, _doc in remove]
     hashes = {row.call: row for row in add}
     for start, end in piece_bounds(len(add), SEGMENT_DOCS):
         data = _invert_all(add[start:end], content, obfuscate, AVGDL, workers, spool, classes)
@@ -392,7 +402,7 @@ def _update(
             group = groups[0]
         elif purge:
             sid = purge.pop()
-            purged = _purge(folder, current[sid], generation, twins, named.get(sid))
+            purged = _purge(folder, current[sid], generation, twins, named.get(sid), fresh and fresh.get(sid))
             if purged is not None:
                 fault("search-purge")
                 segments[:] = [purged if info is current[sid] else info for info in segments]
@@ -441,6 +451,7 @@ def _update(
     state.set("generation", str(generation))
     state.set("settings", settings)
     state.commit()
+    forget_terms(config.site.cache_dir, None if report.rebuilt else purged_calls)
     fault("search-state")
     _remove_folders(folder, {str(info["id"]) for info in segments} | previous)
     report.indexed = len(add)
@@ -459,36 +470,48 @@ def _to_purge(manifest: dict[str, Any], remove: list[tuple[str, str, int]]) -> s
 
 
 def _terms_of(
-    index: Index, content: Path, hashes: dict[str, str], obfuscate: bool, rules: Sequence[Rule]
+    index: Index,
+    content: Path,
+    hashes: dict[str, str],
+    obfuscate: bool,
+    rules: Sequence[Rule],
+    noted: Mapping[str, tuple[str, set[str]]],
 ) -> dict[str, set[str]]:
     """The terms indexed of each removed message whose bytes are still stored as they
     were indexed (hidden ones), by call number: displayed and classified again (``invert``
     of it alone makes the same terms as the batch did; the rules are those it was
-    indexed with, as other rules re-index everything)."""
-    found = {}
-    for row in index.rows_by_call(hashes):
+    indexed with, as other rules re-index everything); of the others, those ``remove``
+    or ``redact`` noted from the same bytes (``hints``)."""
+    found = {call: terms for call, (raw_hash, terms) in noted.items() if hashes.get(call) == raw_hash}
+    for row in index.rows_by_call(call for call in hashes if call not in found):
         if row.state in (FILED, HIDDEN) and row.raw_hash == hashes[row.call]:
             try:
                 raw = read_file(f"{content}/{row.path}")
             except OSError:
                 continue  # a file missing: ``check --repair`` finds it
-            doc = analyse(row, raw, obfuscate, classify_message(raw, rules))
-            found[row.call] = set(invert([doc], AVGDL, B).postings)
+            found[row.call] = indexed_terms(row, raw, obfuscate, rules)
     return found
 
 
 def _purge(
-    folder: Path, info: dict[str, Any], generation: int, twins: bool, terms: set[str] | None
+    folder: Path,
+    info: dict[str, Any],
+    generation: int,
+    twins: bool,
+    terms: set[str] | None,
+    fresh: list[int] | None,
 ) -> dict[str, Any] | None:
     """The manifest entry of a copy of the segment ``info`` whose files hold nothing
     of its deleted documents, at the same doc numbers; None when it is small enough
     to rewrite (or would be left with no term). ``terms``: those its documents deleted
-    since its last purge held, when known."""
+    since its last purge held, when known; ``fresh``: those documents, when the others
+    were purged (every deleted one is taken out otherwise)."""
     if int(info["docs"]) < PURGE_REWRITE_BELOW:
         return None
     sid = _new_id(generation)
     deleted = sorted(info["deleted"])
-    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, deleted, twins=twins, terms=terms):
+    dropping = sorted(fresh) if fresh else deleted
+    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, dropping, twins=twins, terms=terms):
         return None
     return {**info, "id": sid, "deleted": deleted}
 
@@ -541,15 +564,17 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
         for path, (digest, size, mtime) in state.files_in([f"seg/{sid}"]).items()
     }
     add: list[tuple[str, str, int, int]] = []
+    base = f"{folder}/"  # a string: a Path per file costs more than its stat (a purged copy has thousands)
     for path in paths:
         known = made.get(path)
         if known is not None:
             add.append((path, *known))
             continue
-        found = os.stat(folder / path)
+        found = os.stat(base + path)
         digest = shared.get((path.rpartition("/")[2], found.st_size, found.st_mtime_ns))
         if digest is None:
-            digest = digest_of((folder / path).read_bytes())
+            with open(base + path, "rb") as file:
+                digest = digest_of(file.read())
         add.append((path, digest, found.st_size, found.st_mtime_ns))
     state.begin()
     state.forget_segments(recorded - keep)

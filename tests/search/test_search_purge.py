@@ -23,9 +23,10 @@ from listlib.errors import SearchError
 from listlib.search import purge, segment, update
 from listlib.search.bulk import postings_holding
 from listlib.search.codec import drop_postings, encode_postings, postings_hold
+from listlib.search.hints import HINTS_FILE
 from listlib.search.reader import Source, search
 from listlib.search.update import update_index
-from listlib.stewardship import Selector, steward
+from listlib.stewardship import Selector, redact, steward
 from listlib.store.core import Store
 from listlib.verify import repair_store
 
@@ -280,6 +281,7 @@ def test_postings_without_some_documents_are_the_postings_of_the_others() -> Non
         kept = [(doc, impact) for doc, impact in zip(docs, impacts, strict=True) if doc not in deleted]
         postings, dropped = drop_postings(encode_postings(docs, impacts), deleted)
         assert dropped == [at for at, doc in enumerate(docs) if doc in deleted]
+        assert drop_postings(encode_postings(docs, impacts), deleted, set(deleted)) == (postings, dropped)
         if kept:
             assert postings == encode_postings([doc for doc, _ in kept], bytes(impact for _, impact in kept))
         else:
@@ -314,4 +316,102 @@ def test_a_hidden_message_is_purged_by_looking_up_its_own_terms(
     else:
         assert terms == {"zanzibarite", "notindexedanywhere"}
     assert traces(site, "removed", call) == []
+    assert answers(site) == from_scratch(site, tmp_path)
+
+
+def test_a_purge_told_the_terms_writes_what_a_purge_searching_every_term_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Told the deleted documents' terms, a purge loads only the dictionary chunks that
+    hold them and those a rewritten postings or positions file runs on into: small
+    chunks and files make those runs cross chunks (field terms, which have no
+    positions, sit between the terms of a positions file). A segment purged before is
+    purged of its new tombstones alone as of all of them."""
+    monkeypatch.setattr(segment, "DICT_CHUNK", 300)
+    monkeypatch.setattr(segment, "POSTINGS_CHUNK", 200)
+    rng = random.Random(27)
+    words = [f"w{n:03d}" for n in range(400)]
+    docs = [
+        segment.Doc(
+            call=f"c{n:04d}",
+            message_id=f"m{n}@example.org",
+            list="list",
+            url=f"list/{n}.html",
+            subject=f"s{n}",
+            author=f"a{n % 7}",
+            date=1_600_000_000 + n * 3600,
+            excerpt="",
+            fields={
+                "subject": rng.sample(words, 3),
+                "author": [f"a{n % 7}"],
+                "body": rng.choices(words[: 40 + n], k=30),
+                "class": ["patch"] if n % 5 == 0 else [],
+            },
+        )
+        for n in range(150)
+    ]
+    old = tmp_path / "seg"
+    segment.write_segment(old, segment.invert(docs, 150.0, 0.75), twins=False)
+    chunks = [
+        json.loads((old / f"t{k}.json").read_bytes())
+        for k in range(len(json.loads((old / "meta.json").read_bytes())["dict"]))
+    ]
+    assert len(chunks) > 10
+
+    def blob(name: str) -> bytes:
+        return (old / name).read_bytes()
+
+    # A purged segment purged again: the documents deleted before are gone from its files.
+    earlier = tmp_path / "earlier"
+    assert purge.purge_segment(old, earlier, [3, 40, 41], twins=False)
+    again, fresh = tmp_path / "again", tmp_path / "fresh"
+    assert purge.purge_segment(earlier, again, [3, 40, 41, 75], twins=False)
+    assert purge.purge_segment(earlier, fresh, [75], twins=False)
+    names = sorted(path.name for path in again.iterdir())
+    assert sorted(path.name for path in fresh.iterdir()) == names
+    assert [(again / name).read_bytes() for name in names] == [(fresh / name).read_bytes() for name in names]
+    for deleted in ([0], [149], [75], [3, 40, 41, 148], sorted(rng.sample(range(150), 12))):
+        terms = {entry[0] for entry in purge._holding(chunks, blob, deleted)}
+        told, searched = tmp_path / "told", tmp_path / "searched"
+        assert purge.purge_segment(old, told, deleted, twins=False, terms=terms)
+        assert purge.purge_segment(old, searched, deleted, twins=False)
+        names = sorted(path.name for path in searched.iterdir())
+        assert sorted(path.name for path in told.iterdir()) == names
+        assert [(told / name).read_bytes() for name in names] == [(searched / name).read_bytes() for name in names]
+        shutil.rmtree(told)
+        shutil.rmtree(searched)
+
+
+@pytest.mark.parametrize("how", ["removed", "redacted"])
+def test_a_message_taken_down_is_purged_by_looking_up_the_terms_noted_before_its_bytes_left(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    """``remove`` and ``redact`` note the terms of the bytes they take out of the store
+    (``search.hints``): the purge looks up those, not every term; the note is gone
+    once the index is purged."""
+    monkeypatch.setattr(update, "PURGE_REWRITE_BELOW", 1)
+    grow(site)
+    call, path = call_of(site, SECRET)
+    named: list[set[str] | None] = []
+    purge_segment = update.purge_segment
+
+    def spy(*args: object, terms: set[str] | None = None, **options: object) -> bool:
+        named.append(terms)
+        return purge_segment(*args, terms=terms, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(update, "purge_segment", spy)
+    config = load_config(site / "listlib.toml")
+    if how == "removed":
+        steward(config, "remove", Selector(ids=[call]), reason="take-down", by="test")
+    else:
+        edited = (site / "content" / path).read_bytes()
+        for word in BODY_WORDS:
+            edited = edited.replace(word, b"[redacted]")
+        redact(config, call, edited, reason="leak", by="test")
+    assert (config.site.cache_dir / HINTS_FILE).exists()
+    build(site)
+    (terms,) = named
+    assert terms is not None and {"zanzibarite", "quillfeather"} <= terms
+    assert not (config.site.cache_dir / HINTS_FILE).exists()
+    assert traces(site, how, call) == []
     assert answers(site) == from_scratch(site, tmp_path)
