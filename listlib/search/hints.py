@@ -6,8 +6,9 @@ big index). A hidden message needs no note: its bytes are still stored.
 
 A note holds what ``output/search/`` holds of the message until that update (its
 terms), under the raw hash it was indexed from (a note of other bytes is never used);
-the update forgets the notes of the messages it purged once its state is committed
-(``forget_terms``). A note lost or wrong costs only time: the purge checks every term
+every update that finishes forgets every note (``forget_terms``), once its state is
+committed: none outlives the next build, also the note of a message taken down before
+it was ever indexed. A note lost or wrong costs only time: the purge checks every term
 it is told and searches every term when one does not hold the message. Writes only
 its own file in the cache folder.
 """

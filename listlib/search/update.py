@@ -300,6 +300,8 @@ def update_index(
                 spooled.close()
         if wrote or looked:
             _record_files(folder, state, made)
+        if not wrote:
+            forget_terms(config.site.cache_dir)  # also the notes of messages this update had no need to purge
     finally:
         state.close()
     report.seconds = time.monotonic() - started
@@ -384,7 +386,6 @@ def _update(
     renames: list[tuple[str, str]] = []
     new_docs: list[tuple[str, str, int, int, str, str, int]] = []
     moves: list[tuple[str, int, str]] = []
-    purged_calls = [call for call, _segment, _doc in remove]
     hashes = {row.call: row for row in add}
     for start, end in piece_bounds(len(add), SEGMENT_DOCS):
         data = _invert_all(add[start:end], content, obfuscate, AVGDL, workers, spool, classes)
@@ -451,7 +452,7 @@ def _update(
     state.set("generation", str(generation))
     state.set("settings", settings)
     state.commit()
-    forget_terms(config.site.cache_dir, None if report.rebuilt else purged_calls)
+    forget_terms(config.site.cache_dir)
     fault("search-state")
     _remove_folders(folder, {str(info["id"]) for info in segments} | previous)
     report.indexed = len(add)

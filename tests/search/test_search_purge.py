@@ -415,3 +415,18 @@ def test_a_message_taken_down_is_purged_by_looking_up_the_terms_noted_before_its
     assert not (config.site.cache_dir / HINTS_FILE).exists()
     assert traces(site, how, call) == []
     assert answers(site) == from_scratch(site, tmp_path)
+
+
+def test_the_note_of_a_message_taken_down_before_it_was_ever_indexed_goes_with_the_next_build(site: Path) -> None:
+    """A message filed and removed between two builds was never in the index: no purge
+    needs its note, and the next build still deletes it (none outlives a build)."""
+    add(site, *others(range(1, 4)))
+    build(site)
+    add(site, secret_message())
+    call, _path = call_of(site, SECRET)
+    config = load_config(site / "listlib.toml")
+    steward(config, "remove", Selector(ids=[call]), reason="take-down", by="test")
+    assert b"zanzibarite" in (config.site.cache_dir / HINTS_FILE).read_bytes()
+    build(site)
+    assert not (config.site.cache_dir / HINTS_FILE).exists()
+    assert b"zanzibarite" not in index_bytes(site)
