@@ -462,13 +462,14 @@ def _structure(text: str, parent: frozenset[str] = frozenset()) -> list[_Block]:
     if footer or "riginal Message" in text or "Nachricht" in text or "d'origine" in text:
         blocks = _split_original(blocks)
     signature = footer or "\n--" in text or text.startswith("--")
-    diffs = diff.might_hold(text)
+    hint = diff.hint(text)  # once for the whole text, not again for each of its blocks
+    diffs = hint.diffs or hint.diffstats
     out: list[_Block] = []
     for block in blocks:
         if block.kind == "text":
             parts = [block]
             if diffs:
-                pieces = diff.split(block.text)
+                pieces = diff.split(block.text, hint)
                 if len(pieces) > 1 or pieces[0].kind != "text":
                     parts = [_Block(piece.kind, piece.text, piece=piece) for piece in pieces]
             if signature and parts[-1].kind == "text":
