@@ -43,6 +43,7 @@ classified once, by all of them), so they are one module with their rules above.
 
 from __future__ import annotations
 
+import functools
 import re
 from html import escape
 from itertools import islice
@@ -477,11 +478,12 @@ def _structure(text: str, parent: frozenset[str] = frozenset()) -> list[_Block]:
             out.extend(parts)
             continue
         repeat = bool(parent) and _folds(block.text, FOLD_REPEAT_LINES) and _repeats(block.text, parent)
-        if repeat or block.attribution or _folds(block.text):
+        folds = not repeat and not block.attribution and _folds(block.text)
+        if repeat or block.attribution or folds:
             if not block.attribution and out and out[-1].kind in ("text", "signature"):
                 before = out[-1].text
                 block.attribution = _take_attribution(out[-1])
-                if block.attribution and not _folds(block.text):
+                if block.attribution and not (folds or _folds(block.text)):
                     out[-1].original = out[-1].original or before
             block.kind = "repeat-quote" if repeat else "folded-quote"
         out.append(block)
@@ -501,8 +503,12 @@ code, diffs, tables) keeps them whole in a box that scrolls sideways (``wide_pre
 def wide_pre(texts: Texts) -> str:
     """The opening of a block with long lines (themes show a "wrap long lines" switch
     above a body that has one), labelled in the site's language."""
-    label = escape(texts.text("display.wide_text"))
-    return f'<pre class="text wide" tabindex="0" role="region" aria-label="{label}">'
+    return _wide_pre(texts.text("display.wide_text"))
+
+
+@functools.lru_cache(maxsize=16)
+def _wide_pre(label: str) -> str:
+    return f'<pre class="text wide" tabindex="0" role="region" aria-label="{escape(label)}">'
 
 
 _SENTENCE_BREAK_RE = re.compile(r"[.!?][\"')\]]?\s+\S")
