@@ -89,10 +89,11 @@ _GIT_HEADER_RE = re.compile(
     r"|copy (?:from|to) |rename (?:from|to) |(?:dis)?similarity index \d+%)"
 )
 _FILE_HEAD_RE = re.compile(
-    rf"(?:(diff -[^\n]*\n)((?:(?:{_GIT_HEADER_RE.pattern})[^\n]*\n)*))?(--- [^\n]*\n\+\+\+ [^\n]*\n)?"
+    rf"(?:(diff -[^\n]*\n)((?:(?:{_GIT_HEADER_RE.pattern})[^\n]*\n)*))?(--- [^\n]*\n\+\+\+ [^\n]*\n(?=@@ -))?"
 )
 """A file's header at once: a "diff -" line (1) and git's extended header lines after it
-(2, empty when none), then "--- " and "+++ " lines (3); each part optional."""
+(2, empty when none), then "--- " and "+++ " lines before a hunk's "@@ -" line (3); each
+part optional."""
 _HUNKS_END_RE = re.compile(r"\n(?:[^ +\-\\@]|\+\+\+ )")
 """The first line no hunk can hold, or a "+++ " line (the next file's)."""
 _HUNK_TAIL_RE = re.compile(r"@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
@@ -104,11 +105,9 @@ _BASE85_RE = re.compile(r"[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\Z")
 # Found from its literal part (fast), then checked back to the start of its line.
 _DIFFSTAT_SUMMARY_RE = re.compile(r"files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?[ \t]*$", re.M)
 _DIFFSTAT_COUNT_RE = re.compile(r"(?:\A|\n) \d+ \Z")
-_DIFFSTAT_HEAD_RE = re.compile(r" \S")
-_DIFFSTAT_BAR_RE = re.compile(r"\|[ \t]+(?:\d+(?: (\+*)(-*))?|Bin(?: \d+ -> \d+ bytes)?)[ \t]*\Z")
-"""A diffstat line is `` \\S.*?[ \\t]`` and this: its "|" is the line's last one (nothing after
-it can be a "|"), so it is found with ``str.rfind`` rather than by a lazy ``.*?``, which
-would try every position of the path."""
+_DIFFSTAT_LINE_RE = re.compile(r" \S.*[ \t]\|[ \t]+(?:\d+(?: (\+*)(-*))?|Bin(?: \d+ -> \d+ bytes)?)[ \t]*\Z")
+"""A diffstat line; its "|" is the line's last one (nothing after it can be a "|"), so
+the greedy ``.*`` backs off from the line's end over its short tail only."""
 _DIFFSTAT_AFTER_RE = re.compile(r" (?:(?:create|delete) mode [0-7]+ |rename |copy |mode change [0-7]+ => )")
 
 Part = tuple[str, int, int]
@@ -201,63 +200,56 @@ def _diff(work: str, at: int, parts: list[Part]) -> int:
 def _file(work: str, at: int, parts: list[Part]) -> int:
     """The end of one file's diff from offset ``at`` (its parts appended), or -1: a ``FILE``
     part for its header lines, then a ``BODY`` part for its hunks, or binary blocks."""
-    found = _FILE_HEAD_RE.match(work, at)  # never None: each of its parts is optional
-    git = False
-    last = -1  # the end of the last extended header line
-    if found.start(1) >= 0:  # a "diff -" line
-        git = work.startswith("diff --git ", at)
-        after = found.end(2)  # the first line after the extended header lines
-        if after > found.start(2):
-            last = after - 1
-        if git and found.start(3) < 0 and after < len(work):
-            end = work.find("\n", after)
-            line = work[after:end]
-            if line.startswith("Binary files ") and line.endswith(" differ"):
+    # Never None (each of its parts is optional); its spans read at once (each call counts).
+    _, (line, _), (headers, after), (pair, second) = _FILE_HEAD_RE.match(work, at).regs
+    git = line >= 0 and work[at + 5 : at + 11] == "--git "
+    if git and pair < 0 and after < len(work):
+        end = work.find("\n", after)
+        text = work[after:end]
+        if text.startswith("Binary files ") and text.endswith(" differ"):
+            parts.append((FILE, at, end))
+            return end
+        if text == "GIT binary patch":
+            blocks: list[Part] = []
+            stop = _binary(work, end + 1, blocks)
+            if stop >= 0:
                 parts.append((FILE, at, end))
-                return end
-            if line == "GIT binary patch":
-                blocks: list[Part] = []
-                stop = _binary(work, end + 1, blocks)
-                if stop >= 0:
-                    parts.append((FILE, at, end))
-                    parts.extend(blocks)
-                    return stop
-    if found.start(3) >= 0:  # "--- " and "+++ " lines
-        second = found.end() - 1
-        stop = _hunks(work, second + 1)
+                parts.extend(blocks)
+                return stop
+    if pair >= 0:  # "--- " and "+++ " lines, then a hunk's "@@ -" line
+        stop = _hunks(work, second)
         if stop >= 0:
-            parts.append((FILE, at, second))
-            parts.append((BODY, second + 1, stop))
+            parts.append((FILE, at, second - 1))
+            parts.append((BODY, second, stop))
             return stop
-    if git and last >= 0:
-        parts.append((FILE, at, last))
-        return last  # a mode change, a pure rename or copy, an empty new file
+    if git and after > headers:
+        parts.append((FILE, at, after - 1))
+        return after - 1  # a mode change, a pure rename or copy, an empty new file
     return -1
 
 
 def _hunks(work: str, at: int) -> int:
-    """The end of the hunks from offset ``at``, or -1 when there is none. At once for all
-    the hunks of a file when the lines they announce are all there (``_hunks_one_by_one``
-    otherwise)."""
-    if not work.startswith("@@ -", at):
-        return -1
+    """The end of the hunks from offset ``at`` (a hunk's "@@ -" line), or -1 when there is
+    none. At once for all the hunks of a file when the lines they announce are all there
+    (``_hunks_one_by_one`` otherwise)."""
     # Up to the first line no hunk can hold, or the next file's "---" line: a "--- " line
     # followed by "+++ " is a new file's far more often than two hunk lines.
     found = _HUNKS_END_RE.search(work, at - 1)
     if found is None:
         run = len(work)
-    elif work[found.start() + 1] == "+":  # a "+++ " line: its "--- " line is left out too
-        run = work.rfind("\n", at - 1, found.start()) + 1
     else:
         run = found.start() + 1  # the start of the first line left out
+        if work[run] == "+":  # a "+++ " line: its "--- " line is left out too
+            run = work.rfind("\n", at - 1, run - 1) + 1
     old = new = 0
     # Every line that starts with "@" must be a hunk's: cut at each, counts read after it.
     for head in work[at - 1 : run].split("\n@")[1:]:
         counts = _HUNK_TAIL_RE.match(head)
         if counts is None:
             return _hunks_one_by_one(work, at)  # a line starting with "@" that is not a hunk's
-        old += int(counts[1]) if counts[1] else 1
-        new += int(counts[2]) if counts[2] else 1
+        old_lines, new_lines = counts.groups()
+        old += int(old_lines) if old_lines else 1
+        new += int(new_lines) if new_lines else 1
     count = work.count
     context = count("\n ", at - 1, run)
     got_old = context + count("\n-", at - 1, run)
@@ -268,8 +260,8 @@ def _hunks(work: str, at: int) -> int:
             break
         start = work.rfind("\n", at - 1, stop - 1) + 1  # of the last line
         mark = work[start]
-        if (got_old, got_new) == (old, new) and mark != "\\":
-            if work.startswith("\\ ", stop):  # the last line's "\\ No newline" marker
+        if got_old == old and got_new == new and mark != "\\":
+            if work[stop : stop + 2] == "\\ ":  # the last line's "\\ No newline" marker
                 return work.find("\n", stop)
             return stop - 1
         if mark == "@" or start <= at:
@@ -415,15 +407,6 @@ def _summaries(text: str) -> list[re.Match[str]]:
     return found
 
 
-def _diffstat_line(work: str, start: int, end: int) -> re.Match[str] | None:
-    """The line ``work[start:end]`` as a diffstat line (its groups: the ``+`` and ``-`` of its
-    histogram), or None."""
-    bar = work.rfind("|", start, end)
-    if bar < start + 3 or work[bar - 1] not in " \t" or not _DIFFSTAT_HEAD_RE.match(work, start, end):
-        return None
-    return _DIFFSTAT_BAR_RE.match(work, bar, end)
-
-
 def _diffstats(
     work: str, summaries: list[re.Match[str]], taken: list[tuple[int, int, str, list[Part]]]
 ) -> list[tuple[int, int, str, list[Part]]]:
@@ -437,13 +420,14 @@ def _diffstats(
         files = 0
         while start > 0:
             before = work.rfind("\n", 0, start - 1) + 1
-            line = _diffstat_line(work, before, start - 1)
+            line = _DIFFSTAT_LINE_RE.match(work, before, start - 1)
             if line is None:
                 break
-            if line.end(1) > line.start(1):
-                parts.append((ADD, line.start(1), line.end(1)))
-            if line.end(2) > line.start(2):
-                parts.append((DEL, line.start(2), line.end(2)))
+            _, (add, add_end), (delete, delete_end) = line.regs
+            if add_end > add:
+                parts.append((ADD, add, add_end))
+            if delete_end > delete:
+                parts.append((DEL, delete, delete_end))
             files += 1
             start = before
         if not files:

@@ -609,6 +609,8 @@ def _diff_html(piece: diff.Piece, obfuscate: bool, wide: str) -> tuple[str, str]
     links), each part in a ``<span>`` of its class (``display.diff``), every line's first
     character (its ``+`` or ``-``) kept as it is."""
     text = piece.text
+    if not (obfuscate and _AT_RE.search(text)):  # no address to hide (most diffs): its plain text is itself
+        return _diff_html_as_is(piece, wide), text
     html: list[str] = []
     plains: list[str] = []
     at = 0
@@ -639,15 +641,43 @@ def _diff_html(piece: diff.Piece, obfuscate: bool, wide: str) -> tuple[str, str]
         plain = _plain(text[at:], obfuscate)
         plains.append(plain)
         html.append(escape(plain, quote=False))
-    body = "".join(html).rstrip("\n")
-    pre = wide if _LONG_LINE_RE.search("\n" + text) else '<pre class="text">'
+    return _diff_div(piece, "".join(html), wide), "".join(plains)
+
+
+def _diff_html_as_is(piece: diff.Piece, wide: str) -> str:
+    """``_diff_html``'s HTML of a diff with no address in it: each part escaped as it is."""
+    text = piece.text
+    html: list[str] = []
+    at = 0
+    offset = piece.offset
+    for css, start, end in piece.parts:
+        start -= offset
+        if start > at:
+            gap = text[at:start]
+            html.append(gap if gap == "\n" else escape(gap, quote=False))
+        at = end - offset
+        shown = escape(text[start:at], quote=False)
+        if css == diff.BODY:
+            html.append(_hunks_html(shown))
+        elif shown:
+            html.append(f'<span class="{css}">{shown}</span>')
+    if at < len(text):
+        html.append(escape(text[at:], quote=False))
+    return _diff_div(piece, "".join(html), wide)
+
+
+def _diff_div(piece: diff.Piece, body: str, wide: str) -> str:
+    """The marked-up ``body`` of a diff or diffstat in its ``<div>`` and ``<pre>``."""
+    pre = wide if _LONG_LINE_RE.search("\n" + piece.text) else '<pre class="text">'
     kind = "diff" if piece.kind == "diff" else "diff diffstat"
-    return f'<div class="{kind}">{pre}{body}</pre></div>', "".join(plains)
+    body = body.rstrip("\n")
+    return f'<div class="{kind}">{pre}{body}</pre></div>'
 
 
 # In an escaped BODY behind a "\n": hunk lines, runs of added and of removed lines, and
-# "\ No newline" lines (one regex that starts with a literal: the engine scans for it in C).
-_HUNK_RUNS_RE = re.compile(r"\n(\+[^\n]*(?:\n\+[^\n]*)*|-[^\n]*(?:\n-[^\n]*)*|@@[^\n]*|\\[^\n]*)")
+# "\ No newline" lines (one regex that starts with a literal: the engine scans for it in C;
+# possessive, as a run never gives a character back: less bookkeeping per line).
+_HUNK_RUNS_RE = re.compile(r"\n(\+[^\n]*+(?:\n\+[^\n]*+)*+|-[^\n]*+(?:\n-[^\n]*+)*+|@@[^\n]*+|\\[^\n]*+)")
 _RUN_OPEN = {
     "+": f'\n<span class="{diff.ADD}">',
     "-": f'\n<span class="{diff.DEL}">',
