@@ -107,6 +107,10 @@ cardinals): ``one-other`` (English, German, Dutch, Italian, Spanish ...: one is 
 Korean ...: no plural); with the categories an entry of that language needs.
 ``search.js`` has the same rules for the strings it counts with."""
 
+FILLED_KEPT = 4096
+"""How many filled texts a ``Texts`` keeps (``Texts.text``): every count of lines a page
+shows, with room to spare, and a bound for a long-running process."""
+
 _PLACEHOLDER_RE = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
 _LANGUAGE_KEYS = {"name", "plural", "decimal_separator", "group_separator"}
 
@@ -122,6 +126,8 @@ def placeholders(entry: Entry) -> set[str]:
 
 def fill(text: str, values: Mapping[str, str]) -> str:
     """``text`` with each ``{name}`` replaced by ``values[name]`` (a missing one stays)."""
+    if "{" not in text:
+        return text
     return _PLACEHOLDER_RE.sub(lambda m: values.get(m.group(1), m.group(0)), text)
 
 
@@ -172,16 +178,32 @@ class Texts:
     group_separator: str = ","
     warnings: tuple[str, ...] = field(default=(), compare=False)
     """What loading found amiss (untranslated or unknown keys), one sentence each."""
+    _filled: dict[tuple[str, int | None], str] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Texts already filled, by key and count: displaying a message asks for the same few
+    words (a label, "N quoted lines") again and again. At most ``FILLED_KEPT`` of them."""
 
     def text(self, key: str, **values: object) -> str:
         """The text of ``key`` with its placeholders filled (plain text; ``n`` counts a
         plural entry)."""
+        kept: tuple[str, int | None] | None = None
+        if not values:
+            kept = (key, None)
+        elif len(values) == 1 and type(values.get("n")) is int:
+            kept = (key, values["n"])  # type: ignore[assignment]
+        if kept is not None:
+            found = self._filled.get(kept)
+            if found is not None:
+                return found
         entry = self._entry(key)
         if isinstance(entry, str):
-            return fill(entry, {name: str(value) for name, value in values.items()})
-        if "n" not in values:
+            filled = fill(entry, {name: str(value) for name, value in values.items()})
+        elif "n" not in values:
             raise KeyError(f"{key!r} is a plural entry: give its count as n")
-        return fill(self.form(entry, int(values["n"])), {name: str(value) for name, value in values.items()})  # type: ignore[call-overload]
+        else:
+            filled = fill(self.form(entry, int(values["n"])), {name: str(value) for name, value in values.items()})  # type: ignore[call-overload]
+        if kept is not None and len(self._filled) < FILLED_KEPT:
+            self._filled[kept] = filled
+        return filled
 
     def form(self, entry: Mapping[str, str], count: int) -> str:
         """The form of a plural entry for ``count``."""
@@ -263,10 +285,11 @@ def load_texts(folders: Sequence[Path], language: str) -> Texts:
     english_files = _tables(folders, "en")
     if not english_files:
         raise BuildError(f"no English translation table (en.toml) in {', '.join(map(str, folders))}")
+    read: dict[Path, tuple[dict[str, str], dict[str, Entry]]] = {}  # English is read once, not twice
     reference: dict[str, Entry] = {}
     english_settings: dict[str, str] = {}
     for path in reversed(english_files):
-        settings, entries = read_table(path)
+        settings, entries = read[path] = read_table(path)
         reference.update(entries)
         english_settings.update(settings)
     base = language.split("-", 1)[0].lower()
@@ -282,7 +305,7 @@ def load_texts(folders: Sequence[Path], language: str) -> Texts:
     settings: dict[str, str] = dict(english_settings) if base == "en" else {}
     warnings: list[str] = []
     for path in reversed(files):
-        found_settings, entries = read_table(path)
+        found_settings, entries = read[path] if path in read else read_table(path)
         settings.update(found_settings)
         for key in sorted(set(entries) - set(reference)):
             near = difflib.get_close_matches(key, list(reference), n=1)

@@ -40,7 +40,10 @@ lines announce in total (line starts ``"\\n "``, ``"\\n-"``, ``"\\n+"`` counted 
 C); a few lines at the end (the ``-- `` line) are given back to reach it. Only
 when that fails are the hunks counted one by one, and then line by line. The
 result is the same as counting every hunk line by line (checked on linux-raid,
-19,526 messages), at the cost of a few string scans per file.
+19,526 messages), at the cost of a few string scans per file. A file's header lines are
+matched by one regex; the next diff is looked for from the end of the last one (the
+file headers inside it are not visited again); ``hint`` is the quick test of a whole
+body, made once for all its blocks.
 """
 
 from __future__ import annotations
@@ -48,7 +51,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-__all__ = ["ADD", "BINARY", "BODY", "DEL", "FILE", "HUNK", "META", "Piece", "might_hold", "split"]
+__all__ = ["ADD", "BINARY", "BODY", "DEL", "FILE", "HUNK", "META", "Hint", "Piece", "hint", "split"]
 
 FILE = "diff-file"
 """A file's header lines: ``diff --git``, git's extended headers, ``--- a/…``, ``+++ b/…``."""
@@ -85,9 +88,16 @@ _GIT_HEADER_RE = re.compile(
     r"(?:index [0-9a-f]+\.\.[0-9a-f]+|(?:old|new|deleted file|new file) mode [0-7]+"
     r"|copy (?:from|to) |rename (?:from|to) |(?:dis)?similarity index \d+%)"
 )
-_HUNKS_END_RE = re.compile(r"\n[^ +\-\\@]")
-_HUNK_COUNTS_RE = re.compile(r"\n@(@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@)?")
-"""Every line that starts with "@": a hunk's (its counts) or not (an empty first group)."""
+_FILE_HEAD_RE = re.compile(
+    rf"(?:(diff -[^\n]*\n)((?:(?:{_GIT_HEADER_RE.pattern})[^\n]*\n)*))?(--- [^\n]*\n\+\+\+ [^\n]*\n(?=@@ -))?"
+)
+"""A file's header at once: a "diff -" line (1) and git's extended header lines after it
+(2, empty when none), then "--- " and "+++ " lines before a hunk's "@@ -" line (3); each
+part optional."""
+_HUNKS_END_RE = re.compile(r"\n(?:[^ +\-\\@]|\+\+\+ )")
+"""The first line no hunk can hold, or a "+++ " line (the next file's)."""
+_HUNK_TAIL_RE = re.compile(r"@ -\d+(?:,(\d+))? \+\d+(?:,(\d+))? @@")
+"""A hunk's line after its first "@": its old and new line counts."""
 _RUN_END_RE = re.compile(r"\n[^ +\-\\]")
 """The end of the lines that a hunk body can hold (an empty line ends them too)."""
 _BINARY_HEAD_RE = re.compile(r"(?:literal|delta) \d+\Z")
@@ -95,35 +105,58 @@ _BASE85_RE = re.compile(r"[A-Za-z][0-9A-Za-z!#$%&()*+;<=>?@^_`{|}~-]+\Z")
 # Found from its literal part (fast), then checked back to the start of its line.
 _DIFFSTAT_SUMMARY_RE = re.compile(r"files? changed(?:, \d+ insertions?\(\+\))?(?:, \d+ deletions?\(-\))?[ \t]*$", re.M)
 _DIFFSTAT_COUNT_RE = re.compile(r"(?:\A|\n) \d+ \Z")
-_DIFFSTAT_LINE_RE = re.compile(r" \S.*?[ \t]\|[ \t]+(?:\d+(?: (\+*)(-*))?|Bin(?: \d+ -> \d+ bytes)?)[ \t]*\Z")
+_DIFFSTAT_LINE_RE = re.compile(r" \S.*[ \t]\|[ \t]+(?:\d+(?: (\+*)(-*))?|Bin(?: \d+ -> \d+ bytes)?)[ \t]*\Z")
+"""A diffstat line; its "|" is the line's last one (nothing after it can be a "|"), so
+the greedy ``.*`` backs off from the line's end over its short tail only."""
 _DIFFSTAT_AFTER_RE = re.compile(r" (?:(?:create|delete) mode [0-7]+ |rename |copy |mode change [0-7]+ => )")
 
 Part = tuple[str, int, int]
 
 
-def might_hold(text: str) -> bool:
-    """A fast test: False when ``split`` certainly finds nothing (most mail)."""
-    return "\n@@ -" in text or "diff --git " in text or " changed" in text
+class Hint(NamedTuple):
+    """What the quick test (``hint``) found in a text: where it is False, ``split`` would
+    find nothing of that kind."""
+
+    diffs: bool
+    """The text has a line starting with ``@@ -`` or holds ``diff --git ``."""
+    diffstats: bool
+    """It holds `` changed`` (" 3 files changed")."""
 
 
-def split(text: str) -> list[Piece]:
-    """The text cut into text, diff and diffstat pieces (see the module docstring)."""
-    diffs = "\n@@ -" in text or "diff --git " in text
-    summaries = _summaries(text) if " changed" in text else []
+def hint(text: str) -> Hint:
+    """The quick test (a few ``in`` scans, in C): most mail holds neither."""
+    return Hint("\n@@ -" in text or "diff --git " in text, " changed" in text)
+
+
+def split(text: str, within: Hint | None = None) -> list[Piece]:
+    """The text cut into text, diff and diffstat pieces (see the module docstring).
+    ``within``: the ``hint`` of a text that holds this one (a body split into quotes and
+    text), which then is not tested again."""
+    diffs, diffstats = within if within is not None else hint(text)
+    summaries = _summaries(text) if diffstats else []
     if not diffs and not summaries:
         return [Piece("text", text)]
     work = text + "\n"  # every line ends with "\n"; a line starts at an offset <= len(text)
     found: list[tuple[int, int, str, list[Part]]] = []  # (start, end of the last line, kind, parts)
     if diffs:
+        # A diff starts at a line that starts with "diff " or "--- ": the next of each is
+        # looked for only from the end of the last diff found (not inside it).
         at = 0
-        for start in _starts(text):
-            if start < at:
-                continue
+        next_diff = _line_starting(text, "diff ", 0)
+        next_minus = _line_starting(text, "--- ", 0)
+        while next_diff >= 0 or next_minus >= 0:
+            start = next_minus if next_diff < 0 or 0 <= next_minus < next_diff else next_diff
             parts: list[Part] = []
             end = _diff(work, start, parts)
             if end >= 0:
                 found.append((start, end, "diff", parts))
                 at = end + 1
+            else:
+                at = start + 1
+            if 0 <= next_diff < at:
+                next_diff = _line_starting(text, "diff ", at)
+            if 0 <= next_minus < at:
+                next_minus = _line_starting(text, "--- ", at)
     if summaries:
         found.extend(_diffstats(work, summaries, found))
         found.sort(key=lambda item: item[0])
@@ -141,18 +174,13 @@ def split(text: str) -> list[Piece]:
     return pieces
 
 
-def _starts(text: str) -> list[int]:
-    """The offsets of the lines that start with "diff " or "--- ", in order."""
-    offsets = []
-    for needle in ("\ndiff ", "\n--- "):
-        at = text.find(needle)
-        while at >= 0:
-            offsets.append(at + 1)
-            at = text.find(needle, at + 1)
-    if text.startswith(("diff ", "--- ")):
-        offsets.append(0)
-    offsets.sort()
-    return offsets
+def _line_starting(text: str, prefix: str, at: int) -> int:
+    """The offset of the first line at or after offset ``at`` (a line's start) that starts
+    with ``prefix``, or -1."""
+    if at == 0 and text.startswith(prefix):
+        return 0
+    found = text.find("\n" + prefix, max(0, at - 1))
+    return found + 1 if found >= 0 else -1
 
 
 def _diff(work: str, at: int, parts: list[Part]) -> int:
@@ -172,67 +200,54 @@ def _diff(work: str, at: int, parts: list[Part]) -> int:
 def _file(work: str, at: int, parts: list[Part]) -> int:
     """The end of one file's diff from offset ``at`` (its parts appended), or -1: a ``FILE``
     part for its header lines, then a ``BODY`` part for its hunks, or binary blocks."""
-    limit = len(work) - 1  # the last offset a line can start at
-    begin = at
-    end = work.find("\n", at)
-    line = work[at:end]
-    git = line.startswith("diff --git ")
-    headers = 0
-    last = -1
-    if line.startswith("diff "):
-        if not git and not line.startswith("diff -"):
-            return -1
-        last, at = end, end + 1
-        while at <= limit:
-            end = work.find("\n", at)
-            if not _GIT_HEADER_RE.match(work, at, end):
-                break
-            headers += 1
-            last, at = end, end + 1
-        if git and at <= limit:
-            end = work.find("\n", at)
-            line = work[at:end]
-            if line.startswith("Binary files ") and line.endswith(" differ"):
-                parts.append((FILE, begin, end))
-                return end
-            if line == "GIT binary patch":
-                blocks: list[Part] = []
-                stop = _binary(work, end + 1, blocks)
-                if stop >= 0:
-                    parts.append((FILE, begin, end))
-                    parts.extend(blocks)
-                    return stop
-    if at <= limit and work.startswith("--- ", at):
-        end = work.find("\n", at)
-        if end < limit and work.startswith("+++ ", end + 1):
-            second = work.find("\n", end + 1)
-            stop = _hunks(work, second + 1)
+    # Never None (each of its parts is optional); its spans read at once (each call counts).
+    _, (line, _), (headers, after), (pair, second) = _FILE_HEAD_RE.match(work, at).regs
+    git = line >= 0 and work[at + 5 : at + 11] == "--git "
+    if git and pair < 0 and after < len(work):
+        end = work.find("\n", after)
+        text = work[after:end]
+        if text.startswith("Binary files ") and text.endswith(" differ"):
+            parts.append((FILE, at, end))
+            return end
+        if text == "GIT binary patch":
+            blocks: list[Part] = []
+            stop = _binary(work, end + 1, blocks)
             if stop >= 0:
-                parts.append((FILE, begin, second))
-                parts.append((BODY, second + 1, stop))
+                parts.append((FILE, at, end))
+                parts.extend(blocks)
                 return stop
-    if git and headers:
-        parts.append((FILE, begin, last))
-        return last  # a mode change, a pure rename or copy, an empty new file
+    if pair >= 0:  # "--- " and "+++ " lines, then a hunk's "@@ -" line
+        stop = _hunks(work, second)
+        if stop >= 0:
+            parts.append((FILE, at, second - 1))
+            parts.append((BODY, second, stop))
+            return stop
+    if git and after > headers:
+        parts.append((FILE, at, after - 1))
+        return after - 1  # a mode change, a pure rename or copy, an empty new file
     return -1
 
 
 def _hunks(work: str, at: int) -> int:
-    """The end of the hunks from offset ``at``, or -1 when there is none. At once for all
-    the hunks of a file when the lines they announce are all there (``_hunks_one_by_one``
-    otherwise)."""
-    if not work.startswith("@@ -", at):
-        return -1
-    # Up to the next file's "---" line (or "diff" line, or any line no hunk can hold): a
-    # "--- " line followed by "+++ " is a new file's far more often than two hunk lines.
-    plus = work.find("\n+++ ", at - 1)
-    limit = work.rfind("\n", at - 1, plus) + 1 if plus >= 0 else len(work)
-    found = _HUNKS_END_RE.search(work, at - 1, limit)
-    run = found.start() + 1 if found else limit  # the start of the first line left out
+    """The end of the hunks from offset ``at`` (a hunk's "@@ -" line), or -1 when there is
+    none. At once for all the hunks of a file when the lines they announce are all there
+    (``_hunks_one_by_one`` otherwise)."""
+    # Up to the first line no hunk can hold, or the next file's "---" line: a "--- " line
+    # followed by "+++ " is a new file's far more often than two hunk lines.
+    found = _HUNKS_END_RE.search(work, at - 1)
+    if found is None:
+        run = len(work)
+    else:
+        run = found.start() + 1  # the start of the first line left out
+        if work[run] == "+":  # a "+++ " line: its "--- " line is left out too
+            run = work.rfind("\n", at - 1, run - 1) + 1
     old = new = 0
-    for head, old_lines, new_lines in _HUNK_COUNTS_RE.findall(work, at - 1, run):
-        if not head:
+    # Every line that starts with "@" must be a hunk's: cut at each, counts read after it.
+    for head in work[at - 1 : run].split("\n@")[1:]:
+        counts = _HUNK_TAIL_RE.match(head)
+        if counts is None:
             return _hunks_one_by_one(work, at)  # a line starting with "@" that is not a hunk's
+        old_lines, new_lines = counts.groups()
         old += int(old_lines) if old_lines else 1
         new += int(new_lines) if new_lines else 1
     count = work.count
@@ -245,8 +260,8 @@ def _hunks(work: str, at: int) -> int:
             break
         start = work.rfind("\n", at - 1, stop - 1) + 1  # of the last line
         mark = work[start]
-        if (got_old, got_new) == (old, new) and mark != "\\":
-            if work.startswith("\\ ", stop):  # the last line's "\\ No newline" marker
+        if got_old == old and got_new == new and mark != "\\":
+            if work[stop : stop + 2] == "\\ ":  # the last line's "\\ No newline" marker
                 return work.find("\n", stop)
             return stop - 1
         if mark == "@" or start <= at:
@@ -378,12 +393,18 @@ def _binary(work: str, at: int, parts: list[Part]) -> int:
 
 
 def _summaries(text: str) -> list[re.Match[str]]:
-    """The diffstat summary lines (" 3 files changed, …") of a text."""
-    return [
-        found
-        for found in _DIFFSTAT_SUMMARY_RE.finditer(text)
-        if _DIFFSTAT_COUNT_RE.search(text, max(0, found.start() - 12), found.start())
-    ]
+    """The diffstat summary lines (" 3 files changed, …") of a text: each " changed" found
+    with ``str.find`` (a regex scan for "file" is slower in the common case of none), the
+    summary matched where its "file" starts."""
+    found = []
+    at = text.find(" changed")
+    while at >= 0:
+        start = at - 5 if at >= 5 and text.startswith("files", at - 5) else at - 4
+        summary = _DIFFSTAT_SUMMARY_RE.match(text, start) if start >= 0 else None
+        if summary and _DIFFSTAT_COUNT_RE.search(text, max(0, start - 12), start):
+            found.append(summary)
+        at = text.find(" changed", at + 8)
+    return found
 
 
 def _diffstats(
@@ -402,10 +423,11 @@ def _diffstats(
             line = _DIFFSTAT_LINE_RE.match(work, before, start - 1)
             if line is None:
                 break
-            if line.end(1) > line.start(1):
-                parts.append((ADD, line.start(1), line.end(1)))
-            if line.end(2) > line.start(2):
-                parts.append((DEL, line.start(2), line.end(2)))
+            _, (add, add_end), (delete, delete_end) = line.regs
+            if add_end > add:
+                parts.append((ADD, add, add_end))
+            if delete_end > delete:
+                parts.append((DEL, delete, delete_end))
             files += 1
             start = before
         if not files:

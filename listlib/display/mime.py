@@ -44,9 +44,11 @@ _FIELDS = (
 )
 # Anchored on a literal newline (the block gets one in front), which the regex engine
 # scans for fast; "^" with re.M is tried at every position.
-_FIELD_RE = re.compile(
-    rb"\n(" + b"|".join(name.encode() for name in _FIELDS) + rb")[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.I
-)
+# The content-* names share their prefix in the pattern: each header line tries fewer
+# branches (with re.I every branch is entered, none is skipped on its first character).
+_CONTENT = [name.removeprefix("content-") for name in _FIELDS if name.startswith("content-")]
+_NAMES = [name for name in _FIELDS if not name.startswith("content-")] + ["content-(?:" + "|".join(_CONTENT) + ")"]
+_FIELD_RE = re.compile(rb"\n(" + "|".join(_NAMES).encode() + rb")[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.I)
 _PARAM_RE = re.compile(r';\s*([!#$%&\'*+\-.^_`|~0-9A-Za-z]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;\s]*)')
 _TYPE_RE = re.compile(r"\s*([!#$%&'*+\-.^_`|~0-9A-Za-z]+)/([!#$%&'*+\-.^_`|~0-9A-Za-z]+)\s*(?:;|\Z)")
 _FAST_ENCODINGS = {"", "7bit", "8bit", "binary", "quoted-printable", "base64"}

@@ -43,6 +43,7 @@ classified once, by all of them), so they are one module with their rules above.
 
 from __future__ import annotations
 
+import functools
 import re
 from html import escape
 from itertools import islice
@@ -462,13 +463,14 @@ def _structure(text: str, parent: frozenset[str] = frozenset()) -> list[_Block]:
     if footer or "riginal Message" in text or "Nachricht" in text or "d'origine" in text:
         blocks = _split_original(blocks)
     signature = footer or "\n--" in text or text.startswith("--")
-    diffs = diff.might_hold(text)
+    hint = diff.hint(text)  # once for the whole text, not again for each of its blocks
+    diffs = hint.diffs or hint.diffstats
     out: list[_Block] = []
     for block in blocks:
         if block.kind == "text":
             parts = [block]
             if diffs:
-                pieces = diff.split(block.text)
+                pieces = diff.split(block.text, hint)
                 if len(pieces) > 1 or pieces[0].kind != "text":
                     parts = [_Block(piece.kind, piece.text, piece=piece) for piece in pieces]
             if signature and parts[-1].kind == "text":
@@ -476,11 +478,12 @@ def _structure(text: str, parent: frozenset[str] = frozenset()) -> list[_Block]:
             out.extend(parts)
             continue
         repeat = bool(parent) and _folds(block.text, FOLD_REPEAT_LINES) and _repeats(block.text, parent)
-        if repeat or block.attribution or _folds(block.text):
+        folds = not repeat and not block.attribution and _folds(block.text)
+        if repeat or block.attribution or folds:
             if not block.attribution and out and out[-1].kind in ("text", "signature"):
                 before = out[-1].text
                 block.attribution = _take_attribution(out[-1])
-                if block.attribution and not _folds(block.text):
+                if block.attribution and not (folds or _folds(block.text)):
                     out[-1].original = out[-1].original or before
             block.kind = "repeat-quote" if repeat else "folded-quote"
         out.append(block)
@@ -500,8 +503,12 @@ code, diffs, tables) keeps them whole in a box that scrolls sideways (``wide_pre
 def wide_pre(texts: Texts) -> str:
     """The opening of a block with long lines (themes show a "wrap long lines" switch
     above a body that has one), labelled in the site's language."""
-    label = escape(texts.text("display.wide_text"))
-    return f'<pre class="text wide" tabindex="0" role="region" aria-label="{label}">'
+    return _wide_pre(texts.text("display.wide_text"))
+
+
+@functools.lru_cache(maxsize=16)
+def _wide_pre(label: str) -> str:
+    return f'<pre class="text wide" tabindex="0" role="region" aria-label="{escape(label)}">'
 
 
 _SENTENCE_BREAK_RE = re.compile(r"[.!?][\"')\]]?\s+\S")
@@ -602,6 +609,8 @@ def _diff_html(piece: diff.Piece, obfuscate: bool, wide: str) -> tuple[str, str]
     links), each part in a ``<span>`` of its class (``display.diff``), every line's first
     character (its ``+`` or ``-``) kept as it is."""
     text = piece.text
+    if not (obfuscate and _AT_RE.search(text)):  # no address to hide (most diffs): its plain text is itself
+        return _diff_html_as_is(piece, wide), text
     html: list[str] = []
     plains: list[str] = []
     at = 0
@@ -632,15 +641,43 @@ def _diff_html(piece: diff.Piece, obfuscate: bool, wide: str) -> tuple[str, str]
         plain = _plain(text[at:], obfuscate)
         plains.append(plain)
         html.append(escape(plain, quote=False))
-    body = "".join(html).rstrip("\n")
-    pre = wide if _LONG_LINE_RE.search("\n" + text) else '<pre class="text">'
+    return _diff_div(piece, "".join(html), wide), "".join(plains)
+
+
+def _diff_html_as_is(piece: diff.Piece, wide: str) -> str:
+    """``_diff_html``'s HTML of a diff with no address in it: each part escaped as it is."""
+    text = piece.text
+    html: list[str] = []
+    at = 0
+    offset = piece.offset
+    for css, start, end in piece.parts:
+        start -= offset
+        if start > at:
+            gap = text[at:start]
+            html.append(gap if gap == "\n" else escape(gap, quote=False))
+        at = end - offset
+        shown = escape(text[start:at], quote=False)
+        if css == diff.BODY:
+            html.append(_hunks_html(shown))
+        elif shown:
+            html.append(f'<span class="{css}">{shown}</span>')
+    if at < len(text):
+        html.append(escape(text[at:], quote=False))
+    return _diff_div(piece, "".join(html), wide)
+
+
+def _diff_div(piece: diff.Piece, body: str, wide: str) -> str:
+    """The marked-up ``body`` of a diff or diffstat in its ``<div>`` and ``<pre>``."""
+    pre = wide if _LONG_LINE_RE.search("\n" + piece.text) else '<pre class="text">'
     kind = "diff" if piece.kind == "diff" else "diff diffstat"
-    return f'<div class="{kind}">{pre}{body}</pre></div>', "".join(plains)
+    body = body.rstrip("\n")
+    return f'<div class="{kind}">{pre}{body}</pre></div>'
 
 
 # In an escaped BODY behind a "\n": hunk lines, runs of added and of removed lines, and
-# "\ No newline" lines (one regex that starts with a literal: the engine scans for it in C).
-_HUNK_RUNS_RE = re.compile(r"\n(\+[^\n]*(?:\n\+[^\n]*)*|-[^\n]*(?:\n-[^\n]*)*|@@[^\n]*|\\[^\n]*)")
+# "\ No newline" lines (one regex that starts with a literal: the engine scans for it in C;
+# possessive, as a run never gives a character back: less bookkeeping per line).
+_HUNK_RUNS_RE = re.compile(r"\n(\+[^\n]*+(?:\n\+[^\n]*+)*+|-[^\n]*+(?:\n-[^\n]*+)*+|@@[^\n]*+|\\[^\n]*+)")
 _RUN_OPEN = {
     "+": f'\n<span class="{diff.ADD}">',
     "-": f'\n<span class="{diff.DEL}">',

@@ -86,6 +86,21 @@ def test_plural_rules_pick_the_form_each_language_needs() -> None:
     assert german.number(12345.5, 1) == "12.345,5"
 
 
+def test_filled_texts_are_kept_per_table_and_asked_again_give_the_same() -> None:
+    entry = {"one": "{n} line", "other": "{n} lines"}
+    texts = Texts("x", {"k": entry, "plain": "Signature", "named": "by {who}"})
+    french = Texts("fr", {"k": {"one": "{n} ligne", "other": "{n} lignes"}}, plural="zero-one-other")
+    for _ in range(2):  # the second round answers from what the first kept
+        assert [texts.text("k", n=n) for n in (0, 1, 2)] == ["0 lines", "1 line", "2 lines"]
+        assert [french.text("k", n=n) for n in (0, 1, 2)] == ["0 ligne", "1 ligne", "2 lignes"]
+        assert texts.text("plain") == "Signature"
+        assert texts.text("named", who="Ann") == "by Ann"
+        assert texts.text("named", who="Bob") == "by Bob"  # other values than a count are not kept
+        with pytest.raises(KeyError, match="plural entry"):
+            texts.text("k")
+    assert texts == Texts("x", {"k": entry, "plain": "Signature", "named": "by {who}"})  # what is kept is no part of it
+
+
 def test_a_regional_tag_falls_back_to_its_language_and_the_site_wins_key_by_key(tmp_path: Path) -> None:
     site, theme = tmp_path / "site", tmp_path / "theme"
     site.mkdir()
