@@ -77,6 +77,19 @@ def index_bytes(site: Path) -> bytes:
     return b"\n".join(out).lower()
 
 
+def terms_told(monkeypatch: pytest.MonkeyPatch) -> list[set[str] | None]:
+    """The ``terms`` each purge of a segment is told from now on (None: search every term)."""
+    named: list[set[str] | None] = []
+    purge_segment = update.purge_segment
+
+    def spy(*args: object, terms: set[str] | None = None, **options: object) -> bool:
+        named.append(terms)
+        return purge_segment(*args, terms=terms, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(update, "purge_segment", spy)
+    return named
+
+
 def take_down(site: Path, how: str) -> None:
     _call, path = call_of(site, SECRET)
     stored = site / "content" / path
@@ -300,14 +313,7 @@ def test_a_hidden_message_is_purged_by_looking_up_its_own_terms(
     call, _path = call_of(site, SECRET)
     if told == "wrong":
         monkeypatch.setattr(update, "_terms_of", lambda *_args: {call: {"zanzibarite", "notindexedanywhere"}})
-    named: list[set[str] | None] = []
-    purge_segment = update.purge_segment
-
-    def spy(*args: object, terms: set[str] | None = None, **options: object) -> bool:
-        named.append(terms)
-        return purge_segment(*args, terms=terms, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(update, "purge_segment", spy)
+    named = terms_told(monkeypatch)
     steward(load_config(site / "listlib.toml"), "hide", Selector(ids=[call]), reason="spam", by="test")
     build(site)
     (terms,) = named
@@ -392,14 +398,7 @@ def test_a_message_taken_down_is_purged_by_looking_up_the_terms_noted_before_its
     monkeypatch.setattr(update, "PURGE_REWRITE_BELOW", 1)
     grow(site)
     call, path = call_of(site, SECRET)
-    named: list[set[str] | None] = []
-    purge_segment = update.purge_segment
-
-    def spy(*args: object, terms: set[str] | None = None, **options: object) -> bool:
-        named.append(terms)
-        return purge_segment(*args, terms=terms, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(update, "purge_segment", spy)
+    named = terms_told(monkeypatch)
     config = load_config(site / "listlib.toml")
     if how == "removed":
         steward(config, "remove", Selector(ids=[call]), reason="take-down", by="test")
