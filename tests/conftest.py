@@ -23,14 +23,6 @@ settings.register_profile("listlib", deadline=None, suppress_health_check=[Healt
 settings.load_profile("listlib")
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: one worker more than the cores this process may use. Most long tests
-    spend their time waiting, on fsync, on the real servers they drive (Dovecot, SMTP,
-    S3, Chromium) or on the subprocesses they kill, so a worker more keeps the cores
-    busy (CI is a 2-core machine; the suite's budget is 30 minutes)."""
-    return len(os.sched_getaffinity(0)) + 1
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Files that hold a ``slow`` test run first (in their own order, each file on one
     worker: ``--dist loadfile``), so that no long file starts when the others are done."""
