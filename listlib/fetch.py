@@ -46,6 +46,7 @@ from .filers.pop3 import Pop3Session
 from .filing import AfterFiling, Filer, FilingReport
 from .fsutil import acquire_lock, make_dirs, release_lock
 from .remote import RemoteEntry, RemoteMailbox
+from .signals import leave_stop_signals_to_main_thread
 from .store.core import Store
 from .uidls import UidlLog
 from .values import plural
@@ -340,6 +341,7 @@ class _Run:
 
     def _read(self, batches: list[list[RemoteEntry]], arrived: queue.Queue[_Arrival | None]) -> None:
         """The reader thread: retrieve batch after batch, settle what is durable in between."""
+        leave_stop_signals_to_main_thread()  # so the main thread has set ``halt`` before it takes the next batch
 
         def hand_over(item: _Arrival | None) -> bool:
             while not self.stop.is_set():

@@ -27,6 +27,7 @@ from .config import ImapAccount
 from .errors import FetchError
 from .fetch import Account
 from .filers.imap import ImapWatcher
+from .signals import leave_stop_signals_to_main_thread
 
 __all__ = ["StopFlag", "watch"]
 
@@ -97,6 +98,7 @@ class _FolderWatcher(threading.Thread):
         """The server has no IDLE: the account is polled instead (this thread has ended)."""
 
     def run(self) -> None:
+        leave_stop_signals_to_main_thread()
         backoff = _BACKOFF_FIRST
         broken = False
         while not self.stop.is_set():

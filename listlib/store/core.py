@@ -31,6 +31,7 @@ from ..fsutil import (
     write_file,
 )
 from ..message import parse_message, raw_hash
+from ..signals import leave_stop_signals_to_main_thread
 from ..sqlfile import discard
 from ..values import (
     FAILED,
@@ -539,7 +540,9 @@ class Store:
         # second one would mostly wait for (or, in the kernel, spin on) the lock of
         # the one temporary folder both create files in.
         if self._writers is None:
-            self._writers = ThreadPoolExecutor(max_workers=1, thread_name_prefix="listlib-writer")
+            self._writers = ThreadPoolExecutor(
+                max_workers=1, thread_name_prefix="listlib-writer", initializer=leave_stop_signals_to_main_thread
+            )
         return self._writers
 
     def _write_temp(self, item: Prepared, row: Row, commit: Commit) -> None:

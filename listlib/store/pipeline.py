@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from typing import TYPE_CHECKING
 
 from ..fsutil import write_file
+from ..signals import leave_stop_signals_to_main_thread
 from .batch import Outcome, Prepared
 
 if TYPE_CHECKING:
@@ -120,6 +121,7 @@ class Pipeline:
             raise self._failure
 
     def _run(self) -> None:
+        leave_stop_signals_to_main_thread()
         store = self._store
         while True:
             item = self._queue.get()

@@ -26,6 +26,7 @@ from ..support.helpers import (
     run_listlib,
     stored_files,
     subprocess_env,
+    threads_taking,
     wait_until_stopped,
 )
 
@@ -346,6 +347,10 @@ def test_sigterm_during_a_fetch_finishes_the_batch_settles_it_and_exits(site: Pa
         text=True,
     )
     wait_until_stopped(run.pid)  # the first batch is filed, not yet settled
+    # Only the main thread takes the signal, so it runs the handler (halt) before it
+    # takes the next batch; a reader thread taking it would let the main thread run
+    # ahead, and the reader start a batch after the signal.
+    assert threads_taking(run.pid, signal.SIGTERM) == threads_taking(run.pid, signal.SIGINT) == [run.pid]
     run.send_signal(signal.SIGTERM)  # pending until it goes on
     run.send_signal(signal.SIGCONT)
     out, err = run.communicate(timeout=120)

@@ -195,3 +195,15 @@ def wait_until_stopped(pid: int, timeout: float = 60) -> None:
             return
         assert time.monotonic() < deadline, "the process never stopped"
         time.sleep(0.01)
+
+
+def threads_taking(pid: int, sig: int) -> list[int]:
+    """The threads of a process that do not block ``sig`` (the kernel may hand them a
+    signal sent to the process), from /proc: the main thread's id is ``pid``."""
+    taking = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        status = (task / "status").read_text()
+        blocked = int(next(line.split()[1] for line in status.splitlines() if line.startswith("SigBlk:")), 16)
+        if not blocked & (1 << (sig - 1)):
+            taking.append(int(task.name))
+    return taking
