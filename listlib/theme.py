@@ -39,6 +39,8 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+import jinja2.nodes
+import jinja2.visitor
 import markupsafe
 
 from .errors import BuildError
@@ -123,6 +125,91 @@ def _code(text: object) -> markupsafe.Markup:
     return markupsafe.Markup("<code>{}</code>").format(text)
 
 
+class _SaidOnce(jinja2.visitor.NodeTransformer):
+    """Replaces each ``t("key")`` whose arguments are all constants with the text it
+    says, as markup: a build has one language, so its constant words are looked up
+    once, when a template is compiled, not at each use on each page. A call that
+    fails (a key the table lacks, a plural entry without ``n``) is left to fail when
+    the page is rendered, as before."""
+
+    def __init__(self, say: Callable[..., markupsafe.Markup]) -> None:
+        self.say = say
+
+    def visit_Call(self, node: jinja2.nodes.Call) -> jinja2.nodes.Node:
+        node = self.generic_visit(node)
+        if not (
+            isinstance(node.node, jinja2.nodes.Name)
+            and node.node.name == "t"
+            and len(node.args) == 1
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+        ):
+            return node
+        values = [node.args[0], *(keyword.value for keyword in node.kwargs)]
+        if not all(_constant(value) for value in values):
+            return node
+        try:
+            said = self.say(_value(node.args[0]), **{keyword.key: _value(keyword.value) for keyword in node.kwargs})
+        except (jinja2.TemplateRuntimeError, TypeError, ValueError):
+            return node
+        return jinja2.nodes.MarkSafe(jinja2.nodes.Const(str(said)), lineno=node.lineno)
+
+
+def _constant(node: jinja2.nodes.Node) -> bool:
+    """A string or whole number written in the template, or markup ``t()`` made of one."""
+    if isinstance(node, jinja2.nodes.MarkSafe):
+        return isinstance(node.expr, jinja2.nodes.Const) and isinstance(node.expr.value, str)
+    return isinstance(node, jinja2.nodes.Const) and type(node.value) in (str, int)
+
+
+def _value(node: jinja2.nodes.Node) -> object:
+    if isinstance(node, jinja2.nodes.MarkSafe):
+        return markupsafe.Markup(node.expr.value)  # type: ignore[attr-defined]
+    return node.value  # type: ignore[attr-defined]
+
+
+def _names_t(tree: jinja2.nodes.Template) -> bool:
+    """Whether a template gives the name ``t`` a value of its own (``set``, ``for``,
+    ``with``, a macro's parameter, an import): then its ``t()`` is not the table's."""
+    for name in tree.find_all(jinja2.nodes.Name):
+        if name.name == "t" and name.ctx != "load":
+            return True
+    for imported in tree.find_all(jinja2.nodes.Import):
+        if imported.target == "t":
+            return True
+    for imported in tree.find_all(jinja2.nodes.FromImport):
+        if any((item if isinstance(item, str) else item[-1]) == "t" for item in imported.names):
+            return True
+    return False
+
+
+class _Environment(jinja2.Environment):
+    """jinja2's environment, with a theme's constant words said at compile time
+    (``_SaidOnce``)."""
+
+    say: Callable[..., markupsafe.Markup] | None = None
+
+    def _generate(
+        self, source: jinja2.nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
+    ) -> str:
+        if self.say is not None and not _names_t(source):
+            source = _SaidOnce(self.say).visit(source)
+        return super()._generate(source, name, filename, defer_init=defer_init)
+
+
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept on disk, each checked against its source and against the
+    translation table whose constant words it holds (``_SaidOnce``): a compiled
+    template of another language or an older table is compiled again."""
+
+    def __init__(self, directory: str, texts_digest: str) -> None:
+        super().__init__(directory)
+        self.texts_digest = texts_digest
+
+    def get_source_checksum(self, source: str) -> str:
+        return hashlib.sha1(f"{self.texts_digest}\0{source}".encode()).hexdigest()
+
+
 class Theme:
     """The templates and static files a build uses."""
 
@@ -135,8 +222,8 @@ class Theme:
         bytecode_cache = None
         if compiled_dir is not None:
             compiled_dir.mkdir(parents=True, exist_ok=True)
-            bytecode_cache = jinja2.FileSystemBytecodeCache(str(compiled_dir))
-        self.env = jinja2.Environment(
+            bytecode_cache = _BytecodeCache(str(compiled_dir), self.texts.digest_all())
+        self.env = _Environment(
             loader=_ChainLoader(layers),
             bytecode_cache=bytecode_cache,
             autoescape=jinja2.select_autoescape(["html", "xml", "atom"], default_for_string=True),
@@ -156,6 +243,7 @@ class Theme:
             for key, entry in self.texts.entries.items()
         }
         self.env.globals["t"] = self.say
+        self.env.say = self.say
         self.env.globals["texts_json"] = self.texts_json
         self.env.globals["code"] = _code
         self._fingerprints: dict[str, str] = {}
