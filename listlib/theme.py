@@ -127,19 +127,19 @@ def _code(text: object) -> markupsafe.Markup:
 
 class _SaidOnce(jinja2.visitor.NodeTransformer):
     """Replaces each ``t("key")`` whose arguments are all constants with the text it
-    says, as markup: a build has one language, so its constant words are looked up
-    once, when a template is compiled, not at each use on each page. A call that
-    fails (a key the table lacks, a plural entry without ``n``) is left to fail when
-    the page is rendered, as before."""
+    says, as markup, and each ``texts_json("prefix")`` with its JSON: a build has one
+    language, so its constant words are looked up once, when a template is compiled,
+    not at each use on each page. A call that fails (a key the table lacks, a plural
+    entry without ``n``) is left to fail when the page is rendered, as before."""
 
-    def __init__(self, say: Callable[..., markupsafe.Markup]) -> None:
-        self.say = say
+    def __init__(self, said: dict[str, Callable[..., markupsafe.Markup]]) -> None:
+        self.said = said
 
     def visit_Call(self, node: jinja2.nodes.Call) -> jinja2.nodes.Node:
         node = self.generic_visit(node)
         if not (
             isinstance(node.node, jinja2.nodes.Name)
-            and node.node.name == "t"
+            and node.node.name in self.said
             and len(node.args) == 1
             and node.dyn_args is None
             and node.dyn_kwargs is None
@@ -148,9 +148,10 @@ class _SaidOnce(jinja2.visitor.NodeTransformer):
         values = [node.args[0], *(keyword.value for keyword in node.kwargs)]
         if not all(_constant(value) for value in values):
             return node
+        say = self.said[node.node.name]
         try:
-            said = self.say(_value(node.args[0]), **{keyword.key: _value(keyword.value) for keyword in node.kwargs})
-        except (jinja2.TemplateRuntimeError, TypeError, ValueError):
+            said = say(_value(node.args[0]), **{keyword.key: _value(keyword.value) for keyword in node.kwargs})
+        except (jinja2.TemplateRuntimeError, TypeError, ValueError, KeyError):
             return node
         return jinja2.nodes.MarkSafe(jinja2.nodes.Const(str(said)), lineno=node.lineno)
 
@@ -168,32 +169,32 @@ def _value(node: jinja2.nodes.Node) -> object:
     return node.value  # type: ignore[attr-defined]
 
 
-def _names_t(tree: jinja2.nodes.Template) -> bool:
-    """Whether a template gives the name ``t`` a value of its own (``set``, ``for``,
-    ``with``, a macro's parameter, an import): then its ``t()`` is not the table's."""
-    for name in tree.find_all(jinja2.nodes.Name):
-        if name.name == "t" and name.ctx != "load":
-            return True
-    for imported in tree.find_all(jinja2.nodes.Import):
-        if imported.target == "t":
-            return True
+def _own_names(tree: jinja2.nodes.Template) -> set[str]:
+    """The names a template gives a value of its own (``set``, ``for``, ``with``, a
+    macro's parameter, an import): a ``t()`` of its own is not the table's."""
+    names = {name.name for name in tree.find_all(jinja2.nodes.Name) if name.ctx != "load"}
+    names.update(imported.target for imported in tree.find_all(jinja2.nodes.Import))
     for imported in tree.find_all(jinja2.nodes.FromImport):
-        if any((item if isinstance(item, str) else item[-1]) == "t" for item in imported.names):
-            return True
-    return False
+        names.update(item if isinstance(item, str) else item[-1] for item in imported.names)
+    return names
 
 
 class _Environment(jinja2.Environment):
     """jinja2's environment, with a theme's constant words said at compile time
     (``_SaidOnce``)."""
 
-    say: Callable[..., markupsafe.Markup] | None = None
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.said: dict[str, Callable[..., markupsafe.Markup]] = {}
+        """The functions of the table, by their names in a template."""
 
     def _generate(
         self, source: jinja2.nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
     ) -> str:
-        if self.say is not None and not _names_t(source):
-            source = _SaidOnce(self.say).visit(source)
+        own = _own_names(source)
+        said = {called: function for called, function in self.said.items() if called not in own}
+        if said:
+            source = _SaidOnce(said).visit(source)
         return super()._generate(source, name, filename, defer_init=defer_init)
 
 
@@ -243,7 +244,7 @@ class Theme:
             for key, entry in self.texts.entries.items()
         }
         self.env.globals["t"] = self.say
-        self.env.say = self.say
+        self.env.said = {"t": self.say, "texts_json": self.texts_json}
         self.env.globals["texts_json"] = self.texts_json
         self.env.globals["code"] = _code
         self._fingerprints: dict[str, str] = {}
