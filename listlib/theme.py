@@ -130,7 +130,8 @@ class _SaidOnce(jinja2.visitor.NodeTransformer):
     says, as markup, and each ``texts_json("prefix")`` with its JSON: a build has one
     language, so its constant words are looked up once, when a template is compiled,
     not at each use on each page. A call that fails (a key the table lacks, a plural
-    entry without ``n``) is left to fail when the page is rendered, as before."""
+    entry without ``n``) is left to fail when the page is rendered, as before; one
+    with values of the page becomes a call of the same function as a filter."""
 
     def __init__(self, said: dict[str, Callable[..., markupsafe.Markup]]) -> None:
         self.said = said
@@ -147,13 +148,22 @@ class _SaidOnce(jinja2.visitor.NodeTransformer):
             return node
         values = [node.args[0], *(keyword.value for keyword in node.kwargs)]
         if not all(_constant(value) for value in values):
-            return node
+            # Called as a filter: jinja2 calls a filter itself, a function through
+            # Context.call (which asks each time whether it wants the context).
+            return jinja2.nodes.Filter(
+                node.args[0], _filter_name(node.node.name), [], node.kwargs, None, None, lineno=node.lineno
+            )
         say = self.said[node.node.name]
         try:
             said = say(_value(node.args[0]), **{keyword.key: _value(keyword.value) for keyword in node.kwargs})
         except (jinja2.TemplateRuntimeError, TypeError, ValueError, KeyError):
             return node
         return jinja2.nodes.MarkSafe(jinja2.nodes.Const(str(said)), lineno=node.lineno)
+
+
+def _filter_name(name: str) -> str:
+    """The filter a function of the table is also registered as (``_Environment.say_with``)."""
+    return f"_said_{name}"
 
 
 def _constant(node: jinja2.nodes.Node) -> bool:
@@ -187,6 +197,13 @@ class _Environment(jinja2.Environment):
         super().__init__(**options)
         self.said: dict[str, Callable[..., markupsafe.Markup]] = {}
         """The functions of the table, by their names in a template."""
+
+    def say_with(self, said: dict[str, Callable[..., markupsafe.Markup]]) -> None:
+        """Templates compiled from now on call these functions of the table (by their
+        names in a template) as ``_SaidOnce`` says."""
+        self.said = said
+        for name, function in said.items():
+            self.filters[_filter_name(name)] = function
 
     def _generate(
         self, source: jinja2.nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
@@ -244,7 +261,7 @@ class Theme:
             for key, entry in self.texts.entries.items()
         }
         self.env.globals["t"] = self.say
-        self.env.said = {"t": self.say, "texts_json": self.texts_json}
+        self.env.say_with({"t": self.say, "texts_json": self.texts_json})
         self.env.globals["texts_json"] = self.texts_json
         self.env.globals["code"] = _code
         self._fingerprints: dict[str, str] = {}
