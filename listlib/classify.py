@@ -269,7 +269,8 @@ class MessageView:
     @_once
     def unquoted(self) -> str:
         """The body's lines outside quotes."""
-        return _QUOTE_LINE_RE.sub("", self.text)
+        text = self.text
+        return _QUOTE_LINE_RE.sub("", text) if ">" in text else text
 
     def signal(self, name: str) -> bool:
         patch = self.parsed_subject
@@ -283,7 +284,10 @@ class MessageView:
             # Pipermail's archives drop "Re:" from many subjects; the header fields stay.
             return patch.reply or self.values("in-reply-to") is not None or self.values("references") is not None
         if name == "diff":
-            if _DIFF_RE.search(self.unquoted):
+            unquoted = self.unquoted
+            # Each of _DIFF_RE's ways needs one of these (a plain test over the text is a
+            # fraction of a search for line starts).
+            if ("diff -" in unquoted or "Index: " in unquoted or "\n+++ " in unquoted) and _DIFF_RE.search(unquoted):
                 return True
             # Attached patches: only a multipart body has parts with file names.
             multipart = "multipart/" in self.first("content-type").lower()
@@ -291,8 +295,15 @@ class MessageView:
         if name == "quoted_diff":
             return bool(_QUOTED_DIFF_RE.search(self.text)) or len(_QUOTED_CODE_RE.findall(self.text)) >= 3
         if name == "trailer":
-            return bool(_TRAILER_RE.search(self.unquoted))
+            # A trailer has "-by:", in any case: only B/b and Y/y are b and y to re.I.
+            unquoted = self.unquoted
+            return _has_by(unquoted) and bool(_TRAILER_RE.search(unquoted))
         raise ValueError(f"unknown signal {name!r}")
+
+
+def _has_by(text: str) -> bool:
+    """Whether ``text`` has ``-by:`` in some mix of cases."""
+    return "-by:" in text or "-By:" in text or "-BY:" in text or "-bY:" in text
 
 
 def _matches(rule: Rule, view: MessageView) -> bool:
