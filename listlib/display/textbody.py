@@ -458,8 +458,7 @@ def _keys(text: str) -> list[str]:
     """``_key`` of each line of ``text`` that has one, the text case folded at once (case
     folding is character by character and turns no character into or out of whitespace,
     nor into a newline or ``>``)."""
-    lines = text.casefold().split("\n")
-    return [key for key in (" ".join(line.lstrip(_KEY_STRIP).split()) for line in lines) if key]
+    return [key for line in text.casefold().split("\n") if (key := " ".join(line.lstrip(_KEY_STRIP).split()))]
 
 
 def quote_keys(text: str) -> frozenset[str]:
