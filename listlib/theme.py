@@ -265,6 +265,8 @@ class Theme:
         self.env.globals["texts_json"] = self.texts_json
         self.env.globals["code"] = _code
         self._fingerprints: dict[str, str] = {}
+        self._split: dict[str, tuple[str, ...]] = {}
+        """An escaped text with placeholders -> its pieces, for ``say``."""
 
     def template(self, name: str) -> jinja2.Template:
         try:
@@ -298,7 +300,10 @@ class Theme:
             entry = self.texts.form(entry, int(values["n"]))  # type: ignore[arg-type,call-overload]
         if not values or "{" not in entry:
             return markupsafe.Markup(entry)
-        parts = _PLACEHOLDER_RE.split(entry)  # text, name, text, name … text (re caches the pattern)
+        split = self._split.get(entry)
+        if split is None:
+            split = self._split[entry] = tuple(_PLACEHOLDER_RE.split(entry))  # text, name, text, name … text
+        parts = list(split)
         escape = markupsafe.escape
         for at in range(1, len(parts), 2):
             value = values.get(parts[at], _MISSING)
