@@ -118,8 +118,8 @@ def content_disposition(path: str) -> str | None:
 
 def redirect_target(path: str, head: bytes) -> str | None:
     """Where a redirect page (its first ``REDIRECT_PAGE_BYTES``) sends readers, as a
-    path under output/ (with its fragment; a folder's with its final slash), or an
-    absolute http(s) URL; None for any other page."""
+    URL relative to output/ (``%XX`` as the page spells them, with its fragment; a
+    folder's with its final slash), or an absolute http(s) URL; None for any other page."""
     found = _REFRESH_RE.search(head)
     if found is None:
         return None

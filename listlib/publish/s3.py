@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 from ..config import PublishConfig
 from ..errors import PublishError
@@ -111,7 +112,7 @@ class Bucket:
         disposition: str | None = None,
         redirect: str | None = None,
     ) -> None:
-        """Upload ``file``; ``redirect`` (a path under the prefix, or an http(s) URL) also
+        """Upload ``file``; ``redirect`` (a URL relative to the prefix, or an http(s) URL) also
         makes the bucket's website endpoint answer it with a 301 there."""
         headers = {"ContentType": content_type, "CacheControl": cache_control}
         if disposition:
@@ -134,7 +135,7 @@ class Bucket:
     def put_redirect(self, path: str, target: str, content_type: str, cache_control: str) -> None:
         """An empty object that a bucket's website endpoint answers with a 301 to the object
         ``target`` (a path under the prefix, like ``path``): how a symlink of output/ is
-        published (``x-amz-website-redirect-location``)."""
+        published (``x-amz-website-redirect-location``, its ``%XX`` escaped)."""
         try:
             self.client.put_object(
                 Bucket=self.bucket,
@@ -142,14 +143,14 @@ class Bucket:
                 Body=b"",
                 ContentType=content_type,
                 CacheControl=cache_control,
-                WebsiteRedirectLocation=self.location(target),
+                WebsiteRedirectLocation=self.location(quote(target)),
             )
         except Exception as exc:
             raise self._error(exc, path) from None
 
     def location(self, target: str) -> str:
         """``x-amz-website-redirect-location`` of ``target``: an absolute URL as it is, a
-        path under output/ as the object's key from the bucket's root."""
+        URL relative to output/ as the URL of the object's key from the bucket's root."""
         if target.startswith(("http://", "https://")):
             return target
         return "/" + self.key(target)
