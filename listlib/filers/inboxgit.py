@@ -1,16 +1,17 @@
 """Git's side of reading a public-inbox: which commits an epoch holds (``list_commits``)
 and their message blobs, streamed ahead of the import (``BlobReader``).
 
-An epoch's commits are listed once, by one ``rev-list --reverse --topo-order
---parents`` (oldest first; the listing also gives their number and the history's
-root commits, so nothing else walks the history). Each epoch's blobs are then read by
-one ``cat-file --batch`` whose requests (``<commit>:m``) come from a file written
-up front: git never waits for this process to ask, and this process never waits for
-an answer to a question not yet asked. A thread reads the answers into a bounded
-buffer (``_AHEAD_BYTES``), so git keeps working while the import is busy elsewhere
-(parsing, filing), and starts the next epoch's
-``cat-file`` as soon as the last answer of the previous one is in. A commit without
-``m`` is asked for its ``d`` (a deletion) by a second ``cat-file``, started only then.
+An epoch's commits are listed once, by one ``rev-list --reverse --topo-order``
+(oldest first, each with its tree and parents: the listing also gives their number
+and the history's root commits, so nothing else walks the history). Each epoch's
+blobs are then read by one ``cat-file --batch`` whose requests (``<tree>:m``: no
+commit is read twice) come from a file written up front: git never waits for this
+process to ask, and this process never waits for an answer to a question not yet
+asked. A thread reads the answers into a bounded buffer (``_AHEAD_BYTES``), so git
+keeps working while the import is busy elsewhere (parsing, filing), and starts the
+next epoch's ``cat-file`` as soon as the last answer of the previous one is in. A
+tree without ``m`` is asked for its ``d`` (a deletion) by a second ``cat-file``,
+started only then.
 
 Never writes to the repositories; never parses pack files; never decides what a
 commit means for the store (``filers.publicinbox`` does).
@@ -62,9 +63,10 @@ def _popen(repo: Path, *args: str, **kwargs: object) -> subprocess.Popen[bytes]:
 
 @dataclass
 class Listing:
-    """The commits of an epoch to read, oldest first, and the roots among them."""
+    """The commits of an epoch to read, oldest first, their trees, and the roots among them."""
 
     commits: list[str]
+    trees: list[str]
     roots: list[str]
 
 
@@ -75,20 +77,25 @@ def list_commits(spans: list[tuple[Path, str | None, str]]) -> list[Listing]:
     try:
         for repo, since, head in spans:
             span = f"{since}..{head}" if since else head
-            command = ("rev-list", "--reverse", "--topo-order", "--parents", span)
+            # Each commit as "commit <id>" then "<id> <tree> <parents>" (without
+            # --no-commit-header, which git before 2.33 does not know).
+            command = ("rev-list", "--reverse", "--topo-order", "--format=%H %T %P", span)
             processes.append(_popen(repo, *command, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
         listings = []
         for (repo, _since, _head), process in zip(spans, processes, strict=True):
             out, err = process.communicate()
             if process.returncode != 0:
                 raise SourceError(f"{repo}: git rev-list failed: {stderr_text(err)}")
-            commits, roots = [], []
+            listing = Listing([], [], [])
             for line in out.decode("ascii").splitlines():
                 ids = line.split()
-                commits.append(ids[0])
-                if len(ids) == 1:
-                    roots.append(ids[0])
-            listings.append(Listing(commits, roots))
+                if ids[0] == "commit":
+                    continue
+                listing.commits.append(ids[0])
+                listing.trees.append(ids[1])
+                if len(ids) == 2:
+                    listing.roots.append(ids[0])
+            listings.append(listing)
         return listings
     finally:
         for process in processes:
@@ -97,15 +104,16 @@ def list_commits(spans: list[tuple[Path, str | None, str]]) -> list[Listing]:
                 process.wait()
 
 
-def _requests(commits: list[str]) -> tuple[IO[bytes], list[list[str]]]:
-    """``cat-file``'s requests as a file, and the groups they ask for (each oldest first).
+def _requests(listing: Listing) -> tuple[IO[bytes], list[range]]:
+    """``cat-file``'s requests as a file, and the groups they ask for (places in the listing).
 
     Newest first within each group: git stores older messages as deltas of newer ones,
     and asking in that order lets cat-file's delta base cache serve the chains."""
-    groups = [commits[start : start + _GROUP] for start in range(0, len(commits), _GROUP)]
+    count = len(listing.commits)
+    groups = [range(start, min(start + _GROUP, count)) for start in range(0, count, _GROUP)]
     requests = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the reader
     for group in groups:
-        requests.write("".join(f"{commit}:m\n" for commit in reversed(group)).encode())
+        requests.write("".join(f"{listing.trees[place]}:m\n" for place in reversed(group)).encode())
     requests.seek(0)
     return requests, groups
 
@@ -152,7 +160,7 @@ class BlobReader(threading.Thread):
     """Reads the blobs of each epoch's listed commits, one epoch after the other, ahead
     of ``iter_epoch``; started by the caller (``start``), stopped by ``stop``."""
 
-    def __init__(self, jobs: list[tuple[Path, list[str]]]) -> None:
+    def __init__(self, jobs: list[tuple[Path, Listing]]) -> None:
         super().__init__(name="listlib-public-inbox", daemon=True)
         self.jobs = jobs
         self.buffer = _Buffer()
@@ -162,11 +170,11 @@ class BlobReader(threading.Thread):
         self.next_epoch = 0
 
     def run(self) -> None:
-        for number, (repo, commits) in enumerate(self.jobs):
-            if not commits:
+        for number, (repo, listing) in enumerate(self.jobs):
+            if not listing.commits:
                 continue
             try:
-                for group in self._read_epoch(repo, commits):
+                for group in self._read_epoch(repo, listing):
                     if not self.buffer.put(number, group):
                         return
             except SourceError as exc:  # handed to the import, which reports the epoch
@@ -183,7 +191,7 @@ class BlobReader(threading.Thread):
         """The blobs of the ``number``-th job, oldest first; raises its SourceError.
         Jobs are taken in order, each once."""
         assert number >= self.next_epoch
-        if not self.jobs[number][1]:
+        if not self.jobs[number][1].commits:
             self.next_epoch = number + 1
             return
         while True:
@@ -220,8 +228,8 @@ class BlobReader(threading.Thread):
             self.processes.append((process, errors))
             return process, errors
 
-    def _read_epoch(self, repo: Path, commits: list[str]) -> Iterator[list[Blob]]:
-        requests, groups = _requests(commits)
+    def _read_epoch(self, repo: Path, listing: Listing) -> Iterator[list[Blob]]:
+        requests, groups = _requests(listing)
         deletions: _Deletions | None = None
         try:
             blobs, errors = self._cat_file(repo, requests)
@@ -229,11 +237,12 @@ class BlobReader(threading.Thread):
             _widen_pipe(blobs.stdout.fileno())
             for group in groups:
                 answers: list[Blob] = []
-                for commit in reversed(group):
-                    raw = _read_answer(repo, blobs.stdout, commit, "m")
+                for place in reversed(group):
+                    commit, tree = listing.commits[place], listing.trees[place]
+                    raw = _read_answer(repo, blobs.stdout, commit, f"{tree}:m")
                     if raw is None:
                         deletions = deletions or _Deletions(repo, *self._cat_file(repo, subprocess.PIPE))
-                        raw = deletions.read(commit)
+                        raw = deletions.read(commit, tree)
                         answers.append((commit, "d", raw))
                     else:
                         answers.append((commit, "m", raw))
@@ -260,15 +269,15 @@ class _Deletions:
         self.process = process
         self.errors = errors
 
-    def read(self, commit: str) -> bytes:
+    def read(self, commit: str, tree: str) -> bytes:
         stdin, stdout = self.process.stdin, self.process.stdout
         assert stdin is not None and stdout is not None
         try:
-            stdin.write(f"{commit}:d\n".encode())
+            stdin.write(f"{tree}:d\n".encode())
             stdin.flush()
         except (OSError, ValueError):
             raise SourceError(f"{self.repo}: git cat-file ended early") from None
-        raw = _read_answer(self.repo, stdout, commit, "d")
+        raw = _read_answer(self.repo, stdout, commit, f"{tree}:d")
         if raw is None:
             raise SourceError(f"{self.repo}: not a public-inbox v2 epoch: commit {commit} holds neither 'm' nor 'd'")
         return raw
@@ -279,15 +288,16 @@ class _Deletions:
         _check_exit(self.repo, self.process, self.errors)
 
 
-def _read_answer(repo: Path, out: IO[bytes], commit: str, kind: str) -> bytes | None:
-    """The blob answered for ``<commit>:<kind>``; None when the commit has no such file."""
+def _read_answer(repo: Path, out: IO[bytes], commit: str, name: str) -> bytes | None:
+    """The blob answered for ``name`` (``<tree>:m``, say); None when the tree has no such file."""
     header = out.readline()
     parts = header.split()
-    if len(parts) == 2 and parts[1] == b"missing" and parts[0] == f"{commit}:{kind}".encode():
+    if len(parts) == 2 and parts[1] == b"missing" and parts[0] == name.encode():
         return None
     if len(parts) != 3 or parts[1] != b"blob":
         if not header:
             raise SourceError(f"{repo}: git cat-file ended early")
+        kind = name.rpartition(":")[2]
         raise SourceError(f"{repo}: commit {commit}: cannot read its {kind!r}: {stderr_text(header)}")
     size = int(parts[2])
     raw = out.read(size)

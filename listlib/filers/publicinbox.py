@@ -109,7 +109,7 @@ class _Epoch:
     since: str | None
     """The commit read up to by earlier runs (None: read from the start)."""
     commits: int
-    listed: list[str] = field(default_factory=list)
+    listed: Listing = field(default_factory=lambda: Listing([], [], []))
     """The commits to read, oldest first."""
     deletions: list[tuple[int, PendingDeletion]] = field(default_factory=list)
     """``d`` commits read by this run, with their place."""
@@ -246,12 +246,12 @@ def open_inbox(
         listings = iter(list_commits([span for span in spans if span[1] != span[2]]))
         for (repo, since, head), (record, _since) in zip(spans, starts, strict=True):
             # Nothing new (most cron runs): no git beyond rev-parse.
-            listing = next(listings) if since != head else Listing([], [])
+            listing = next(listings) if since != head else Listing([], [], [])
             if record is None:  # nothing recorded anywhere: the root comes from the listing
                 if not listing.roots:
                     raise SourceError(f"{repo}: git rev-list listed no root commit")
                 record = EpochRecord(min(listing.roots), str(repo.resolve()), None, [])
-            epoch = _Epoch(repo, head, record, since, len(listing.commits), listing.commits)
+            epoch = _Epoch(repo, head, record, since, len(listing.commits), listing)
             epoch.state, epoch.dry_run, epoch.fault = state, dry_run, fault
             source.epochs.append(epoch)
     except BaseException:
