@@ -63,59 +63,84 @@ def _popen(repo: Path, *args: str, **kwargs: object) -> subprocess.Popen[bytes]:
 
 @dataclass
 class Listing:
-    """The commits of an epoch to read, oldest first, their trees, and the roots among them."""
+    """The commits of an epoch to read: how many, the roots among them, and a file of
+    ``<commit> <tree>`` lines, oldest first (a file: a first import of a big inbox lists
+    millions of commits)."""
 
-    commits: list[str]
-    trees: list[str]
-    roots: list[str]
+    count: int = 0
+    roots: list[str] = field(default_factory=list)
+    file: IO[bytes] | None = None
+
+    def groups(self) -> Iterator[list[tuple[str, str]]]:
+        """(commit, tree) of the commits, oldest first, ``_GROUP`` at a time."""
+        if self.file is None:
+            return
+        self.file.seek(0)
+        group: list[tuple[str, str]] = []
+        for line in self.file:
+            commit, tree = line.decode("ascii").split()
+            group.append((commit, tree))
+            if len(group) >= _GROUP:
+                yield group
+                group = []
+        if group:
+            yield group
+
+    def close(self) -> None:
+        if self.file is not None:
+            self.file.close()
 
 
 def list_commits(spans: list[tuple[Path, str | None, str]]) -> list[Listing]:
     """For each (epoch, since, head): the commits after ``since`` up to ``head``, oldest
     first. The epochs' ``rev-list``s run at the same time."""
-    processes = []
+    processes: list[tuple[subprocess.Popen[bytes], IO[bytes]]] = []
+    listings: list[Listing] = []
     try:
         for repo, since, head in spans:
             span = f"{since}..{head}" if since else head
             # Each commit as "commit <id>" then "<id> <tree> <parents>" (without
             # --no-commit-header, which git before 2.33 does not know).
             command = ("rev-list", "--reverse", "--topo-order", "--format=%H %T %P", span)
-            processes.append(_popen(repo, *command, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-        listings = []
-        for (repo, _since, _head), process in zip(spans, processes, strict=True):
-            out, err = process.communicate()
-            if process.returncode != 0:
-                raise SourceError(f"{repo}: git rev-list failed: {stderr_text(err)}")
-            listing = Listing([], [], [])
-            for line in out.decode("ascii").splitlines():
-                ids = line.split()
-                if ids[0] == "commit":
-                    continue
-                listing.commits.append(ids[0])
-                listing.trees.append(ids[1])
-                if len(ids) == 2:
-                    listing.roots.append(ids[0])
+            errors = tempfile.TemporaryFile()  # noqa: SIM115 - closed below
+            processes.append((_popen(repo, *command, stdout=subprocess.PIPE, stderr=errors), errors))
+        for (repo, _since, _head), (process, errors) in zip(spans, processes, strict=True):
+            listing = Listing(file=tempfile.TemporaryFile())  # noqa: SIM115 - closed by the caller
             listings.append(listing)
+            assert process.stdout is not None and listing.file is not None
+            for line in process.stdout:
+                ids = line.split()
+                if ids[0] == b"commit":
+                    continue
+                listing.file.write(b"%s %s\n" % (ids[0], ids[1]))
+                listing.count += 1
+                if len(ids) == 2:
+                    listing.roots.append(ids[0].decode("ascii"))
+            if process.wait() != 0:
+                errors.seek(0)
+                raise SourceError(f"{repo}: git rev-list failed: {stderr_text(errors.read())}")
         return listings
+    except BaseException:
+        for listing in listings:
+            listing.close()
+        raise
     finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-                process.wait()
+        for process, errors in processes:
+            _kill(process)
+            _close(process)
+            errors.close()
 
 
-def _requests(listing: Listing) -> tuple[IO[bytes], list[range]]:
-    """``cat-file``'s requests as a file, and the groups they ask for (places in the listing).
+def _requests(listing: Listing) -> IO[bytes]:
+    """``cat-file``'s requests, as a file.
 
     Newest first within each group: git stores older messages as deltas of newer ones,
     and asking in that order lets cat-file's delta base cache serve the chains."""
-    count = len(listing.commits)
-    groups = [range(start, min(start + _GROUP, count)) for start in range(0, count, _GROUP)]
     requests = tempfile.TemporaryFile()  # noqa: SIM115 - closed by the reader
-    for group in groups:
-        requests.write("".join(f"{listing.trees[place]}:m\n" for place in reversed(group)).encode())
+    for group in listing.groups():
+        requests.write("".join(f"{tree}:m\n" for _commit, tree in reversed(group)).encode())
     requests.seek(0)
-    return requests, groups
+    return requests
 
 
 @dataclass
@@ -171,7 +196,7 @@ class BlobReader(threading.Thread):
 
     def run(self) -> None:
         for number, (repo, listing) in enumerate(self.jobs):
-            if not listing.commits:
+            if not listing.count:
                 continue
             try:
                 for group in self._read_epoch(repo, listing):
@@ -191,7 +216,7 @@ class BlobReader(threading.Thread):
         """The blobs of the ``number``-th job, oldest first; raises its SourceError.
         Jobs are taken in order, each once."""
         assert number >= self.next_epoch
-        if not self.jobs[number][1].commits:
+        if not self.jobs[number][1].count:
             self.next_epoch = number + 1
             return
         while True:
@@ -229,16 +254,15 @@ class BlobReader(threading.Thread):
             return process, errors
 
     def _read_epoch(self, repo: Path, listing: Listing) -> Iterator[list[Blob]]:
-        requests, groups = _requests(listing)
+        requests = _requests(listing)
         deletions: _Deletions | None = None
         try:
             blobs, errors = self._cat_file(repo, requests)
             assert blobs.stdout is not None
             _widen_pipe(blobs.stdout.fileno())
-            for group in groups:
+            for group in listing.groups():
                 answers: list[Blob] = []
-                for place in reversed(group):
-                    commit, tree = listing.commits[place], listing.trees[place]
+                for commit, tree in reversed(group):
                     raw = _read_answer(repo, blobs.stdout, commit, f"{tree}:m")
                     if raw is None:
                         deletions = deletions or _Deletions(repo, *self._cat_file(repo, subprocess.PIPE))

@@ -109,7 +109,7 @@ class _Epoch:
     since: str | None
     """The commit read up to by earlier runs (None: read from the start)."""
     commits: int
-    listed: Listing = field(default_factory=lambda: Listing([], [], []))
+    listed: Listing = field(default_factory=Listing)
     """The commits to read, oldest first."""
     deletions: list[tuple[int, PendingDeletion]] = field(default_factory=list)
     """``d`` commits read by this run, with their place."""
@@ -217,6 +217,8 @@ class InboxSource(Source):
 
     def close(self) -> None:
         self.close_reader()
+        for epoch in self.epochs:
+            epoch.listed.close()
         while self.locks:
             release_lock(self.locks.pop())
 
@@ -233,6 +235,7 @@ def open_inbox(
     the commits to read."""
     source = InboxSource(path=path, files=[])
     records = load_records(state) if state is not None else {}
+    listed: list[Listing] = []
     try:
         if state is not None:
             for repo in epochs:
@@ -243,18 +246,21 @@ def open_inbox(
         found = [(repo, head) for repo, head in zip(epochs, _heads(epochs), strict=True) if head is not None]
         starts = [_open_epoch(repo, head, records, source.warnings) for repo, head in found]
         spans = [(repo, since, head) for (repo, head), (_record, since) in zip(found, starts, strict=True)]
-        listings = iter(list_commits([span for span in spans if span[1] != span[2]]))
+        listed = list_commits([span for span in spans if span[1] != span[2]])
+        listings = iter(listed)
         for (repo, since, head), (record, _since) in zip(spans, starts, strict=True):
             # Nothing new (most cron runs): no git beyond rev-parse.
-            listing = next(listings) if since != head else Listing([], [], [])
+            listing = next(listings) if since != head else Listing()
             if record is None:  # nothing recorded anywhere: the root comes from the listing
                 if not listing.roots:
                     raise SourceError(f"{repo}: git rev-list listed no root commit")
                 record = EpochRecord(min(listing.roots), str(repo.resolve()), None, [])
-            epoch = _Epoch(repo, head, record, since, len(listing.commits), listing)
+            epoch = _Epoch(repo, head, record, since, listing.count, listing)
             epoch.state, epoch.dry_run, epoch.fault = state, dry_run, fault
             source.epochs.append(epoch)
     except BaseException:
+        for listing in listed:
+            listing.close()
         source.close()
         raise
     source.total_bytes = sum(epoch.commits for epoch in source.epochs) * _ESTIMATE
