@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import IO
 
 from ..errors import SourceError
+from ..signals import leave_stop_signals_to_main_thread
 
 __all__ = ["BlobReader", "Listing", "git_command", "list_commits", "stderr_text"]
 
@@ -195,6 +196,7 @@ class BlobReader(threading.Thread):
         self.next_epoch = 0
 
     def run(self) -> None:
+        leave_stop_signals_to_main_thread()
         for number, (repo, listing) in enumerate(self.jobs):
             if not listing.count:
                 continue
