@@ -8,9 +8,9 @@ as an uncompressed mboxrd file and as a gzip-compressed one (what lore.kernel.or
 offers for download), and imports each into fresh sites, alternately (``--rounds``,
 default 3): median wall seconds, messages/second and the ratios (target: the inbox at
 least as fast as the mbox, ratio <= 1), and median CPU seconds of each import's process
-tree beside those of git's own pipeline alone (``rev-list | diff-tree | cat-file
---batch`` over every epoch, nothing filed): the part of the inbox's extra CPU that is
-git inflating and un-deltifying its objects. Then adds 100 messages
+tree beside those of git's own pipeline alone (``rev-list | cat-file --batch`` over
+every epoch, each commit's ``<tree>:m`` asked, nothing filed): the part of the inbox's
+extra CPU that is git inflating and un-deltifying its objects. Then adds 100 messages
 to the last epoch and times the incremental import (what a cron run does).
 
     python3 bench/publicinbox_bench.py
@@ -74,13 +74,12 @@ def children_cpu() -> float:
 
 def git_alone(inbox: Path) -> float:
     """CPU seconds of git's part of an inbox import, run without listlib: each epoch's
-    commits named, their blobs named, and the blobs read (``cat-file --batch``)."""
+    commits listed with their trees, and each tree's ``m`` read (``cat-file --batch``)."""
     before = children_cpu()
     for epoch in sorted((inbox / "git").glob("*.git")):
         script = (
-            'git --git-dir="$1" rev-list --reverse --topo-order HEAD '
-            '| git --git-dir="$1" diff-tree --stdin -r --root --always --no-renames --no-abbrev '
-            "| awk '/^:/ {print $4}' | git --git-dir=\"$1\" cat-file --batch > /dev/null"
+            'git --git-dir="$1" rev-list --reverse --topo-order --format="%H %T %P" HEAD '
+            '| awk \'$1 != "commit" {print $2 ":m"}\' | git --git-dir="$1" cat-file --batch > /dev/null'
         )
         subprocess.run(["bash", "-c", script, "git-alone", str(epoch)], check=True)
     return children_cpu() - before

@@ -32,6 +32,7 @@ LAYERS = [
         "filers.imap",
         "remote",
         "filers.publicinbox",
+        "filers.inboxgit",
         "uidls",
         "inboxlog",
         "plan.sources",

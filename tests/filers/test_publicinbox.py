@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from listlib.errors import SourceError
-from listlib.filers import open_source
+from listlib.filers import inboxgit, open_source
 from listlib.inboxlog import STATE_FOLDER, load_records
 from listlib.store.core import Store
 from listlib.store.index import REMOVED
@@ -89,6 +89,89 @@ def test_a_repository_that_is_not_a_v2_epoch_is_reported(tmp_path: Path, site: P
     result = run_listlib("import", repo, cwd=site)
     assert result.returncode == 1
     assert "not a public-inbox v2 epoch" in result.stderr and "Traceback" not in result.stderr
+
+
+def _not_v2_epoch(repo: Path) -> None:
+    """A bare repository whose one commit holds a README (no ``m``, no ``d``)."""
+    subprocess.run(["git", "init", "--bare", "-q", str(repo)], check=True)
+    blob = git(repo, "hash-object", "-w", "--stdin", data=b"hello\n").strip()
+    tree = git(repo, "mktree", data=f"100644 blob {blob}\tREADME\n".encode()).strip()
+    git(repo, "update-ref", "HEAD", git(repo, "commit-tree", tree, "-m", "readme").strip())
+
+
+def test_an_epoch_that_cannot_be_read_is_reported_and_the_next_epoch_is_still_read(tmp_path: Path) -> None:
+    inbox = write_inbox(tmp_path / "inbox", [[message(1)], [message(2), message(3)]])
+    shutil.rmtree(inbox / "git" / "0.git")
+    _not_v2_epoch(inbox / "git" / "0.git")
+    unreadable: list[tuple[Path, str]] = []
+    source = open_source(inbox)
+    try:
+        mails = list(source.iter_mail(on_error=lambda path, reason: unreadable.append((path, reason))))
+    finally:
+        source.close()
+    assert [m.raw for m in mails] == [message(2), message(3)]
+    ((path, reason),) = unreadable
+    assert path == inbox / "git" / "0.git" and "not a public-inbox v2 epoch" in reason
+
+
+def test_a_first_import_records_each_epoch_by_its_root_commit(tmp_path: Path, site: Path) -> None:
+    inbox = write_inbox(tmp_path / "inbox", [[message(1), message(2)], [message(3), Deleted(message(3))]])
+    import_json(site, inbox)
+    records = load_records(site / "content" / STATE_FOLDER)
+    epochs = [inbox / "git" / "0.git", inbox / "git" / "1.git"]
+    assert set(records) == {git(epoch, "rev-list", "--max-parents=0", "HEAD").strip() for epoch in epochs}
+    assert {record.last for record in records.values()} == {git(epoch, "rev-parse", "HEAD").strip() for epoch in epochs}
+
+
+def _git_processes(monkeypatch: pytest.MonkeyPatch) -> list[subprocess.Popen[bytes]]:
+    """Every git process the blob reader starts, from now on."""
+    started: list[subprocess.Popen[bytes]] = []
+    popen = inboxgit._popen
+
+    def recording(repo: Path, *args: str, **kwargs: object) -> subprocess.Popen[bytes]:
+        process = popen(repo, *args, **kwargs)
+        started.append(process)
+        return process
+
+    monkeypatch.setattr(inboxgit, "_popen", recording)
+    return started
+
+
+def test_blobs_are_read_ahead_of_the_import_no_further_than_the_bound(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    messages = [message(n, "A line of the message body.\n" * 50) for n in range(1, 41)]
+    inbox = write_inbox(tmp_path / "inbox", [messages[:20], messages[20:]])
+    monkeypatch.setattr(inboxgit, "_GROUP", 4)
+    monkeypatch.setattr(inboxgit, "_AHEAD_BYTES", 1)  # one group ahead at most
+    source = open_source(inbox)
+    try:
+        mails = source.iter_mail()
+        first = next(mails)
+        assert source.reader is not None
+        buffer = source.reader.buffer
+        deadline = time.monotonic() + 10
+        while not buffer.items and time.monotonic() < deadline:
+            time.sleep(0.01)
+        time.sleep(0.2)
+        assert len(buffer.items) == 1 and buffer.size <= 4 * max(len(m) for m in messages)
+        assert [first.raw] + [m.raw for m in mails] == messages
+    finally:
+        source.close()
+
+
+def test_closing_a_source_half_read_ends_its_git_processes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    inbox = write_inbox(tmp_path / "inbox", [[message(n) for n in range(1, 300)]])
+    monkeypatch.setattr(inboxgit, "_AHEAD_BYTES", 1)
+    started = _git_processes(monkeypatch)
+    source = open_source(inbox)
+    mails = source.iter_mail()
+    assert next(mails).raw == message(1)
+    reader = source.reader
+    assert reader is not None and reader.is_alive() and started
+    source.close()
+    assert not reader.is_alive()
+    assert all(process.poll() is not None for process in started)
 
 
 def test_the_second_import_files_only_the_messages_added_since(tmp_path: Path, site: Path) -> None:
