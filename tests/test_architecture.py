@@ -57,6 +57,7 @@ LAYERS = [
         "threadset",
         "plan.stored",
         "plan.incremental",
+        "plan.full",
         "render",
         "render.writer",
         "render.downloads",

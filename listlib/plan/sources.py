@@ -123,6 +123,11 @@ class ListSource(ABC):
     def all_series(self) -> list[Series]:
         """Every patch series of the list (``plan.series.thread_series`` of each thread)."""
 
+    def forget(self) -> None:
+        """Drop the thread pages worked out so far (``StoredList`` also its rows and
+        threads; a ``LoadedList`` keeps what it holds)."""
+        self._pages.clear()
+
     # -- derived ----------------------------------------------------------------------
 
     def series_index(self) -> SeriesIndex:

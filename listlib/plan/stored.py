@@ -2,8 +2,10 @@
 index and the thread cache for just what the builders of the jobs it runs need.
 
 Answers are remembered for the life of the object (one build, inside read
-snapshots), so builders that share rows or threads fetch them once. This module
-only reads; it never writes to the store or the cache.
+snapshots), so builders that share rows or threads fetch them once, until ``forget``:
+a full build (``plan.full``) plans one list-month at a time and forgets between them,
+so that only one shard's rows and threads are held. This module only reads; it never
+writes to the store or the cache.
 """
 
 from __future__ import annotations
@@ -53,6 +55,19 @@ class StoredList(ListSource):
         if self._all_series is None:
             raise RuntimeError(f"the series of list {self.slug} were not given (use_series)")
         return self._all_series
+
+    def forget(self) -> None:
+        """Drop the rows, threads and pages remembered so far (the list-wide answers,
+        thread order and month totals, stay)."""
+        self._rows.clear()
+        self._threads.clear()
+        self._thread_of.clear()
+        self._month_rows.clear()
+        super().forget()
+
+    def held(self) -> int:
+        """How many rows it remembers."""
+        return len(self._rows)
 
     def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
         wanted = set(calls)
