@@ -149,7 +149,7 @@ _SERIES_THREADS = 200
 """Threads holding a series planned together once the list's series are known."""
 _MID_SHARD = 64
 """Lookup buckets planned together (4,096 in all)."""
-_HELD = 20_000
+_HELD = 5_000
 """Rows a list's source may hold before it forgets them (between months): a thread
 that spans months is then read once, not once per month."""
 
