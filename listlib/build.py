@@ -559,7 +559,7 @@ def _build(
     total = plan.weight if isinstance(plan, SpooledPlan) else sum(job.weight for job in plan.run)
     report = BuildReport(jobs_run=count, jobs_kept=planned.kept)
     if state.get("running") is not None:
-        sweep(output, state.all_files(), _owned_folders(config))
+        sweep(output, state.recorded(), _owned_folders(config))
     state.set("running", "1")
     if not spooled:
         state.start_plan()  # the files made by this build are noted in its temporary tables
@@ -636,7 +636,7 @@ def _build(
     if not planned.incremental:
         # Every job ran or was kept, so the state names every file that belongs: anything
         # else in listlib's folders is left from a lost or older build state.
-        report.removed += sorted(sweep(output, state.all_files(), _owned_folders(config)))
+        report.removed += sorted(sweep(output, state.recorded(), _owned_folders(config)))
     state.begin()
     planned.memory.save(state)
     _record_lists(config, state)

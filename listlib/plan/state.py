@@ -25,7 +25,7 @@ from pathlib import Path
 from ..fsutil import acquire_lock
 from ..sqlfile import open_derived
 
-__all__ = ["STATE_VERSION", "BuildState", "lock_output"]
+__all__ = ["STATE_VERSION", "BuildState", "RecordedFiles", "lock_output"]
 
 STATE_VERSION = "5"
 
@@ -78,6 +78,31 @@ def _where_in_rows(db: sqlite3.Connection, select: str, values: Iterable[str]) -
     for start in range(0, len(values), _IN_CHUNK):
         chunk = values[start : start + _IN_CHUNK]
         yield from db.execute(f"{select} IN ({','.join('?' * len(chunk))})", chunk)
+
+
+class RecordedFiles:
+    """The recorded files of output/, as a container: ``path in files`` reads the files
+    of the path's folder when it is not the folder asked last (``BuildState.recorded``)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._folder: str | None = None
+        self._names: set[str] = set()
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        folder, _slash, name = path.rpartition("/")
+        if folder != self._folder:
+            prefix = f"{folder}/" if folder else ""
+            # The range keeps the primary key usable; SQLite drops the files of subfolders.
+            cursor = self._db.execute(
+                "SELECT substr(path, ?) FROM files WHERE path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0",
+                (len(prefix) + 1, prefix, prefix + "\U0010ffff", len(prefix) + 1),
+            )
+            self._names = {name for (name,) in cursor}
+            self._folder = folder
+        return name in self._names
 
 
 class BuildState:
@@ -253,6 +278,11 @@ class BuildState:
 
     def all_files(self) -> set[str]:
         return {path for (path,) in self.db.execute("SELECT path FROM files")}
+
+    def recorded(self) -> RecordedFiles:
+        """Whether a path is a recorded file, read a folder at a time (for ``sweep``,
+        which walks output/ folder by folder: never every path of the site at once)."""
+        return RecordedFiles(self.db)
 
     def file_stats(self) -> list[tuple[str, tuple[int, int] | None]]:
         """Every file with its recorded (size, mtime_ns), None when none was recorded."""
