@@ -36,6 +36,7 @@ from .fsutil import release_lock
 from .heap import trim_heap
 from .legacy.mapfile import LegacyMap, load_map, map_file
 from .overrides import threading_overrides
+from .pathlog import PathLog
 from .plan.builders import SiteJobs
 from .plan.full import SpooledPlan, full_shards
 from .plan.incremental import Memory, dirty_jobs, load_memory
@@ -85,7 +86,8 @@ class BuildReport:
 
     jobs_run: int = 0
     jobs_kept: int = 0
-    written: list[str] = field(default_factory=list)
+    written: PathLog = field(default_factory=PathLog)
+    """Every file written, in a list that keeps all but the last few thousand on disk."""
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
