@@ -237,6 +237,19 @@ class SiteJobs:
     # -- threads ------------------------------------------------------------------------
 
     def thread(self, slug: str, thread_id: str) -> Job | None:
+        record = self.thread_page(slug, thread_id)
+        return None if record is None else self.thread_job(slug, record)
+
+    def thread_job(self, slug: str, record: ThreadPage, *, add_series: bool = False) -> Job:
+        """The job of a thread's page record; ``add_series``: with its series sections
+        (a record made without them, ``thread_page``)."""
+        if add_series:
+            record = record._replace(series=self._series_sections(self.sources[slug], record.id))
+        return self.make("thread", (slug, record.id), record, weight=2 + len(record.messages))
+
+    def thread_page(self, slug: str, thread_id: str, *, series: bool = True) -> ThreadPage | None:
+        """The record of a thread's pages; without ``series``, with no series sections
+        (a full plan knows a list's series only at its end: ``thread_job`` adds them)."""
         source = self.sources[slug]
         entry = source.threads([thread_id]).get(thread_id)
         if entry is None:
@@ -279,9 +292,9 @@ class SiteJobs:
             messages=tuple(messages),
             prev=prev,
             next=next_,
-            series=self._series_sections(source, thread_id),
+            series=self._series_sections(source, thread_id) if series else (),
         )
-        return self.make("thread", (slug, thread_id), record, weight=2 + entry.count)
+        return record
 
     def _series_sections(self, source: ListSource, thread_id: str) -> tuple[SeriesSection, ...]:
         """The patch series of a thread, each with links to its other versions."""

@@ -28,6 +28,8 @@ over lists held in memory (``SiteJobs.all``); only the order differs.
 
 from __future__ import annotations
 
+import itertools
+import marshal
 import pickle
 from collections.abc import Iterable, Iterator, Mapping
 
@@ -35,7 +37,8 @@ from ..series import Series
 from ..values import Month
 from .builders import SiteJobs, mid_bucket, mid_digest
 from .incremental import Memory
-from .jobs import Job, Plan
+from .jobs import Job, Plan, packed, unpacked
+from .kinds import ThreadPage
 from .series import encode_series, thread_series
 from .sources import month_of
 from .state import BuildState
@@ -75,14 +78,12 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
     emptied = {month_of(row) for row in source.rows(source.removed_calls()).values()} - filed
     pages = memory.pages.setdefault(slug, {})
     series: list[Series] = []
-    waiting: list[str] = []
-    """The threads that hold a series: their pages are planned once every series is known."""
-    # Until then the source knows no series, so the page of a thread without one is planned
-    # as it will be (its series section is empty whatever the other threads hold).
-    source.use_series([])
     for month in sorted(filed | emptied | by_root.keys()):
         rooted = [t.id for t in by_root.get(month, ())]
-        # The threads rooted here, their messages and their neighbours' roots, in a few reads.
+        # The month's rows in one read of the index (most of its threads' messages are
+        # among them), then the threads rooted here, the rest of their messages and
+        # their neighbours' roots, in a few reads.
+        here = [*source.month_rows(month), *source.removed_rows(month)]
         entries = source.threads(rooted)
         neighbours = {n for thread_id in rooted for n in source.neighbours(thread_id) if n is not None}
         rows = source.rows([*(c for e in entries.values() for c, _p, _d in e.messages), *rooted, *neighbours])
@@ -90,11 +91,14 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
         for thread_id in rooted:
             entry = entries.get(thread_id)
             its = thread_series(entry, rows) if entry is not None else []
-            if its:
+            # The series sections of a thread's page link the series' other versions, which
+            # may come later: its record waits, parked, for the list's last month.
+            record = jobs.thread_page(slug, thread_id, series=False)
+            if record is not None and its:
                 series.extend(its)
-                waiting.append(thread_id)
-            else:
-                shard.extend(j for j in (jobs.thread(slug, thread_id),) if j is not None)
+                state.park(pickle.dumps(record, pickle.HIGHEST_PROTOCOL))
+            elif record is not None:
+                shard.append(jobs.thread_job(slug, record))
             shard.extend(j for j in (jobs.tmbox(slug, thread_id),) if j is not None)
         if month in filed:
             made = (
@@ -109,11 +113,10 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
         if rooted:
             shard.extend(jobs.sitemaps(slug, {month: by_root[month]}))
         pages.update((thread_id, found) for thread_id, found in source.thread_pages(rooted).items() if found)
-        here = [*source.month_rows(month), *source.removed_rows(month)]
         thread_of = source.thread_of(row.call for row in here)
         members = jobs.mid_members(slug, (row.call for row in here))
         state.spool_mids(
-            (row.call, slug, thread_of.get(row.call, ""), mid_bucket(digest), pickle.dumps(members.get(row.call, [])))
+            (row.call, slug, thread_of.get(row.call, ""), mid_bucket(digest), marshal.dumps(members.get(row.call, [])))
             for row in here
             if (digest := mid_digest(row)) is not None
         )
@@ -122,7 +125,7 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
         yield shard
     source.use_series(series)
     memory.series[slug] = encode_series(series)
-    yield from _series_threads(jobs, source, waiting)
+    yield from _series_threads(jobs, source, state)
     shard = [jobs.list(slug), jobs.feed(slug), jobs.series_feed(slug)]
     for bucket in jobs.legacy_buckets(slug):
         shard.extend(j for j in (jobs.legacy_pages(slug, bucket),) if j is not None)
@@ -130,23 +133,32 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
     yield shard
 
 
-def _series_threads(jobs: SiteJobs, source: StoredList, waiting: list[str]) -> Iterator[list[Job]]:
-    """The thread jobs of the threads holding a series (``source`` knows every series of
-    its list), a few hundred threads at a time."""
-    slug = source.slug
-    for start in range(0, len(waiting), _SERIES_THREADS):
-        chunk = waiting[start : start + _SERIES_THREADS]
-        entries = source.threads(chunk)
-        neighbours = {n for thread_id in chunk for n in source.neighbours(thread_id) if n is not None}
-        source.rows([*(c for e in entries.values() for c, _p, _d in e.messages), *chunk, *neighbours])
-        yield [job for thread_id in chunk if (job := jobs.thread(slug, thread_id)) is not None]
-        if source.held() >= _HELD:
-            jobs.forget()
+def _series_threads(jobs: SiteJobs, source: StoredList, state: BuildState) -> Iterator[list[Job]]:
+    """The thread jobs of a list's threads that hold a series, from their parked records
+    and their series sections (``source`` knows every series of its list now), a few
+    hundred at a time, the links to their versions' heads read together."""
+    records: list[ThreadPage] = []
+    for data in itertools.chain(state.unpark(), [None]):
+        if data is not None:
+            records.append(pickle.loads(data))
+        if records and (data is None or len(records) >= _SERIES_THREADS):
+            index = source.series_index()
+            heads = {
+                head
+                for record in records
+                for found in index.by_thread.get(record.id, ())
+                for head in index.chain(found.head)
+            }
+            source.links(heads)
+            yield [jobs.thread_job(source.slug, record, add_series=True) for record in records]
+            records = []
+            if source.held() >= _HELD:
+                jobs.forget()
     jobs.forget()
 
 
 _SERIES_THREADS = 200
-"""Threads holding a series planned together once the list's series are known."""
+"""Thread jobs given their series sections together."""
 _MID_SHARD = 64
 """Lookup buckets planned together (4,096 in all)."""
 _HELD = 5_000
@@ -156,17 +168,14 @@ that spans months is then read once, not once per month."""
 
 def _mid_shards(jobs: SiteJobs, state: BuildState) -> Iterator[list[Job]]:
     """The lookup jobs, from what each message put in its bucket when its month was planned."""
-    shard: list[Job] = []
-    for prefix in state.spooled_prefixes():
-        members = (member for blob in state.spooled_members(prefix) for member in pickle.loads(blob))
-        job = jobs.mid_job(prefix, members)
-        if job is not None:
-            shard.append(job)
-        if len(shard) >= _MID_SHARD:
-            yield shard
-            shard = []
-    if shard:
-        yield shard
+    prefixes = state.spooled_prefixes()
+    for start in range(0, len(prefixes), _MID_SHARD):
+        spooled = state.spooled_members(prefixes[start : start + _MID_SHARD])
+        made = (
+            jobs.mid_job(prefix, (member for blob in blobs for member in marshal.loads(blob)))
+            for prefix, blobs in spooled.items()
+        )
+        yield [job for job in made if job is not None]
 
 
 BATCH_WEIGHT = 10_000
@@ -177,7 +186,8 @@ what a full build holds of its plan at a time."""
 class SpooledPlan:
     """A full plan kept out of memory, in the build state's spool: the jobs to run in
     batches (pickled), every job's id, key and whether it runs. Iterate ``batches``
-    to read the jobs back one batch at a time."""
+    to read the jobs back one batch at a time; their records stay packed (``jobs.packed``)
+    for the processes that render them."""
 
     def __init__(self, state: BuildState, shards: Iterable[list[Job]]) -> None:
         """Compare the jobs of ``shards`` with the keys recorded by the last build and
@@ -192,7 +202,7 @@ class SpooledPlan:
             state.spool_jobs((job.id, job.key, run) for job, run in zip(shard, runs, strict=True))
             for job, run in zip(shard, runs, strict=True):
                 if run:
-                    batch.append(job)
+                    batch.append(Job(job.id, job.kind, job.key, packed(job.args), job.weight))
                     weight += job.weight
                     self.count += 1
                     self.weight += job.weight
@@ -217,7 +227,11 @@ class SpooledPlan:
         """The whole plan in memory (for comparisons and ``listlib build --plan``)."""
         spooled = self.state.spooled_keys()
         return Plan(
-            tuple(job for batch in self.batches() for job in batch),
+            tuple(
+                Job(job.id, job.kind, job.key, unpacked(job.args), job.weight)
+                for batch in self.batches()
+                for job in batch
+            ),
             tuple(job_id for job_id, _key, run in spooled if not run),
             self.dropped,
             {job_id: key for job_id, key, _run in spooled},

@@ -52,7 +52,9 @@ CREATE TEMP TABLE IF NOT EXISTS plan_mids (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS temp.plan_mids_by_prefix ON plan_mids (prefix);
 CREATE TEMP TABLE IF NOT EXISTS produced (path TEXT PRIMARY KEY, job TEXT NOT NULL) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS plan_parked (number INTEGER PRIMARY KEY, data BLOB NOT NULL);
 DELETE FROM plan_jobs;
+DELETE FROM plan_parked;
 DELETE FROM plan_batches;
 DELETE FROM plan_mids;
 DELETE FROM produced;
@@ -211,6 +213,18 @@ class BuildState:
     def spooled_batch(self, number: int) -> bytes:
         return self.db.execute("SELECT data FROM plan_batches WHERE batch = ?", (number,)).fetchone()[0]
 
+    def park(self, data: bytes) -> None:
+        """Keep a blob until ``unpark`` (a full plan's thread pages waiting for their
+        list's series)."""
+        self.db.execute("INSERT INTO plan_parked (data) VALUES (?)", (data,))
+
+    def unpark(self) -> Iterator[bytes]:
+        """The blobs parked, in order; gone once every one is read."""
+        numbers = [number for (number,) in self.db.execute("SELECT number FROM plan_parked ORDER BY number")]
+        for number in numbers:
+            yield self.db.execute("SELECT data FROM plan_parked WHERE number = ?", (number,)).fetchone()[0]
+        self.db.execute("DELETE FROM plan_parked")
+
     def spooled_kept(self, job_ids: Iterable[str]) -> set[str]:
         """Those of these jobs that the spooled plan keeps (planned, not run)."""
         select = "SELECT id FROM plan_jobs WHERE run = 0 AND id"
@@ -223,16 +237,19 @@ class BuildState:
 
     def spool_mids(self, mids: Iterable[tuple[str, str, str, str, bytes]]) -> None:
         """Message-ID lookup entries of a full plan: (call, slug, thread, bucket, what
-        the message puts in the bucket's pages, pickled)."""
+        the message puts in the bucket's pages, marshalled: plain tuples of strings and numbers)."""
         self.db.executemany("INSERT OR REPLACE INTO plan_mids VALUES (?, ?, ?, ?, ?)", mids)
 
     def spooled_prefixes(self) -> list[str]:
         return [prefix for (prefix,) in self.db.execute("SELECT DISTINCT prefix FROM plan_mids ORDER BY prefix")]
 
-    def spooled_members(self, prefix: str) -> list[bytes]:
-        """What the messages of a bucket put in it (``spool_mids``)."""
-        select = "SELECT members FROM plan_mids WHERE prefix = ?"
-        return [members for (members,) in self.db.execute(select, (prefix,))]
+    def spooled_members(self, prefixes: Iterable[str]) -> dict[str, list[bytes]]:
+        """What the messages of these buckets put in them (``spool_mids``), by bucket."""
+        found: dict[str, list[bytes]] = {prefix: [] for prefix in prefixes}
+        for prefix, members in _where_in_rows(self.db, "SELECT prefix, members FROM plan_mids WHERE prefix", found):
+            assert isinstance(prefix, str) and isinstance(members, bytes)
+            found[prefix].append(members)
+        return found
 
     def adopt_spooled_mids(self) -> None:
         """Make the spooled lookup entries the recorded ones (inside the caller's transaction)."""

@@ -57,13 +57,12 @@ class StoredList(ListSource):
         return self._all_series
 
     def forget(self) -> None:
-        """Drop the rows, threads and pages remembered so far (the list-wide answers,
-        thread order and month totals, stay)."""
+        """Drop the rows and threads remembered so far (the list-wide answers, thread
+        order, month totals and thread pages, stay)."""
         self._rows.clear()
         self._threads.clear()
         self._thread_of.clear()
         self._month_rows.clear()
-        super().forget()
 
     def held(self) -> int:
         """How many rows it remembers."""
@@ -117,6 +116,9 @@ class StoredList(ListSource):
             found = self._threadset.threads(self.slug, missing)
             for thread_id in missing:
                 self._threads[thread_id] = found.get(thread_id)
+            # Each message of these threads is in this thread: no query for their thread_of.
+            for entry in found.values():
+                self._thread_of.update((call, entry.id) for call, _parent, _depth in entry.messages)
         return {tid: entry for tid in wanted if (entry := self._threads[tid]) is not None}
 
     def thread_lines(self, ids: Iterable[str]) -> Mapping[str, ThreadLine]:

@@ -18,7 +18,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..forkpool import ForkPool
-from ..plan.jobs import Job
+from ..plan.jobs import Job, unpacked
 from ..theme import Theme
 from .writer import Stat
 
@@ -93,7 +93,7 @@ def _run_with(
     for job_id, kind, args, old in chunk:
         before_written = len(renderer.writer.written_paths)
         before_unchanged = renderer.writer.unchanged
-        files = renderer.run(kind, args, old)
+        files = renderer.run(kind, unpacked(args), old)
         written = renderer.writer.written_paths[before_written:]
         del renderer.writer.written_paths[before_written:]
         stats = {path: renderer.writer.stats.pop(path) for path in files if path in renderer.writer.stats}
