@@ -122,7 +122,17 @@ class StoredList(ListSource):
         return {tid: entry for tid in wanted if (entry := self._threads[tid]) is not None}
 
     def thread_lines(self, ids: Iterable[str]) -> Mapping[str, ThreadLine]:
-        return self._threadset.cache.thread_lines(self.slug, ids)
+        wanted = list(ids)
+        # A thread read whole already holds its line (a full plan reads a month's threads first).
+        found = {
+            tid: ThreadLine(entry.id, entry.first, entry.last, entry.count, entry.months, entry.authors)
+            for tid in wanted
+            if (entry := self._threads.get(tid)) is not None
+        }
+        missing = [tid for tid in wanted if tid not in found]
+        if missing:
+            found.update(self._threadset.cache.thread_lines(self.slug, missing))
+        return found
 
     def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
         wanted = set(calls)
