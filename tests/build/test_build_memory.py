@@ -83,8 +83,9 @@ def _site(scale: ModuleType, root: Path, lists: int) -> Path:
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux's smaps_rollup")
 @pytest.mark.xfail(
     strict=True,
-    reason="not flat yet (issue 28): 80 MB at 2,100 messages, 125 MB at 8,400 on 2026-11-26; the plan is "
-    "sharded, but threading, the first planning pass's per-list data and the render workers still grow",
+    reason="not flat yet (issue 28): 80 MB at 2,100 messages, 117 MB at 8,400 on 2026-11-27 (main before the "
+    "sharded plan: 83 and 144 MB); per-list data of the plan, threading's bounded caches and the render workers "
+    "still grow",
 )
 def test_four_times_the_messages_take_no_more_memory_to_plan_and_render(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
