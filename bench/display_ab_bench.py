@@ -61,16 +61,18 @@ if sys.argv[3] == "all":
 
 def display_cpu(tree: Path, sources: list[str]) -> float:
     """The display CPU seconds ``tree``'s display bench reports."""
-    done = subprocess.run(
-        [sys.executable, str(tree / "bench" / "display_bench.py"), *sources],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found = _CPU_RE.search(done.stdout)
+    command = [sys.executable, str(tree / "bench" / "display_bench.py"), *sources]
+    return float(_reported(command, _CPU_RE, f"{tree}: the display bench", stderr=False))
+
+
+def _reported(command: list[str], pattern: re.Pattern[str], what: str, *, stderr: bool) -> str:
+    """Run ``command``; the first group of ``pattern`` in its stdout (or stderr), or exit
+    saying that ``what`` failed."""
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    found = pattern.search(done.stderr if stderr else done.stdout)
     if done.returncode or found is None:
-        sys.exit(f"{tree}: the display bench failed:\n{done.stdout}{done.stderr}")
-    return float(found[1])
+        sys.exit(f"{what} failed:\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+    return found[1]
 
 
 def write_messages(sources: list[str], count: int, folder: Path) -> Path:
@@ -95,26 +97,9 @@ def instructions(tree: Path, messages: Path, which: str) -> int:
     if valgrind is None:
         sys.exit("--instructions needs valgrind (apt-get install valgrind)")
     python = os.path.realpath(sys.executable)  # not a pyenv shim: callgrind follows no exec chain
-    done = subprocess.run(
-        [
-            valgrind,
-            "--tool=callgrind",
-            "--callgrind-out-file=/dev/null",
-            python,
-            "-c",
-            _DRIVER,
-            str(tree),
-            str(messages),
-            which,
-        ],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    found = _COLLECTED_RE.search(done.stderr)
-    if done.returncode or found is None:
-        sys.exit(f"{tree}: the callgrind run failed:\n{done.stderr[-2000:]}")
-    return int(found[1])
+    command = [valgrind, "--tool=callgrind", "--callgrind-out-file=/dev/null", python, "-c", _DRIVER]
+    command += [str(tree), str(messages), which]
+    return int(_reported(command, _COLLECTED_RE, f"{tree}: the callgrind run", stderr=True))
 
 
 def compare_instructions(base: Path, sources: list[str], count: int) -> None:

@@ -7,7 +7,10 @@ linux-raid archive (``--messages N``, default 4,000), writes the very same messa
 as an uncompressed mboxrd file and as a gzip-compressed one (what lore.kernel.org
 offers for download), and imports each into fresh sites, alternately (``--rounds``,
 default 3): median wall seconds, messages/second and the ratios (target: the inbox at
-least as fast as the mbox, ratio <= 1). Then adds 100 messages
+least as fast as the mbox, ratio <= 1), and median CPU seconds of each import's process
+tree beside those of git's own pipeline alone (``rev-list | diff-tree | cat-file
+--batch`` over every epoch, nothing filed): the part of the inbox's extra CPU that is
+git inflating and un-deltifying its objects. Then adds 100 messages
 to the last epoch and times the incremental import (what a cron run does).
 
     python3 bench/publicinbox_bench.py
@@ -24,6 +27,7 @@ import argparse
 import gzip
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -62,6 +66,26 @@ def read_messages(path: Path, limit: int | None) -> list[bytes]:
         source.close()
 
 
+def children_cpu() -> float:
+    """CPU seconds (user + sys) of every child waited for so far, and of theirs."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def git_alone(inbox: Path) -> float:
+    """CPU seconds of git's part of an inbox import, run without listlib: each epoch's
+    commits named, their blobs named, and the blobs read (``cat-file --batch``)."""
+    before = children_cpu()
+    for epoch in sorted((inbox / "git").glob("*.git")):
+        script = (
+            'git --git-dir="$1" rev-list --reverse --topo-order HEAD '
+            '| git --git-dir="$1" diff-tree --stdin -r --root --always --no-renames --no-abbrev '
+            "| awk '/^:/ {print $4}' | git --git-dir=\"$1\" cat-file --batch > /dev/null"
+        )
+        subprocess.run(["bash", "-c", script, "git-alone", str(epoch)], check=True)
+    return children_cpu() - before
+
+
 def timed_import(work: Path, name: str, source: Path) -> tuple[float, dict]:
     site = work / name
     site.mkdir()
@@ -71,7 +95,7 @@ def timed_import(work: Path, name: str, source: Path) -> tuple[float, dict]:
 
 def run_import(site: Path, source: Path) -> tuple[float, dict]:
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    started = time.monotonic()
+    started, cpu = time.monotonic(), children_cpu()
     result = subprocess.run(
         [sys.executable, "-m", "listlib", "import", "--json", str(source)],
         cwd=site,
@@ -80,7 +104,7 @@ def run_import(site: Path, source: Path) -> tuple[float, dict]:
         text=True,
         check=True,
     )
-    return time.monotonic() - started, json.loads(result.stdout)
+    return time.monotonic() - started, {**json.loads(result.stdout), "cpu": children_cpu() - cpu}
 
 
 def main() -> None:
@@ -111,18 +135,30 @@ def main() -> None:
         size = mbox.stat().st_size
         print(f"{len(messages)} messages, {size / 1e6:.1f} MB as mboxrd; inbox {inbox}")
         times: dict[str, list[float]] = {"mbox": [], "mbox.gz": [], "inbox": []}
+        cpus: dict[str, list[float]] = {"mbox": [], "mbox.gz": [], "inbox": [], "git alone": []}
         for round_number in range(args.rounds):
+            cpus["git alone"].append(git_alone(inbox))
             for kind, source in (("mbox", mbox), ("mbox.gz", compressed), ("inbox", inbox)):
                 seconds, report = timed_import(work, f"{kind.replace('.', '-')}-{round_number}", source)
                 assert report["messages"] == len(messages), report
                 times[kind].append(seconds)
-                print(f"  round {round_number + 1} {kind:7}: {seconds:5.2f} s  {len(messages) / seconds:7.0f} msg/s")
+                cpus[kind].append(report["cpu"])
+                print(
+                    f"  round {round_number + 1} {kind:7}: {seconds:5.2f} s  {len(messages) / seconds:7.0f} msg/s  "
+                    f"CPU {report['cpu']:5.2f} s"
+                )
         median = {kind: statistics.median(values) for kind, values in times.items()}
         print(
             "median: "
             + ", ".join(f"{kind} {s:.2f} s ({len(messages) / s:.0f} msg/s)" for kind, s in median.items())
             + f"; inbox/mbox = {median['inbox'] / median['mbox']:.2f}, "
             f"inbox/mbox.gz = {median['inbox'] / median['mbox.gz']:.2f}"
+        )
+        cpu = {kind: statistics.median(values) for kind, values in cpus.items()}
+        print(
+            "median CPU: "
+            + ", ".join(f"{kind} {s:.2f} s" for kind, s in cpu.items())
+            + f"; inbox - mbox = {cpu['inbox'] - cpu['mbox']:+.2f} s, of which git alone {cpu['git alone']:.2f} s"
         )
         if args.inbox is None:
             site = work / "inbox-0"  # the first round's site

@@ -494,8 +494,15 @@ def _executor(
         from .render.cluster import ClusterRunner
     except ImportError:
         raise BuildError(CLUSTER_MISSING) from None
-    # Each worker loads the theme itself, from the same paths (the theme is not sent).
-    load = partial(load_theme, config.theme.name, config.theme.dir, config.root, config.site.cache_dir / "templates")
+    # Each worker loads the theme itself, from the same paths and in the same language (it is not sent).
+    load = partial(
+        load_theme,
+        config.theme.name,
+        config.theme.dir,
+        config.root,
+        config.site.cache_dir / "templates",
+        config.site.language,
+    )
     return ClusterRunner(cluster, load, config.site.content_dir, config.site.output_dir, sinks)
 
 

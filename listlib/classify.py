@@ -22,9 +22,9 @@ import binascii
 import hashlib
 import quopri
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from typing import Any, Generic, TypeVar
 
 from .message import decode_header_value, parse_from, split_message
 from .patchsubject import PatchSubject, parse_subject
@@ -180,6 +180,35 @@ _CTE_RE = re.compile(r"^content-transfer-encoding:[ \t]*([\w-]+)", re.M | re.I)
 _FIELD_NAME_RE = re.compile(rb"\n([\x21-\x39\x3b-\x7e]+)[ \t]*:")
 _BODY_LIMIT = 1 << 20
 """Bytes of a body the signals read: a patch shows itself long before a megabyte."""
+_T = TypeVar("_T")
+_FIELD_PATTERNS: dict[str, tuple[bytes, re.Pattern[bytes]]] = {}
+"""Field name -> its name as bytes and the pattern of its lines, compiled once per process."""
+
+
+def _field_pattern(name: str) -> tuple[bytes, re.Pattern[bytes]]:
+    found = _FIELD_PATTERNS.get(name)
+    if found is None:
+        encoded = name.encode("ascii")
+        pattern = re.compile(rb"\n" + re.escape(encoded) + rb"[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)", re.I)
+        found = _FIELD_PATTERNS[name] = (encoded, pattern)
+    return found
+
+
+class _once(Generic[_T]):
+    """``functools.cached_property`` without its lock (Python 3.11 takes one at each
+    first read; a ``MessageView`` is one thread's): the value is kept in the instance,
+    which answers every later read itself."""
+
+    def __init__(self, function: Callable[[Any], _T]) -> None:
+        self.function = function
+        self.name = function.__name__
+        self.__doc__ = function.__doc__
+
+    def __get__(self, view: object, owner: type | None = None) -> _T:
+        if view is None:
+            return self  # type: ignore[return-value]
+        value = view.__dict__[self.name] = self.function(view)
+        return value
 
 
 class MessageView:
@@ -197,32 +226,32 @@ class MessageView:
         None when the message has no such field. Only the fields rules ask for are decoded."""
         if self._names is None:
             self._names = {found.lower() for found in _FIELD_NAME_RE.findall(self._header_nl)}
-        if name.encode("ascii") not in self._names:
+        encoded, pattern = _field_pattern(name)
+        if encoded not in self._names:
             return None
         found = self._fields.get(name)
         if found is None and name not in self._fields:
-            pattern = rb"\n" + re.escape(name.encode("ascii")) + rb"[ \t]*:([^\n]*(?:\n[ \t][^\n]*)*)"
-            raw = re.findall(pattern, self._header_nl, re.I)
+            raw = pattern.findall(self._header_nl)
             found = self._fields[name] = [decode_header_value(value) for value in raw] if raw else None
         return found
 
     def first(self, name: str) -> str:
         return (self.values(name) or [""])[0]
 
-    @cached_property
+    @_once
     def subject(self) -> str:
         return self.first("subject")
 
-    @cached_property
+    @_once
     def sender(self) -> str:
         name, address = parse_from(self.first("from"))
         return f"{name} <{address}>"
 
-    @cached_property
+    @_once
     def parsed_subject(self) -> PatchSubject:
         return parse_subject(self.subject)
 
-    @cached_property
+    @_once
     def text(self) -> str:
         """The body as text (a single-part body's transfer encoding undone)."""
         body = self._raw_body[:_BODY_LIMIT]
@@ -237,10 +266,11 @@ class MessageView:
             pass
         return body.decode("utf-8", "replace").replace("\r\n", "\n")
 
-    @cached_property
+    @_once
     def unquoted(self) -> str:
         """The body's lines outside quotes."""
-        return _QUOTE_LINE_RE.sub("", self.text)
+        text = self.text
+        return _QUOTE_LINE_RE.sub("", text) if ">" in text else text
 
     def signal(self, name: str) -> bool:
         patch = self.parsed_subject
@@ -254,7 +284,10 @@ class MessageView:
             # Pipermail's archives drop "Re:" from many subjects; the header fields stay.
             return patch.reply or self.values("in-reply-to") is not None or self.values("references") is not None
         if name == "diff":
-            if _DIFF_RE.search(self.unquoted):
+            unquoted = self.unquoted
+            # Each of _DIFF_RE's ways needs one of these (a plain test over the text is a
+            # fraction of a search for line starts).
+            if ("diff -" in unquoted or "Index: " in unquoted or "\n+++ " in unquoted) and _DIFF_RE.search(unquoted):
                 return True
             # Attached patches: only a multipart body has parts with file names.
             multipart = "multipart/" in self.first("content-type").lower()
@@ -262,8 +295,15 @@ class MessageView:
         if name == "quoted_diff":
             return bool(_QUOTED_DIFF_RE.search(self.text)) or len(_QUOTED_CODE_RE.findall(self.text)) >= 3
         if name == "trailer":
-            return bool(_TRAILER_RE.search(self.unquoted))
+            # A trailer has "-by:", in any case: only B/b and Y/y are b and y to re.I.
+            unquoted = self.unquoted
+            return _has_by(unquoted) and bool(_TRAILER_RE.search(unquoted))
         raise ValueError(f"unknown signal {name!r}")
+
+
+def _has_by(text: str) -> bool:
+    """Whether ``text`` has ``-by:`` in some mix of cases."""
+    return "-by:" in text or "-By:" in text or "-BY:" in text or "-bY:" in text
 
 
 def _matches(rule: Rule, view: MessageView) -> bool:

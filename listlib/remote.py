@@ -13,10 +13,60 @@ record, and knows no protocol.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import socket
+import ssl
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Protocol, TypeVar
 
-__all__ = ["RemoteEntry", "RemoteMailbox"]
+__all__ = ["BROKEN_OFF", "RemoteEntry", "RemoteMailbox", "network_failure", "tls_context"]
+
+BROKEN_OFF = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError, BrokenPipeError, EOFError)
+"""What a connection that broke off mid-session raises, whatever the protocol."""
+
+
+class _Account(Protocol):
+    @property
+    def host(self) -> str: ...
+
+    @property
+    def timeout(self) -> float: ...
+
+    @property
+    def ca_file(self) -> Path | None: ...
+
+
+def network_failure(exc: BaseException, account: _Account, server: str, doing: str) -> str | None:
+    """The one-line reason for a network or TLS failure, the same for every protocol;
+    None for anything else (the session's own protocol errors)."""
+    if isinstance(exc, socket.gaierror):
+        return f"cannot resolve host {account.host!r}: {exc.strerror or exc}"
+    if isinstance(exc, UnicodeError):  # the IDNA codec refused the host name
+        return f"cannot resolve host {account.host!r}: not a valid host name"
+    if isinstance(exc, BROKEN_OFF):
+        return f"the connection to {server} broke off while {doing}"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        hint = "" if account.ca_file else " (set ca_file to the certificate authority that signed it)"
+        return f"the TLS certificate of {server} is not trusted: {exc.verify_message}{hint}"
+    if isinstance(exc, ssl.SSLError):
+        return f"TLS with {server} failed while {doing}: {exc.reason or exc}"
+    if isinstance(exc, TimeoutError):
+        return f"{server} did not answer within {account.timeout:g} s while {doing}"
+    if isinstance(exc, ConnectionRefusedError):
+        return f"cannot connect to {server}: connection refused"
+    if isinstance(exc, OSError):
+        return f"connection to {server} failed while {doing}: {exc.strerror or exc}"
+    return None
+
+
+def tls_context(ca_file: Path | None, error: Callable[[str], Exception]) -> ssl.SSLContext:
+    """The TLS context of an account: the system's trusted authorities, or ``ca_file``'s;
+    ``error(message)`` is raised when that file cannot be used."""
+    try:
+        return ssl.create_default_context(cafile=str(ca_file) if ca_file else None)
+    except (OSError, ssl.SSLError) as exc:
+        reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
+        raise error(f"ca_file {ca_file} cannot be used: {reason}") from None
 
 
 class RemoteEntry(Protocol):

@@ -39,6 +39,8 @@ from typing import Any
 
 import jinja2
 import jinja2.meta
+import jinja2.nodes
+import jinja2.visitor
 import markupsafe
 
 from .errors import BuildError
@@ -123,6 +125,109 @@ def _code(text: object) -> markupsafe.Markup:
     return markupsafe.Markup("<code>{}</code>").format(text)
 
 
+class _SaidOnce(jinja2.visitor.NodeTransformer):
+    """Replaces each ``t("key")`` whose arguments are all constants with the text it
+    says, as markup, and each ``texts_json("prefix")`` with its JSON: a build has one
+    language, so its constant words are looked up once, when a template is compiled,
+    not at each use on each page. A call that fails (a key the table lacks, a plural
+    entry without ``n``) is left to fail when the page is rendered, as before; one
+    with values of the page becomes a call of the same function as a filter."""
+
+    def __init__(self, said: dict[str, Callable[..., markupsafe.Markup]]) -> None:
+        self.said = said
+
+    def visit_Call(self, node: jinja2.nodes.Call) -> jinja2.nodes.Node:
+        node = self.generic_visit(node)
+        if not (
+            isinstance(node.node, jinja2.nodes.Name)
+            and node.node.name in self.said
+            and len(node.args) == 1
+            and node.dyn_args is None
+            and node.dyn_kwargs is None
+        ):
+            return node
+        values = [node.args[0], *(keyword.value for keyword in node.kwargs)]
+        if not all(_constant(value) for value in values):
+            # Called as a filter: jinja2 calls a filter itself, a function through
+            # Context.call (which asks each time whether it wants the context).
+            return jinja2.nodes.Filter(
+                node.args[0], _filter_name(node.node.name), [], node.kwargs, None, None, lineno=node.lineno
+            )
+        say = self.said[node.node.name]
+        try:
+            said = say(_value(node.args[0]), **{keyword.key: _value(keyword.value) for keyword in node.kwargs})
+        except (jinja2.TemplateRuntimeError, TypeError, ValueError, KeyError):
+            return node
+        return jinja2.nodes.MarkSafe(jinja2.nodes.Const(str(said)), lineno=node.lineno)
+
+
+def _filter_name(name: str) -> str:
+    """The filter a function of the table is also registered as (``_Environment.say_with``)."""
+    return f"_said_{name}"
+
+
+def _constant(node: jinja2.nodes.Node) -> bool:
+    """A string or whole number written in the template, or markup ``t()`` made of one."""
+    if isinstance(node, jinja2.nodes.MarkSafe):
+        return isinstance(node.expr, jinja2.nodes.Const) and isinstance(node.expr.value, str)
+    return isinstance(node, jinja2.nodes.Const) and type(node.value) in (str, int)
+
+
+def _value(node: jinja2.nodes.Node) -> object:
+    if isinstance(node, jinja2.nodes.MarkSafe):
+        return markupsafe.Markup(node.expr.value)  # type: ignore[attr-defined]
+    return node.value  # type: ignore[attr-defined]
+
+
+def _own_names(tree: jinja2.nodes.Template) -> set[str]:
+    """The names a template gives a value of its own (``set``, ``for``, ``with``, a
+    macro's parameter, an import): a ``t()`` of its own is not the table's."""
+    names = {name.name for name in tree.find_all(jinja2.nodes.Name) if name.ctx != "load"}
+    names.update(imported.target for imported in tree.find_all(jinja2.nodes.Import))
+    for imported in tree.find_all(jinja2.nodes.FromImport):
+        names.update(item if isinstance(item, str) else item[-1] for item in imported.names)
+    return names
+
+
+class _Environment(jinja2.Environment):
+    """jinja2's environment, with a theme's constant words said at compile time
+    (``_SaidOnce``)."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self.said: dict[str, Callable[..., markupsafe.Markup]] = {}
+        """The functions of the table, by their names in a template."""
+
+    def say_with(self, said: dict[str, Callable[..., markupsafe.Markup]]) -> None:
+        """Templates compiled from now on call these functions of the table (by their
+        names in a template) as ``_SaidOnce`` says."""
+        self.said = said
+        for name, function in said.items():
+            self.filters[_filter_name(name)] = function
+
+    def _generate(
+        self, source: jinja2.nodes.Template, name: str | None, filename: str | None, defer_init: bool = False
+    ) -> str:
+        own = _own_names(source)
+        said = {called: function for called, function in self.said.items() if called not in own}
+        if said:
+            source = _SaidOnce(said).visit(source)
+        return super()._generate(source, name, filename, defer_init=defer_init)
+
+
+class _BytecodeCache(jinja2.FileSystemBytecodeCache):
+    """Compiled templates kept on disk, each checked against its source and against the
+    translation table whose constant words it holds (``_SaidOnce``): a compiled
+    template of another language or an older table is compiled again."""
+
+    def __init__(self, directory: str, texts_digest: str) -> None:
+        super().__init__(directory)
+        self.texts_digest = texts_digest
+
+    def get_source_checksum(self, source: str) -> str:
+        return hashlib.sha1(f"{self.texts_digest}\0{source}".encode()).hexdigest()
+
+
 class Theme:
     """The templates and static files a build uses."""
 
@@ -135,8 +240,8 @@ class Theme:
         bytecode_cache = None
         if compiled_dir is not None:
             compiled_dir.mkdir(parents=True, exist_ok=True)
-            bytecode_cache = jinja2.FileSystemBytecodeCache(str(compiled_dir))
-        self.env = jinja2.Environment(
+            bytecode_cache = _BytecodeCache(str(compiled_dir), self.texts.digest_all())
+        self.env = _Environment(
             loader=_ChainLoader(layers),
             bytecode_cache=bytecode_cache,
             autoescape=jinja2.select_autoescape(["html", "xml", "atom"], default_for_string=True),
@@ -156,9 +261,12 @@ class Theme:
             for key, entry in self.texts.entries.items()
         }
         self.env.globals["t"] = self.say
+        self.env.say_with({"t": self.say, "texts_json": self.texts_json})
         self.env.globals["texts_json"] = self.texts_json
         self.env.globals["code"] = _code
         self._fingerprints: dict[str, str] = {}
+        self._split: dict[str, tuple[str, ...]] = {}
+        """An escaped text with placeholders -> its pieces, for ``say``."""
 
     def template(self, name: str) -> jinja2.Template:
         try:
@@ -192,7 +300,10 @@ class Theme:
             entry = self.texts.form(entry, int(values["n"]))  # type: ignore[arg-type,call-overload]
         if not values or "{" not in entry:
             return markupsafe.Markup(entry)
-        parts = _PLACEHOLDER_RE.split(entry)  # text, name, text, name … text (re caches the pattern)
+        split = self._split.get(entry)
+        if split is None:
+            split = self._split[entry] = tuple(_PLACEHOLDER_RE.split(entry))  # text, name, text, name … text
+        parts = list(split)
         escape = markupsafe.escape
         for at in range(1, len(parts), 2):
             value = values.get(parts[at], _MISSING)

@@ -259,20 +259,32 @@ class SitePaths:
     static = staticmethod(static_path)
 
 
+RELATIVE_KEPT = 8192
+"""How many relative URLs a process keeps (``relative_url``, by the linking page's folder
+and the target): a build's pages link to the same few places again and again."""
+
+
 def relative_url(from_path: str, to_path: str) -> str:
     """The URL of ``to_path`` as seen from the page at ``from_path`` (both relative to
     the output root), percent-encoded; an optional ``#fragment`` is kept."""
     target, hash_mark, fragment = to_path.partition("#")
     if not target:
-        rel = posixpath.basename(from_path)
+        url = _quote(posixpath.basename(from_path))
     else:
-        here = from_path.split("/")[:-1]
-        there = target.split("/")
-        common = 0
-        while common < len(here) and common < len(there) - 1 and here[common] == there[common]:
-            common += 1
-        rel = "../" * (len(here) - common) + "/".join(there[common:])
-    return _quote(rel) + (hash_mark + _quote(fragment) if hash_mark else "")
+        url = _relative(from_path[: from_path.rfind("/") + 1], target)
+    return url + (hash_mark + _quote(fragment) if hash_mark else "")
+
+
+@functools.lru_cache(maxsize=RELATIVE_KEPT)
+def _relative(folder: str, target: str) -> str:
+    """``target`` from a page in ``folder`` (``a/b/``, or empty for the root), quoted:
+    kept, as a build's pages of one folder link to the same few places."""
+    here = folder.split("/")[:-1]
+    there = target.split("/")
+    common = 0
+    while common < len(here) and common < len(there) - 1 and here[common] == there[common]:
+        common += 1
+    return _quote("../" * (len(here) - common) + "/".join(there[common:]))
 
 
 def rooted_url(base_url: str, to_path: str) -> str:

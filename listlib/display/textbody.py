@@ -445,15 +445,31 @@ def _key(line: str) -> str:
     return " ".join(_KEY_STRIP_RE.sub("", line).split()).casefold()
 
 
+_WHITESPACE = (
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
+"""Every character ``str.isspace()`` (and so regex ``\\s``) takes for whitespace."""
+_KEY_STRIP = ">" + _WHITESPACE
+"""What ``_KEY_STRIP_RE`` takes off a line's start."""
+
+
+def _keys(text: str) -> list[str]:
+    """``_key`` of each line of ``text`` that has one, the text case folded at once (case
+    folding is character by character and turns no character into or out of whitespace,
+    nor into a newline or ``>``)."""
+    return [key for line in text.casefold().split("\n") if (key := " ".join(line.lstrip(_KEY_STRIP).split()))]
+
+
 def quote_keys(text: str) -> frozenset[str]:
     """What a reply's quote of ``text`` is compared with: each line with text, without its
     quote marks, whitespace collapsed, case folded (a reply re-wraps and re-quotes)."""
-    return frozenset(key for key in map(_key, text.split("\n")) if key)
+    return frozenset(_keys(text))
 
 
 def _repeats(text: str, parent: frozenset[str]) -> bool:
     """Whether a quote's lines with text are (``REPEAT_SHARE`` of them) lines of the parent."""
-    keys = [key for key in map(_key, text.split("\n")) if key]
+    keys = _keys(text)
     return bool(keys) and sum(key in parent for key in keys) >= REPEAT_SHARE * len(keys)
 
 

@@ -41,6 +41,7 @@ from typing import Any
 
 from ..config import ImapAccount
 from ..errors import FetchError
+from ..remote import network_failure, tls_context
 
 __all__ = ["ImapEntry", "ImapSession", "ImapWatcher"]
 
@@ -50,7 +51,6 @@ _CHUNK = 1 << 16
 _UID_RE = re.compile(rb"\bUID (\d+)")
 _SIZE_RE = re.compile(rb"\bRFC822\.SIZE (\d+)")
 _EXISTS_RE = re.compile(rb"^\* (\d+) EXISTS", re.IGNORECASE)
-_BROKEN_OFF = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError, BrokenPipeError, EOFError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,23 +174,9 @@ class ImapSession:
         server = self.server
         if isinstance(exc, FetchError):
             return exc
-        if isinstance(exc, socket.gaierror):
-            return self._error(f"cannot resolve host {self.account.host!r}: {exc.strerror or exc}")
-        if isinstance(exc, UnicodeError):
-            return self._error(f"cannot resolve host {self.account.host!r}: not a valid host name")
-        if isinstance(exc, _BROKEN_OFF):
-            return self._error(f"the connection to {server} broke off while {doing}")
-        if isinstance(exc, ssl.SSLCertVerificationError):
-            hint = "" if self.account.ca_file else " (set ca_file to the certificate authority that signed it)"
-            return self._error(f"the TLS certificate of {server} is not trusted: {exc.verify_message}{hint}")
-        if isinstance(exc, ssl.SSLError):
-            return self._error(f"TLS with {server} failed while {doing}: {exc.reason or exc}")
-        if isinstance(exc, TimeoutError):
-            return self._error(f"{server} did not answer within {self.account.timeout:g} s while {doing}")
-        if isinstance(exc, ConnectionRefusedError):
-            return self._error(f"cannot connect to {server}: connection refused")
-        if isinstance(exc, OSError):
-            return self._error(f"connection to {server} failed while {doing}: {exc.strerror or exc}")
+        common = network_failure(exc, self.account, server, doing)
+        if common is not None:
+            return self._error(common)
         if isinstance(exc, imaplib.IMAP4.abort):
             return self._error(f"the connection to {server} broke off while {doing}")
         if isinstance(exc, imaplib.IMAP4.error):
@@ -248,12 +234,7 @@ class ImapSession:
         return self
 
     def _tls_context(self) -> ssl.SSLContext:
-        cafile = self.account.ca_file
-        try:
-            return ssl.create_default_context(cafile=str(cafile) if cafile else None)
-        except (OSError, ssl.SSLError) as exc:
-            reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
-            raise self._error(f"ca_file {cafile} cannot be used: {reason}") from None
+        return tls_context(self.account.ca_file, self._error)
 
     @property
     def _connection(self) -> imaplib.IMAP4:

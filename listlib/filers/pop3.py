@@ -30,6 +30,7 @@ from typing import BinaryIO
 
 from ..config import Pop3Account
 from ..errors import FetchError
+from ..remote import network_failure, tls_context
 
 __all__ = ["MailboxEntry", "Pop3Session", "from_wire"]
 
@@ -40,7 +41,6 @@ _RETR_WINDOW = 16
 _DELE_WINDOW = 64
 _TERMINATOR = b"\r\n.\r\n"
 _MAX_STATUS_LINE = 8192
-_BROKEN_OFF = (ssl.SSLEOFError, ssl.SSLZeroReturnError, ConnectionResetError, BrokenPipeError, EOFError)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,23 +122,9 @@ class Pop3Session:
         server = self.server
         if isinstance(exc, FetchError):
             return exc
-        if isinstance(exc, socket.gaierror):
-            return self._error(f"cannot resolve host {self.account.host!r}: {exc.strerror or exc}")
-        if isinstance(exc, UnicodeError):  # the IDNA codec refused the host name
-            return self._error(f"cannot resolve host {self.account.host!r}: not a valid host name")
-        if isinstance(exc, _BROKEN_OFF):
-            return self._error(f"the connection to {server} broke off while {doing}")
-        if isinstance(exc, ssl.SSLCertVerificationError):
-            hint = "" if self.account.ca_file else " (set ca_file to the certificate authority that signed it)"
-            return self._error(f"the TLS certificate of {server} is not trusted: {exc.verify_message}{hint}")
-        if isinstance(exc, ssl.SSLError):
-            return self._error(f"TLS with {server} failed while {doing}: {exc.reason or exc}")
-        if isinstance(exc, TimeoutError):
-            return self._error(f"{server} did not answer within {self.account.timeout:g} s while {doing}")
-        if isinstance(exc, ConnectionRefusedError):
-            return self._error(f"cannot connect to {server}: connection refused")
-        if isinstance(exc, OSError):
-            return self._error(f"connection to {server} failed while {doing}: {exc.strerror or exc}")
+        common = network_failure(exc, self.account, server, doing)
+        if common is not None:
+            return self._error(common)
         if isinstance(exc, poplib.error_proto):
             text = _text(exc.args[0]) if exc.args else str(exc)
             if text == "-ERR EOF":
@@ -190,12 +176,7 @@ class Pop3Session:
         return self
 
     def _tls_context(self) -> ssl.SSLContext:
-        cafile = self.account.ca_file
-        try:
-            return ssl.create_default_context(cafile=str(cafile) if cafile else None)
-        except (OSError, ssl.SSLError) as exc:
-            reason = getattr(exc, "strerror", None) or getattr(exc, "reason", None) or exc
-            raise self._error(f"ca_file {cafile} cannot be used: {reason}") from None
+        return tls_context(self.account.ca_file, self._error)
 
     def _capa(self) -> dict[str, list[str]]:
         assert self._conn is not None

@@ -64,6 +64,7 @@ from .kinds import (
     ListSummary,
     MboxItem,
     MessageCopies,
+    MessageCopy,
     MidEntry,
     MidGroup,
     MidPages,
@@ -81,6 +82,7 @@ from .kinds import (
     StaticFile,
     StaticFiles,
     ThreadPage,
+    Tombstone,
 )
 from .series import month_series_label
 from .shown import Words, author, participants, subject, words_of
@@ -184,13 +186,12 @@ class SiteJobs:
                 yield from _present(self.thread(slug, summary.id), self.tmbox(slug, summary.id))
             months = source.months()
             for month in months:
-                yield from _present(
-                    self.messages(slug, month), self.month(slug, month), self.date(slug, month), self.mmbox(slug, month)
-                )
-            # A month whose every message was removed keeps their tombstones (its messages job).
+                yield from self.messages(slug, month)
+                yield from _present(self.month(slug, month), self.date(slug, month), self.mmbox(slug, month))
+            # A month whose every message was removed keeps their tombstones (its messages jobs).
             emptied = {month_of(row) for row in source.rows(source.removed_calls()).values()}.difference(months)
             for month in sorted(emptied):
-                yield from _present(self.messages(slug, month))
+                yield from self.messages(slug, month)
             yield self.list(slug)
             yield self.feed(slug)
             yield self.series_feed(slug)
@@ -350,32 +351,43 @@ class SiteJobs:
     def _month_rows(self, source: ListSource, month: Month) -> list[Row]:
         return sorted(source.month_rows(month), key=lambda r: (r.date, r.call))
 
-    def messages(self, slug: str, month: Month) -> Job | None:
+    def messages(self, slug: str, month: Month) -> list[Job]:
+        """The month's messages jobs: one per thread its messages are in (a removed
+        message in no thread has one of its own), so that a message hidden, shown again
+        or removed makes only its thread's copies and redirects again, not the month's."""
         source = self.sources[slug]
         month_rows = self._month_rows(source, month)
         removed = sorted(source.removed_rows(month))
         if not month_rows and not removed:
-            return None
+            return []
         links, thread_of = source.links([*(r.call for r in month_rows), *(r.call for r in removed)])
-        tombstones = tuple(
-            (r.call, message_path(slug, month, r.call), links.get(r.call), *self._tombstone(r))
-            for r in removed
-            if thread_of.get(r.call) != r.call  # the root of a thread: the thread page is there
-        )
-        copies = tuple(
-            (
-                r.call,
-                r.path,
-                r.raw_hash,
-                None if r.no_archive else raw_path(slug, month, r.call),
-                message_path(slug, month, r.call),
-                None if thread_of[r.call] == r.call else links[r.call],
-                self._subject(r),
+        tombstones: dict[str, list[Tombstone]] = defaultdict(list)
+        for r in removed:
+            thread = thread_of.get(r.call)
+            if thread != r.call:  # the root of a thread: the thread page is there
+                tombstones[thread or r.call].append(
+                    (r.call, message_path(slug, month, r.call), links.get(r.call), *self._tombstone(r))
+                )
+        copies: dict[str, list[MessageCopy]] = defaultdict(list)
+        for r in month_rows:
+            thread = thread_of[r.call]
+            copies[thread].append(
+                (
+                    r.call,
+                    r.path,
+                    r.raw_hash,
+                    None if r.no_archive else raw_path(slug, month, r.call),
+                    message_path(slug, month, r.call),
+                    None if thread == r.call else links[r.call],
+                    self._subject(r),
+                )
             )
-            for r in month_rows
-        )
-        record = MessageCopies(self.site, copies, tombstones)
-        return self.make("messages", (slug, month), record, weight=1 + len(month_rows) // 20)
+        jobs = []
+        for group in sorted(copies.keys() | tombstones.keys()):
+            here = copies.get(group, ())
+            record = MessageCopies(self.site, tuple(here), tuple(tombstones.get(group, ())))
+            jobs.append(self.make("messages", (slug, month, group), record, weight=1 + len(here) // 20))
+        return jobs
 
     def month(self, slug: str, month: Month) -> Job | None:
         source = self.sources[slug]

@@ -74,7 +74,7 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
     by_root = jobs.sitemap_months(slug)
     months = source.months()
     filed = set(months)
-    # A month whose every message was removed keeps their tombstones (its messages job).
+    # A month whose every message was removed keeps their tombstones (its messages jobs).
     emptied = {month_of(row) for row in source.rows(source.removed_calls()).values()} - filed
     pages = memory.pages.setdefault(slug, {})
     series: list[Series] = []
@@ -100,16 +100,11 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
             elif record is not None:
                 shard.append(jobs.thread_job(slug, record))
             shard.extend(j for j in (jobs.tmbox(slug, thread_id),) if j is not None)
+        if month in filed or month in emptied:
+            shard.extend(jobs.messages(slug, month))  # one job per thread
         if month in filed:
-            made = (
-                jobs.messages(slug, month),
-                jobs.month(slug, month),
-                jobs.date(slug, month),
-                jobs.mmbox(slug, month),
-            )
+            made = (jobs.month(slug, month), jobs.date(slug, month), jobs.mmbox(slug, month))
             shard.extend(j for j in made if j is not None)
-        elif month in emptied:
-            shard.extend(j for j in (jobs.messages(slug, month),) if j is not None)
         if rooted:
             shard.extend(jobs.sitemaps(slug, {month: by_root[month]}))
         pages.update((thread_id, found) for thread_id, found in source.thread_pages(rooted).items() if found)

@@ -11,7 +11,8 @@ the jobs a change can reach are:
 - changed months and months whose prev/next month changed: their month job; their
   messages and mmbox jobs unless the month's *mark* (thread cache: the same messages
   in the same threads) is the one the last build recorded, and their date job unless
-  that holds and its prev/next month did not change;
+  that holds and its prev/next month did not change (a month's messages jobs are one
+  per thread: all are described, and only those whose key changed run);
 - list, feed and series feed of every list with a change, and the site index;
 - the thread pages of the series whose chain of versions changed: the list's series
   are the last build's (``series:<slug>`` in the state), those of the looked-at threads
@@ -218,7 +219,10 @@ def dirty_jobs(
         for month in sorted(dirty_months):
             same_messages = month in marks_now and marks.get(month) == marks_now[month] and month not in revised_months
             if not same_messages or month in relinked:
-                consider(job_id("messages", slug, month), jobs.messages(slug, month))
+                copies = jobs.messages(slug, month)  # one job per thread: only those whose record changed run
+                built.extend(copies)
+                considered.update(job.id for job in copies)
+                considered.update(state.job_ids_from(job_id("messages", slug, month) + ":"))
             consider(job_id("month", slug, month), jobs.month(slug, month))
             if not same_messages or month in moved_months or month in relinked:
                 consider(job_id("date", slug, month), jobs.date(slug, month))

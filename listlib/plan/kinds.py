@@ -21,8 +21,8 @@ thread    thread page(s) + attachments of its         the tree, content hashes, 
           messages                                    breaks), prev/next, its patch series
                                                       and the links to their other versions
 tmbox     the thread's ``.mbox.gz``                   its messages
-messages  a month's ``.eml`` copies and the redirect  the month's messages and their threads
-          pages of its non-root messages
+messages  the ``.eml`` copies and redirect pages of  those messages and their thread
+          one thread's non-root messages in a month
 month     month page (the threads active in it)       those threads and their roots' classes,
                                                       prev/next month
 date      the month's by-date page                    the month's messages and their classes,
@@ -241,9 +241,9 @@ TOMBSTONE_FIELDS = ("call", "page", "thread", "at", "reason")
 
 
 class MessageCopies(NamedTuple):
-    """``messages``: every message of a month, copied and redirected, and the tombstones
-    of its removed messages (but those whose place is a thread's root: the thread page
-    is there)."""
+    """``messages``: the messages of one thread in a month, copied and redirected, and
+    the tombstones of its removed messages (but those whose place is a thread's root: the
+    thread page is there); a removed message in no thread has a job of its own."""
 
     site: SiteSettings
     messages: tuple[MessageCopy, ...]

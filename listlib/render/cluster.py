@@ -117,7 +117,8 @@ def _quiet_client_logs() -> Iterator[None]:
 
 class ClusterRunner:
     """Renders a build's jobs on the workers of the Dask scheduler at ``address`` (an
-    ``Executor``); a context manager that connects on entry and disconnects on exit."""
+    ``Executor``); a context manager that connects when started (or at the first jobs)
+    and disconnects on exit."""
 
     def __init__(
         self,
@@ -141,11 +142,6 @@ class ClusterRunner:
 
     def __enter__(self) -> ClusterRunner:
         self._quiet.__enter__()
-        try:
-            self._client = Client(self.address, timeout=CONNECT_SECONDS, set_as_default=False)
-        except (OSError, TimeoutError, ValueError) as exc:
-            self._quiet.__exit__(None, None, None)
-            raise BuildError(f"cannot reach the Dask scheduler at {self.address}: {_reason(exc)}") from None
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -159,7 +155,16 @@ class ClusterRunner:
             self._quiet.__exit__(kind, exc, tb)
 
     def start(self) -> None:
-        """Nothing to start: the workers are the cluster's."""
+        """Connect to the scheduler, once the build knows it has work (a build with none
+        never does). Not earlier: the client's thread would keep the plan from threading
+        a big archive in a child process on the other core (``run_in_child`` does not
+        fork while other threads run), and the plan would take longer."""
+        if self._client is not None:
+            return
+        try:
+            self._client = Client(self.address, timeout=CONNECT_SECONDS, set_as_default=False)
+        except (OSError, TimeoutError, ValueError) as exc:
+            raise BuildError(f"cannot reach the Dask scheduler at {self.address}: {_reason(exc)}") from None
 
     def workers_report(self) -> dict[str, Any]:
         return {
@@ -188,8 +193,9 @@ class ClusterRunner:
         by_id = {job.id: job for job in jobs}
         if not by_id:
             return
+        self.start()
         client = self._client
-        assert client is not None, "use ClusterRunner as a context manager"
+        assert client is not None
         shards = _chunks(by_id.values(), old, self.shard_weight)
         try:
             window = self._threads(client) * 3

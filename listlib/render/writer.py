@@ -127,7 +127,13 @@ class Writer:
             self._kept(path, found)
             return digest
         # Messages are small: reading them whole is cheaper than shutil.copyfile's checks and sendfile.
-        self._replace(path, target, read_file(source))
+        data = read_file(source)
+        # A copy another job made (a message whose thread changed its root) is left as it is.
+        found = self._same_on_disk(target, data) if self._folder(target) not in self._made else None
+        if found is not None:
+            self._kept(path, found)
+            return digest
+        self._replace(path, target, data)
         return digest
 
     def link(self, path: str, to: str, old_digest: str | None) -> str:

@@ -26,9 +26,10 @@ import math
 import struct
 import sys
 from array import array
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Container, Sequence
-from itertools import accumulate, pairwise
+from itertools import accumulate, islice, pairwise
+from operator import sub
 
 __all__ = [
     "BLOCK",
@@ -75,18 +76,22 @@ _ONE = struct.Struct("<IBI")
 def encode_postings(docs: Sequence[int], impacts: list[int] | bytes) -> bytes:
     if len(docs) == 1:  # most terms of a segment occur in one document
         return _ONE.pack(1, 1, docs[0]) + bytes(impacts[:1])
-    out = bytearray(struct.pack("<I", len(docs)))
-    for start in range(0, len(docs), BLOCK):
-        block = docs[start : start + BLOCK]
-        gaps = [b - a for a, b in pairwise(block)]
-        biggest = max(gaps, default=0)
+    count = len(docs)
+    # Every gap at once (loops in C: a take-down encodes postings of 50,000 documents
+    # again); a block's gaps are a slice of them.
+    gaps = array("I", map(sub, islice(docs, 1, None), docs))
+    out = bytearray(struct.pack("<I", count))
+    for start in range(0, count, BLOCK):
+        end = min(start + BLOCK, count)
+        block = gaps[start : end - 1]
+        biggest = max(block, default=0)
         width = 1 if biggest < 0x100 else 2 if biggest < 0x10000 else 4
-        out += struct.pack("<BI", width, block[0])
-        values = array(_TYPECODE[width], gaps)
+        out += struct.pack("<BI", width, docs[start])
+        values = block if width == 4 else array(_TYPECODE[width], block)
         if _SWAP:
             values.byteswap()
         out += values.tobytes()
-        out += bytes(impacts[start : start + BLOCK])
+        out += bytes(impacts[start:end])
     return bytes(out)
 
 
@@ -94,10 +99,13 @@ def decode_postings(data: bytes | memoryview) -> tuple[list[int], bytes]:
     """(doc numbers, impact bytes) of one term."""
     view = memoryview(data)
     (count,) = struct.unpack_from("<I", view, 0)
-    at = 4
+    return _decode_blocks(view, 4, count)
+
+
+def _decode_blocks(view: memoryview, at: int, left: int) -> tuple[list[int], bytes]:
+    """(doc numbers, impact bytes) of the ``left`` postings whose blocks start at ``at``."""
     docs: list[int] = []
     impacts = bytearray()
-    left = count
     while left:
         n = min(left, BLOCK)
         width, first = struct.unpack_from("<BI", view, at)
@@ -119,13 +127,30 @@ def drop_postings(
 ) -> tuple[bytes | None, list[int]]:
     """One term's postings without ``docs`` (ascending; None when none is left), and the
     indexes of the postings dropped. Blocks before the first one dropped are kept as
-    they are; the rest are encoded again (a block holds ``BLOCK`` postings). ``gone``:
-    ``docs`` as a set, when the caller drops them from many terms."""
-    numbers, impacts = decode_postings(data)
-    if not numbers:
+    they are (and not decoded: their first docs say which may hold one); the rest are
+    encoded again (a block holds ``BLOCK`` postings). ``gone``: ``docs`` as a set, when
+    the caller drops them from many terms."""
+    view = memoryview(data)
+    (count,) = struct.unpack_from("<I", view, 0)
+    starts: list[int] = []
+    firsts: list[int] = []
+    at, left = 4, count
+    while left:
+        n = min(left, BLOCK)
+        width, first = struct.unpack_from("<BI", view, at)
+        starts.append(at)
+        firsts.append(first)
+        at += 5 + (n - 1) * width + n
+        left -= n
+    # The first block that may hold one of the docs: decoded from there on.
+    lowest = bisect_left(docs, firsts[0]) if firsts else len(docs)
+    if lowest == len(docs):
         return bytes(data), []
-    # Only the docs within the term's range; looked up one by one when few, else in one pass.
-    docs = docs[bisect_left(docs, numbers[0]) : bisect_left(docs, numbers[-1] + 1)]
+    block = bisect_right(firsts, docs[lowest]) - 1
+    base = block * BLOCK
+    numbers, impacts = _decode_blocks(view, starts[block], count - base)
+    # Only the docs within that range; looked up one by one when few, else in one pass.
+    docs = docs[lowest : bisect_left(docs, numbers[-1] + 1)]
     if len(docs) * 16 < len(numbers):
         drop = []
         for doc in docs:
@@ -138,18 +163,14 @@ def drop_postings(
         drop = [at for at, doc in enumerate(numbers) if doc in gone]
     if not drop:
         return bytes(data), []
-    if len(drop) == len(numbers):
+    if len(drop) == count:
         return None, drop
     first = drop[0] // BLOCK * BLOCK
-    view = memoryview(data)
-    at, left = 4, len(numbers)
-    for _ in range(first // BLOCK):
-        at += 5 + (BLOCK - 1) * view[at] + BLOCK
-        left -= BLOCK
     bounds = [first, *drop, len(numbers)]
     kept = [(a if k == 0 else a + 1, b) for k, (a, b) in enumerate(pairwise(bounds))]
     tail = encode_postings([doc for a, b in kept for doc in numbers[a:b]], b"".join(impacts[a:b] for a, b in kept))
-    return struct.pack("<I", len(numbers) - len(drop)) + bytes(view[4:at]) + tail[4:], drop
+    prefix = view[4 : starts[block + first // BLOCK]]
+    return struct.pack("<I", count - len(drop)) + bytes(prefix) + tail[4:], [base + at for at in drop]
 
 
 def postings_hold(data: bytes | memoryview, docs: Sequence[int]) -> bool:
@@ -202,9 +223,9 @@ def drop_positions(data: bytes | memoryview, drop: Sequence[int]) -> bytes:
     kept = array("H")
     at = start = posting = 0
     for index in drop:
-        while posting < index:
+        for _ in range(index - posting):  # a posting's positions: their count, then them
             at += values[at] + 1
-            posting += 1
+        posting = index
         kept += values[start:at]
         at += values[at] + 1
         posting += 1

@@ -11,6 +11,7 @@ holds them to that). Pure.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from typing import NamedTuple
 
@@ -37,6 +38,10 @@ THREAD_KEY_CHARS = 10
 """Hex digits of a thread key: 40 bits, no two threads of one result page share one."""
 
 EXCERPT = 240
+
+AUTHORS_KEPT = 4096
+"""How many authors' words a process keeps (``author_words``): a list's writers write
+again and again; a bound for a long-running process."""
 
 
 class SearchText(NamedTuple):
@@ -103,6 +108,11 @@ def author_words(name: str, address: str) -> list[str]:
     followed by those parts, so that ``from:neil`` finds NeilBrown as it finds Neil
     Brown. Address local parts need nothing more: ``.``, ``_`` and ``-`` already
     separate words (``neil.brown@`` gives ``neil`` and ``brown``)."""
+    return list(_author_words(name, address))
+
+
+@functools.lru_cache(maxsize=AUTHORS_KEPT)
+def _author_words(name: str, address: str) -> tuple[str, ...]:
     out: list[str] = []
     for word in name.split():
         whole = words(word)
@@ -111,7 +121,7 @@ def author_words(name: str, address: str) -> list[str]:
         if len(parts) > 1:
             out.extend(token for part in parts for token in words(part) if token not in whole)
     out.extend(words(address))
-    return out
+    return tuple(out)
 
 
 def _camel_parts(word: str) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from .codec import decode_positions, decode_postings
-from .segment import DisplayRow, Posting, SegmentData, display_row, sort_rows
+from .segment import DisplayRow, Posting, SegmentData, dict_name, display_row, docs_name, meta_name, sort_rows
 
 __all__ = ["MERGE_FACTOR", "merge_segments", "pick_merges", "piece_bounds", "read_segment", "split_segment"]
 
@@ -28,12 +28,13 @@ _TIER_BASE = 8
 _DELETED_SHARE = 0.3
 
 
-def read_segment(folder: Path) -> SegmentData:
-    meta = json.loads((folder / "meta.json").read_bytes())
+def read_segment(folder: Path, rev: int = 0) -> SegmentData:
+    """The segment ``folder`` at revision ``rev`` (``purge``) in memory."""
+    meta = json.loads((folder / meta_name(rev)).read_bytes())
     rows: list[DisplayRow] = []
     number = 0
     while len(rows) < meta["docs"]:
-        rows.extend(_row(row) for row in json.loads((folder / f"d{number}.json").read_bytes()))
+        rows.extend(_row(row) for row in json.loads((folder / docs_name(meta, number)).read_bytes()))
         number += 1
     files: dict[str, bytes] = {}
 
@@ -44,7 +45,8 @@ def read_segment(folder: Path) -> SegmentData:
 
     postings: dict[str, Posting] = {}
     for chunk in range(len(meta["dict"])):
-        for term, df, pfile, poff, plen, qfile, qoff, qlen in json.loads((folder / f"t{chunk}.json").read_bytes()):
+        entries = json.loads((folder / dict_name(meta, chunk)).read_bytes())
+        for term, df, pfile, poff, plen, qfile, qoff, qlen in entries:
             docs, impacts = decode_postings(blob(f"p{pfile}.bin", poff, plen))
             positions = decode_positions(blob(f"q{qfile}.bin", qoff, qlen), df) if qfile >= 0 else None
             postings[term] = Posting(docs, list(impacts), positions)

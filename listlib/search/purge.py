@@ -7,52 +7,82 @@ The terms holding the deleted documents are the ones the caller names (a hidden
 message displayed again), each checked, or else found by decoding every postings
 list (with numpy in a big dictionary: ``bulk.postings_holding``).
 
-The copy is a new segment folder: the files that held nothing of the deleted
-documents are hard links to the old ones; rewritten are the ``d<k>.json`` chunks of
-the deleted documents (their rows become ``null``), the postings and positions files
-of the terms they held (their postings dropped; a term only they held is gone), the
-dictionary chunks naming those files, and ``meta.json`` (a chunk's first term may
-have gone; a chunk left empty is dropped, the ones after it renumbered). Their doc
-numbers stay tombstones in the manifest (numbers only) and ``days.bin`` and the meta
-keep their days, until a merge renumbers the segment.
-Writes only the new folder, under a temporary name renamed into place.
+The purge makes the next *revision* of the segment in its own folder (the naming is
+``segment``'s: ``meta_name``, ``dict_name``, ``docs_name``): written again, under names
+no revision used before, are the ``d<k>`` chunks of the deleted documents (their rows
+become ``null``), the postings and positions files of the terms they held (under the
+next free numbers; their postings dropped; a term only they held is gone), the
+dictionary chunks naming those files, and the meta (a chunk's first term may have
+gone; a chunk left empty is dropped, the ones after it written again under their new
+numbers). Every other file is shared by both revisions as it is: a take-down at 50,000
+messages writes a few hundred small files, not a copy of the 15,000 of the segment.
+The names the new revision no longer uses are returned (``Purged.stale``): they hold
+the deleted documents' text, and the caller deletes them once the manifest naming the
+new revision is written (a reader holding the manifest before finds one missing and
+reads the manifest again). Their doc numbers stay tombstones in the manifest (numbers
+only) and ``days.bin`` and the meta keep their days, until a merge renumbers the
+segment. Files of a purge killed before its manifest was written (names of a later
+revision, numbers not yet in use) are deleted by the next purge of the segment.
+Writes only in the segment's folder.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
+import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Collection, Sequence
 from itertools import accumulate
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..fsutil import naming
-from .codec import SCRIPT_SUFFIX, drop_positions, drop_postings, postings_hold, script_twin
-from .segment import term_key
+from .codec import SCRIPT_SUFFIX, drop_positions, drop_postings, postings_hold
+from .segment import Told, Written, dict_name, docs_name, meta_name, put_file, term_key
 
-__all__ = ["VECTOR_FROM", "purge_segment"]
+__all__ = ["VECTOR_FROM", "Purged", "purge_segment"]
 
 VECTOR_FROM = 2_000
 """Dictionaries of this many terms or more are searched for the deleted documents' terms
 with numpy (about 30 ms for 30,000 terms of 7,000 documents, against 0.3 s term by
 term; numpy's import costs some 0.1 s)."""
 
+_REVISED_RE = re.compile(r"(?:meta|[td]\d+)-(\d+)\.json\Z")
+_NUMBERED_RE = re.compile(r"([pq])(\d+)\.bin\Z")
+
+
+class Purged(NamedTuple):
+    """A segment's revision written by ``purge_segment``."""
+
+    rev: int
+    stale: list[str]
+    """The names of the revision before that this one no longer uses (with their script
+    twins): to delete once the manifest naming ``rev`` is written."""
+
 
 def purge_segment(
-    old: Path, new: Path, deleted: Sequence[int], *, twins: bool = True, terms: Collection[str] | None = None
-) -> bool:
-    """Write ``new`` as ``old`` without the documents ``deleted`` (ascending), the files
-    it rewrites with their script twins when ``twins``; False (nothing written) when
-    no term would be left: then the caller rewrites the segment whole. ``terms``: every
-    term the deleted documents hold that may still be in the segment, when the caller
-    knows them (each is checked; when one is not found holding a deleted document,
-    every term is searched, as without ``terms``)."""
-    meta = json.loads((old / "meta.json").read_bytes())
+    folder: Path,
+    rev: int,
+    deleted: Sequence[int],
+    *,
+    twins: bool = True,
+    terms: Collection[str] | None = None,
+    told: Told | None = None,
+) -> Purged | None:
+    """Write the next revision of the segment ``folder`` (now at revision ``rev``)
+    without the documents ``deleted`` (ascending), the files it writes with their script
+    twins when ``twins``, each ``told`` as written; None (nothing written) when no term
+    would be left: then the caller rewrites the segment whole. ``terms``: every term the
+    deleted documents hold that may still be in the segment, when the caller knows them
+    (each is checked; when one is not found holding a deleted document, every term is
+    searched, as without ``terms``)."""
+    meta = json.loads((folder / meta_name(rev)).read_bytes())
+    new_rev = rev + 1
+    next_p, next_q = meta["files"]
+    _clear_leftovers(folder, rev, next_p, next_q)
     blobs: dict[str, bytes] = {}
-    base = f"{old}/"
+    base = f"{folder}/"
 
     def blob(name: str) -> bytes:
         data = blobs.get(name)
@@ -67,7 +97,7 @@ def purge_segment(
     def chunk(k: int) -> list[list[Any]]:
         entries = loaded.get(k)
         if entries is None:
-            entries = loaded[k] = json.loads((old / f"t{k}.json").read_bytes())
+            entries = loaded[k] = json.loads(blob(dict_name(meta, k)))
         return entries
 
     changed: dict[str, bytes | None] = {}  # term -> new postings (None: the term is gone)
@@ -81,78 +111,163 @@ def purge_segment(
         if changed[term] is not None and qfile >= 0:
             positions[term] = drop_positions(blob(f"q{qfile}.bin")[qoff : qoff + qlen], drop)
     files: dict[str, bytes] = {}
-    kept: list[str] = []  # dictionary chunks kept as they are
-    p_files = {entry[2] for entry in holding if entry[0] in changed}
-    q_files = {entry[5] for entry in holding if entry[0] in positions}
+    stale: list[str] = []
+    p_files = sorted({entry[2] for entry in holding if entry[0] in changed})
+    q_files = sorted({entry[5] for entry in holding if entry[0] in positions})
     # Every entry naming a file rewritten is in a chunk loaded: a file holds a run of
     # terms in dictionary order, which may go on in the chunks before and after.
-    for at, numbers in ((2, p_files), (5, q_files)):
+    for at, numbers in ((2, set(p_files)), (5, set(q_files))):
         _load_runs(chunk, count, sorted(loaded), at, numbers)
-    packed: dict[str, dict[str, tuple[int, int]]] = {"p": {}, "q": {}}
-    touched: set[int] = set()  # dictionary chunks naming a file rewritten
-    for letter, numbers, at, spans in (("p", p_files, 2, changed), ("q", q_files, 5, positions)):
-        # A file holds a run of terms in dictionary order: each one's bytes follow the last's.
-        parts: dict[int, list[bytes]] = {number: [] for number in numbers}
-        ends = dict.fromkeys(numbers, 0)
-        for k in sorted(loaded):
-            for entry in loaded[k]:
-                number = entry[at]
-                if number not in parts:
-                    continue
-                touched.add(k)
-                if changed.get(entry[0], b"") is None:
-                    continue
-                piece = spans.get(entry[0])
-                if piece is None:
-                    piece = blob(f"{letter}{number}.bin")[entry[at + 1] : entry[at + 1] + entry[at + 2]]
-                packed[letter][entry[0]] = (ends[number], len(piece))
-                ends[number] += len(piece)
-                parts[number].append(piece)
-        files.update((f"{letter}{number}.bin", b"".join(pieces)) for number, pieces in parts.items())
-    # A chunk left with no term is dropped: the ones after it are renumbered (copied under
-    # their new names: a file's record is found by its name, size and mtime).
+    # A file rewritten gets the next number free: its old name keeps its old bytes.
+    renumbered = {
+        "p": {old: next_p + i for i, old in enumerate(p_files)},
+        "q": {old: next_q + i for i, old in enumerate(q_files)},
+    }
+    touched, packed = _pack_files(loaded, blob, renumbered, changed, positions, files)
+    p_spans, q_spans, p_numbers, q_numbers = packed["p"], packed["q"], renumbered["p"], renumbered["q"]
+    stale += [f"{letter}{number}.bin" for letter, numbers in renumbered.items() for number in numbers]
+    # A chunk left with no term is dropped: the ones after it are renumbered (written
+    # again under their new numbers).
+    old_revs: list[int] = meta.get("trev") or [0] * count
     firsts: list[str] = []
+    revs: list[int] = []
+    kept: set[str] = set()
     for k in range(count):
-        name = f"t{len(firsts)}.json"
+        number = len(firsts)
         if k not in touched:
             firsts.append(meta["dict"][k])
-            if name == f"t{k}.json":
-                kept.append(name)
+            if number == k:
+                revs.append(old_revs[k])
+                kept.add(dict_name(meta, k))
             else:
-                files[name] = (old / f"t{k}.json").read_bytes()
+                revs.append(new_rev)
+                files[f"t{number}-{new_rev}.json"] = blob(dict_name(meta, k))
             continue
         entries = []
-        for entry in loaded[k]:
+        for entry in loaded[k]:  # the purge's own copy: changed in place
             term = entry[0]
-            if term in changed and changed[term] is None:
+            postings = changed.get(term, b"")
+            if postings is None:
                 continue
-            entry = list(entry)
-            if term in changed:
-                entry[1] = _count(changed[term])
-            if term in packed["p"]:
-                entry[3:5] = packed["p"][term]
-            if term in packed["q"]:
-                entry[6:8] = packed["q"][term]
+            if postings:
+                entry[1] = _count(postings)
+            span = p_spans.get(term)
+            if span is not None:
+                entry[2:5] = p_numbers[entry[2]], *span
+            span = q_spans.get(term)
+            if span is not None:
+                entry[5:8] = q_numbers[entry[5]], *span
             entries.append(entry)
         if entries:
             firsts.append(entries[0][0])
-            files[name] = _json(entries)
+            revs.append(new_rev)
+            files[f"t{number}-{new_rev}.json"] = _json(entries)
     if not firsts:
-        return False
-    meta["dict"] = firsts
+        return None
+    stale.extend(name for name in [dict_name(meta, k) for k in range(count)] if name not in kept)
     size = int(meta["docs_chunk"])
+    chunk_revs = dict(meta.get("drev", {}))
     for number in sorted({doc // size for doc in deleted}):
-        rows = json.loads((old / f"d{number}.json").read_bytes())
+        name = docs_name(meta, number)
+        rows = json.loads(blob(name))
         for doc in deleted:
             if doc // size == number:
                 rows[doc % size] = None
-        files[f"d{number}.json"] = _json(rows)
-    files["meta.json"] = _json(meta)
+        files[f"d{number}-{new_rev}.json"] = _json(rows)
+        chunk_revs[str(number)] = new_rev
+        stale.append(name)
+    meta["dict"] = firsts
+    if any(revs):
+        meta["trev"] = revs
+    else:
+        meta.pop("trev", None)
+    meta["drev"] = chunk_revs
+    meta["files"] = [next_p + len(p_files), next_q + len(q_files)]
+    files[meta_name(new_rev)] = _json(meta)
+    stale.append(meta_name(rev))
     if twins:
-        files.update([(name + SCRIPT_SUFFIX, script_twin(name, data)) for name, data in files.items()])
-        kept += [name + SCRIPT_SUFFIX for name in kept]
-    _write(old, new, files, kept)
-    return True
+        stale += [name + SCRIPT_SUFFIX for name in stale]
+    written = Written(told, twins)
+    with naming(folder):
+        for name, data in files.items():
+            put_file(folder, name, data, written)
+    return Purged(new_rev, stale)
+
+
+def _pack_files(
+    loaded: dict[int, list[list[Any]]],
+    blob: Callable[[str], bytes],
+    renumbered: dict[str, dict[int, int]],
+    changed: dict[str, bytes | None],
+    positions: dict[str, bytes],
+    files: dict[str, bytes],
+) -> tuple[set[int], dict[str, dict[str, tuple[int, int]]]]:
+    """Put into ``files`` each postings and positions file ``renumbered`` (letter -> old
+    number -> new), its terms' bytes one after another in dictionary order (a file holds
+    a run of terms): ``changed`` and ``positions`` where the purge changed them, the old
+    bytes else, a term gone left out. Returns the dictionary chunks naming those files
+    and each term's new (offset, length) in them, by letter. One pass over the loaded
+    chunks' entries: their number is what a purge's time goes with."""
+    p_numbers, q_numbers = renumbered["p"], renumbered["q"]
+    parts: dict[str, list[bytes | memoryview]] = {}
+    ends: dict[str, int] = {}
+    views: dict[str, memoryview] = {}
+    p_spans: dict[str, tuple[int, int]] = {}
+    q_spans: dict[str, tuple[int, int]] = {}
+    touched: set[int] = set()
+    for letter, numbers in renumbered.items():
+        for number in numbers:
+            name = f"{letter}{number}.bin"
+            parts[name], ends[name] = [], 0
+            views[name] = memoryview(blob(name))
+
+    def put(name: str, piece: bytes | memoryview, spans: dict[str, tuple[int, int]], term: str) -> None:
+        spans[term] = (ends[name], len(piece))
+        ends[name] += len(piece)
+        parts[name].append(piece)
+
+    for k in sorted(loaded):
+        for entry in loaded[k]:
+            in_p, in_q = entry[2] in p_numbers, entry[5] in q_numbers
+            if not (in_p or in_q):
+                continue
+            touched.add(k)
+            term = entry[0]
+            postings = changed.get(term, b"")
+            if postings is None:
+                continue  # gone
+            if in_p:
+                name = f"p{entry[2]}.bin"
+                put(name, postings or views[name][entry[3] : entry[3] + entry[4]], p_spans, term)
+            if in_q:
+                name = f"q{entry[5]}.bin"
+                piece = positions.get(term)
+                put(name, views[name][entry[6] : entry[6] + entry[7]] if piece is None else piece, q_spans, term)
+    for letter, numbers in renumbered.items():
+        for old, new in numbers.items():
+            files[f"{letter}{new}.bin"] = b"".join(parts[f"{letter}{old}.bin"])
+    return touched, {"p": p_spans, "q": q_spans}
+
+
+def _clear_leftovers(folder: Path, rev: int, next_p: int, next_q: int) -> None:
+    """Delete the files a purge killed before its manifest was written left in the
+    folder: of a revision after ``rev``, or numbered from the next numbers free. (They
+    hold no more than the live files, but a later take-down must not leave them behind
+    holding its message.)"""
+    free = {"p": next_p, "q": next_q}
+    with naming(folder):
+        for name in os.listdir(folder):
+            base = name.removesuffix(SCRIPT_SUFFIX)
+            if "-" in base:
+                found = _REVISED_RE.match(base)
+                later = found is not None and int(found[1]) > rev
+            elif base[0] in "pq":
+                found = _NUMBERED_RE.match(base)
+                later = found is not None and int(found[2]) >= free[found[1]]
+            else:
+                continue
+            if later:
+                os.unlink(f"{folder}/{name}")
 
 
 def _named(
@@ -235,34 +350,3 @@ def _count(postings: bytes | None) -> int:
 
 def _json(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-
-
-def _write(old: Path, new: Path, files: dict[str, bytes], kept: list[str]) -> None:
-    """``new``: the ``files``, and linked from ``old`` the dictionary chunks ``kept``
-    and every other file but its dictionary chunks."""
-    temp = new.with_name(new.name + ".tmp")
-    shutil.rmtree(temp, ignore_errors=True)
-    temp.mkdir(parents=True)
-    try:
-        with naming(new):
-            with os.scandir(old) as entries:
-                for entry in entries:
-                    if entry.name not in files and not entry.name.startswith("t"):
-                        _link(entry.path, f"{temp}/{entry.name}")
-            for name in kept:
-                _link(f"{old}/{name}", f"{temp}/{name}")
-            for name, data in files.items():
-                (temp / name).write_bytes(data)
-        os.replace(temp, new)
-    except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
-        raise
-
-
-def _link(source: str, target: str) -> None:
-    """A file that holds nothing deleted, shared with the old segment (copied where
-    the file system has no hard links)."""
-    try:
-        os.link(source, target)
-    except OSError:
-        shutil.copyfile(source, target)

@@ -14,9 +14,10 @@ its index was built up (deleted documents are left out of every document frequen
 including the one that picks a prefix's expansions; each document's day is exact).
 Files are read through a ``Source`` that counts bytes, so tests and benchmarks see
 what a browser would fetch. A segment file missing means the index was updated since
-the manifest was read (a take-down deletes the old copy of a purged segment at once,
-not a build later): the query is run again, once, from a manifest read afresh. Never
-writes.
+the manifest was read (a take-down deletes the files a purge replaced at once, not a
+build later): the query is run again, once, from a manifest read afresh. A segment's
+files are named as its revision says (``segment.meta_name``, ``dict_name``,
+``docs_name``). Never writes.
 """
 
 from __future__ import annotations
@@ -33,11 +34,11 @@ from typing import Any
 from ..errors import SearchError
 from .codec import decode_positions, decode_postings
 from .query import CLASS_FIELD, Clause, Query, parse_query
-from .segment import doc_days, term_key
+from .segment import dict_name, doc_days, docs_name, meta_name, term_key
 
 __all__ = ["FORMAT", "Hit", "Results", "Source", "ThreadHits", "group_by_thread", "search"]
 
-FORMAT = 2
+FORMAT = 3
 PREFIX_EXPANSIONS = 50
 RECENCY = 0.02
 
@@ -138,14 +139,14 @@ class _Segment:
         self.source = source
         self.id = str(info["id"])
         self.deleted = set(info.get("deleted", ()))
-        self.meta = source.json(f"seg/{self.id}/meta.json")
+        self.meta = source.json(f"seg/{self.id}/{meta_name(int(info.get('rev', 0)))}")
         self.keys = [term_key(t) for t in self.meta["dict"]]
         self.entries: dict[str, list[Any] | None] = {}
         self.postings: dict[str, tuple[list[int], bytes]] = {}
         self._doc_days: list[int] | None = None
 
     def _chunk(self, number: int) -> list[list[Any]]:
-        return self.source.json(f"seg/{self.id}/t{number}.json")  # type: ignore[no-any-return]
+        return self.source.json(f"seg/{self.id}/{dict_name(self.meta, number)}")  # type: ignore[no-any-return]
 
     def entry(self, term: str) -> list[Any] | None:
         if term not in self.entries:
@@ -203,7 +204,7 @@ class _Segment:
         out = {}
         for number in numbers:
             size = self.meta["docs_chunk"]
-            chunk = self.source.json(f"seg/{self.id}/d{number // size}.json")
+            chunk = self.source.json(f"seg/{self.id}/{docs_name(self.meta, number // size)}")
             out[number] = chunk[number % size]
         return out
 

@@ -6,7 +6,8 @@ a range of doc numbers and doc numbers roughly follow time. Files:
 ``meta.json``
     ``docs``, ``docs_chunk`` (the size below), ``lists`` (slug -> [first, end)), ``dict``
     (the first term of each dictionary chunk), ``day_runs`` (every document's day, for
-    the recency factor: ``day_runs``), ``min_day``/``max_day``.
+    the recency factor: ``day_runs``), ``min_day``/``max_day``, ``files`` (how many
+    postings and positions files are numbered: the next numbers free).
 ``t<k>.json``
     dictionary chunk k: sorted ``[term, df, postings file, offset, length, positions
     file, offset, length]`` (positions file -1 when the term has none).
@@ -22,6 +23,16 @@ a range of doc numbers and doc numbers roughly follow time. Files:
     u16 day number (since 1970-01-01) of every document, for ``after:``/``before:``.
 ``<file>.js``
     each file's script twin (``codec.script_twin``), read by pages opened from ``file://``.
+
+A segment purged of documents taken down (``purge``) keeps its folder and its name: it
+gets a *revision* r (the manifest's ``rev``), its meta is ``meta-r.json``, and each file
+the purge rewrote is written under a new name, never over the old one: a dictionary
+chunk ``t<k>-r.json`` (the meta's ``trev``: each chunk's revision, 0 for ``t<k>.json``),
+a display chunk ``d<k>-r.json`` (``drev``: chunk number -> revision, for those rewritten),
+a postings or positions file under the next free number (``files``), which its
+dictionary entries name. Every file name thus always holds the same bytes (caches and
+mirrors never see a file change), and the names a revision uses are those of the
+helpers ``meta_name``, ``dict_name`` and ``docs_name``, which both readers mirror.
 
 Terms sort by UTF-16 code units (how JavaScript compares strings). Field terms are
 ``s:<word>`` (subject), ``f:<word>`` (author) and ``c:<class>`` (the message's class,
@@ -44,7 +55,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from ..fsutil import naming, write_all
 from .codec import MAX_POSITION, SCRIPT_SUFFIX, encode_positions, encode_postings, quantize, script_twin
@@ -60,10 +71,16 @@ __all__ = [
     "Doc",
     "Posting",
     "SegmentData",
+    "Told",
+    "Written",
     "day_runs",
+    "dict_name",
     "display_row",
+    "docs_name",
     "doc_days",
     "invert",
+    "meta_name",
+    "put_file",
     "sort_rows",
     "term_key",
     "write_segment",
@@ -85,6 +102,24 @@ _DAY = 86_400
 def term_key(term: str) -> bytes:
     """Sort key matching JavaScript's string comparison (UTF-16 code units)."""
     return term.encode("utf-16-be", "surrogatepass")
+
+
+def meta_name(rev: int) -> str:
+    """The meta file of a segment's revision (the manifest's ``rev``: 0 until purged)."""
+    return f"meta-{rev}.json" if rev else "meta.json"
+
+
+def dict_name(meta: Mapping[str, Any], k: int) -> str:
+    """The file of dictionary chunk ``k`` (its revision in ``trev``, when purged)."""
+    revs = meta.get("trev")
+    rev = revs[k] if revs else 0
+    return f"t{k}-{rev}.json" if rev else f"t{k}.json"
+
+
+def docs_name(meta: Mapping[str, Any], k: int) -> str:
+    """The file of display chunk ``k`` (its revision in ``drev``, when purged)."""
+    rev = meta.get("drev", {}).get(str(k), 0)
+    return f"d{k}-{rev}.json" if rev else f"d{k}.json"
 
 
 @dataclass
@@ -330,8 +365,8 @@ class Written(NamedTuple):
     twins: bool = True
 
 
-def _put(folder: Path, name: str, data: bytes | memoryview, written: Written) -> None:
-    """Write the file ``name``, and its script twin when asked."""
+def put_file(folder: Path, name: str, data: bytes | memoryview, written: Written) -> None:
+    """Write the file ``name`` of a segment's folder, and its script twin when asked."""
     _put_one(folder, name, data, written.told)
     if written.twins:
         _put_one(folder, name + SCRIPT_SUFFIX, script_twin(name, data), written.told)
@@ -348,11 +383,12 @@ def _put_one(folder: Path, name: str, data: bytes | memoryview, told: Told | Non
         told(name, data, os.stat(path).st_mtime_ns)  # once closed: what a later stat sees
 
 
-def _write_layout(folder: Path, layout: Layout, written: Written) -> list[str]:
+def _write_layout(folder: Path, layout: Layout, written: Written) -> tuple[list[str], list[int]]:
     """The dictionary, postings and positions files of the laid-out terms; returns the
-    dictionary chunks' first terms. A postings or positions file is one slice of the
-    blobs, and where each file and dictionary chunk ends is found by bisecting running
-    totals, so Python does little per term."""
+    dictionary chunks' first terms and how many postings and positions files there are.
+    A postings or positions file is one slice of the blobs, and where each file and
+    dictionary chunk ends is found by bisecting running totals, so Python does little
+    per term."""
     p = _pack(folder, "p", POSTINGS_CHUNK, layout.postings, layout.postings_at, written)
     q = _pack(folder, "q", POSTINGS_CHUNK * 2, layout.positions, layout.positions_at, written)
     terms = layout.terms
@@ -363,10 +399,10 @@ def _write_layout(folder: Path, layout: Layout, written: Written) -> list[str]:
     start = 0
     while start < len(terms):
         end = min(bisect.bisect_left(total, total[start] + DICT_CHUNK, start + 1), len(terms))
-        _put(folder, f"t{len(firsts)}.json", _json(entries[start:end]), written)
+        put_file(folder, f"t{len(firsts)}.json", _json(entries[start:end]), written)
         firsts.append(terms[start])
         start = end
-    return firsts
+    return firsts, [1 + max((at[0] for at in spans), default=-1) for spans in (p, q)]
 
 
 def _pack(
@@ -381,7 +417,7 @@ def _pack(
     while start < pieces and at[start] < at[-1]:
         end = max(bisect.bisect_right(at, at[start] + limit, start) - 1, start + 1)
         base = at[start]
-        _put(folder, f"{letter}{number}.bin", blob[base : at[end]], written)
+        put_file(folder, f"{letter}{number}.bin", blob[base : at[end]], written)
         spans.extend(
             (number, at[k] - base, at[k + 1] - at[k]) if at[k + 1] > at[k] else _NO_POSITIONS for k in range(start, end)
         )
@@ -416,12 +452,14 @@ def write_segment(
 
 def _write(folder: Path, data: SegmentData, written: Written) -> dict[str, object]:
     rows = data.rows
-    firsts = _write_layout(folder, data.layout() if data.layout is not None else _laid_out(data.postings), written)
+    firsts, files = _write_layout(
+        folder, data.layout() if data.layout is not None else _laid_out(data.postings), written
+    )
     for start in range(0, len(rows), DOCS_CHUNK):
         chunk = b",".join(row.json for row in rows[start : start + DOCS_CHUNK])
-        _put(folder, f"d{start // DOCS_CHUNK}.json", b"[" + chunk + b"]", written)
+        put_file(folder, f"d{start // DOCS_CHUNK}.json", b"[" + chunk + b"]", written)
     days = array("H", (_day(row.date) for row in rows))
-    _put(folder, "days.bin", struct.pack(f"<{len(days)}H", *days), written)
+    put_file(folder, "days.bin", struct.pack(f"<{len(days)}H", *days), written)
     lists: dict[str, list[int]] = {}
     for number, row in enumerate(rows):
         span = lists.setdefault(row.list, [number, number + 1])
@@ -434,6 +472,7 @@ def _write(folder: Path, data: SegmentData, written: Written) -> dict[str, objec
         "day_runs": day_runs(days),
         "min_day": min(days, default=0),
         "max_day": max(days, default=0),
+        "files": files,
     }
-    _put(folder, "meta.json", _json(meta), written)
+    put_file(folder, meta_name(0), _json(meta), written)
     return meta

@@ -86,10 +86,6 @@ class SearchState:
         """(segment, doc, call): where merged messages live now."""
         self.db.executemany("UPDATE docs SET segment = ?, doc = ? WHERE call = ?", moves)
 
-    def rename_segment(self, old: str, new: str) -> None:
-        """The messages of segment ``old`` live in ``new`` now, at the same doc numbers."""
-        self.db.execute("UPDATE docs SET segment = ? WHERE segment = ?", (new, old))
-
     def files(self) -> dict[str, tuple[str, int, int]]:
         """Path under ``search/`` -> (digest, size, mtime_ns) of every file of the index."""
         return {path: (digest, size, mtime) for path, digest, size, mtime in self.db.execute("SELECT * FROM files")}

@@ -6,15 +6,17 @@ one new segment, removed, redacted (changed bytes) and X-No-Archive messages bec
 tombstones in the manifest; then segments are merged while ``merge.pick_merges``
 asks for it, and every segment that gained a tombstone is purged at once (a take-down
 leaves no trace of the message's text under ``output/search/``): rewritten without
-it when small (``merge_segments`` of it alone), else copied with its deleted
-documents taken out of the files that held them (``purge.purge_segment``: a rewrite
-of 50,000 documents takes some 20 s). Files of the index found deleted or changed
+it when small (``merge_segments`` of it alone), else revised in place, the files that
+held its deleted documents written again under new names (``purge.purge_segment``: a
+rewrite of 50,000 documents takes some 20 s). Files of the index found deleted or changed
 since they were written (a stat pass, as the build's: the folders whose mtime
 changed, or every file with ``verify``) make it rebuild the index. Segments are
 written first, the manifest last (atomically), then the state in the cache; the
 folders of segments no longer named by this manifest or the one before it are
 deleted (a reader that loaded the previous manifest keeps working), and so are at
-once the old folders of segments purged or merged because of a tombstone, and every
+once the files a purge replaced (noted in the state in the transaction that commits
+the update, so that an update killed before deleting them has the next one do it),
+the old folders of segments rewritten or merged because of a tombstone, and every
 old folder after a rebuild (which cannot tell which of them hold a message taken
 down): a reader of the manifest before finds a segment file missing and reads the
 manifest again (``reader.search``, ``search.js``).
@@ -33,6 +35,7 @@ safety of the index, kept in one module so it can be checked at a glance.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -60,7 +63,7 @@ from .hints import NOTED_UP_TO, forget_terms, indexed_terms, load_terms
 from .merge import merge_segments, pick_merges, piece_bounds, read_segment, split_segment
 from .purge import purge_segment
 from .reader import FORMAT
-from .segment import WEIGHTS, Doc, SegmentData, doc_days, invert, write_segment
+from .segment import WEIGHTS, Doc, SegmentData, doc_days, invert, meta_name, write_segment
 from .spool import SpoolReader
 from .state import SearchState
 
@@ -103,9 +106,11 @@ HINTS_UP_TO = NOTED_UP_TO
 segment's purge then looks up those terms only, not every term of the segment."""
 PURGE_REWRITE_BELOW = 128
 """A segment purged of tombstones is rewritten whole (renumbered, as a merge) below
-this many documents (about 0.1 s; 500 take 0.4 s, 50,000 take 20 s), else copied
-with the deleted documents' traces taken out (``purge_segment``: 0.07 s at 500,
-0.45 s at 50,000)."""
+this many documents (about 0.1 s; 500 take 0.4 s, 50,000 take 20 s), else revised
+in place with the deleted documents' traces taken out (``purge_segment``)."""
+STALE = "stale"
+"""The state's note of the files the last update's purges replaced (a JSON list of paths
+under ``search/``), deleted once it committed; until then they hold text taken down."""
 
 
 @dataclass
@@ -267,6 +272,7 @@ def update_index(
     (folder / "seg").mkdir(parents=True, exist_ok=True)
     state = SearchState(config.site.cache_dir / "search.sqlite")
     try:
+        _delete_stale(folder, state)  # an update killed after it committed left them
         manifest = _load_manifest(folder)
         settings = _settings(config)
         looked, report.damaged = _damaged_files(folder, state, verify)
@@ -381,9 +387,10 @@ def _update(
             if fresh is not None:
                 fresh.setdefault(segment, []).append(doc)
     purge = _to_purge(manifest, remove)
-    tainted = set(purge)  # their folders hold text of deleted documents
+    tainted = set(purge)  # their folders hold text of deleted documents (but those revised in place)
     generation = int(manifest["generation"]) + 1
-    renames: list[tuple[str, str]] = []
+    revised: set[str] = set()  # segments purged in place
+    stale: list[str] = []  # the files their purges replaced
     new_docs: list[tuple[str, str, int, int, str, str, int]] = []
     moves: list[tuple[str, int, str]] = []
     hashes = {row.call: row for row in add}
@@ -403,17 +410,20 @@ def _update(
             group = groups[0]
         elif purge:
             sid = purge.pop()
-            purged = _purge(folder, current[sid], generation, twins, named.get(sid), fresh and fresh.get(sid))
+            purged = _purge(folder, current[sid], twins, named.get(sid), fresh and fresh.get(sid), made, stale)
             if purged is not None:
                 fault("search-purge")
                 segments[:] = [purged if info is current[sid] else info for info in segments]
-                renames.append((sid, str(purged["id"])))
+                revised.add(sid)
                 continue
             group = [sid]  # small: rewritten whole, as a merge of one
         else:
             break
         purge.difference_update(group)
-        parts = [(read_segment(folder / "seg" / sid), set(current[sid].get("deleted", ()))) for sid in group]
+        parts = [
+            (read_segment(folder / "seg" / sid, int(current[sid].get("rev", 0))), set(current[sid].get("deleted", ())))
+            for sid in group
+        ]
         merged = merge_segments(parts)
         segments[:] = [info for info in segments if info["id"] not in group]
         report.merged += len(group)
@@ -423,7 +433,7 @@ def _update(
             moves.extend((str(info["id"]), number, row.call) for number, row in enumerate(piece.rows))
     segments.sort(key=lambda info: str(info["id"]))
     names = {lst.slug: lst.name for lst in config.published_lists}
-    changed = add or remove or report.merged or report.rebuilt or renames or not manifest.get("purged")
+    changed = add or remove or report.merged or report.rebuilt or revised or not manifest.get("purged")
     if not changed and manifest["lists"] == names:
         # Nothing to write: remember the fingerprints seen (their months had nothing indexable).
         state.begin()
@@ -445,8 +455,10 @@ def _update(
     state.remove_docs(call for call, _segment, _doc in remove)
     state.add_docs(new_docs)
     state.move_docs(moves)
-    for old, new in renames:
-        state.rename_segment(old, new)
+    # The files purges wrote and replaced, recorded with the update that names them.
+    revised &= {str(info["id"]) for info in segments}  # not merged since
+    state.set_files([(path, *known) for path, known in made.items() if path.split("/")[1] in revised], stale)
+    state.set(STALE, json.dumps(stale))
     for (slug, year, month), fingerprint in months.items():
         state.set_month(slug, year, month, fingerprint)
     state.set("generation", str(generation))
@@ -454,6 +466,7 @@ def _update(
     state.commit()
     forget_terms(config.site.cache_dir)
     fault("search-state")
+    _delete_stale(folder, state)
     _remove_folders(folder, {str(info["id"]) for info in segments} | previous)
     report.indexed = len(add)
     report.removed = len(remove)
@@ -497,24 +510,40 @@ def _terms_of(
 def _purge(
     folder: Path,
     info: dict[str, Any],
-    generation: int,
     twins: bool,
     terms: set[str] | None,
     fresh: list[int] | None,
+    made: dict[str, tuple[str, int, int]],
+    stale: list[str],
 ) -> dict[str, Any] | None:
-    """The manifest entry of a copy of the segment ``info`` whose files hold nothing
-    of its deleted documents, at the same doc numbers; None when it is small enough
-    to rewrite (or would be left with no term). ``terms``: those its documents deleted
-    since its last purge held, when known; ``fresh``: those documents, when the others
-    were purged (every deleted one is taken out otherwise)."""
+    """The manifest entry of the next revision of the segment ``info``, whose files
+    hold nothing of its deleted documents, at the same doc numbers; None when it is
+    small enough to rewrite (or would be left with no term). ``terms``: those its
+    documents deleted since its last purge held, when known; ``fresh``: those documents,
+    when the others were purged (every deleted one is taken out otherwise). The files
+    written go into ``made`` (``_write``), those replaced into ``stale``."""
     if int(info["docs"]) < PURGE_REWRITE_BELOW:
         return None
-    sid = _new_id(generation)
+    sid = str(info["id"])
     deleted = sorted(info["deleted"])
     dropping = sorted(fresh) if fresh else deleted
-    if not purge_segment(folder / "seg" / str(info["id"]), folder / "seg" / sid, dropping, twins=twins, terms=terms):
+
+    def record(name: str, data: bytes | memoryview, mtime: int) -> None:
+        made[f"seg/{sid}/{name}"] = (digest_of(data), memoryview(data).nbytes, mtime)
+
+    rev = int(info.get("rev", 0))
+    purged = purge_segment(folder / "seg" / sid, rev, dropping, twins=twins, terms=terms, told=record)
+    if purged is None:
         return None
-    return {**info, "id": sid, "deleted": deleted}
+    stale.extend(f"seg/{sid}/{name}" for name in purged.stale)
+    return {**info, "rev": purged.rev, "deleted": deleted}
+
+
+def _delete_stale(folder: Path, state: SearchState) -> None:
+    """Delete the files the last update's purges replaced (``STALE``; gone already is fine)."""
+    for path in json.loads(state.get(STALE) or "[]"):
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{folder}/{path}")
 
 
 def _remove_folders(folder: Path, keep: set[str]) -> None:
@@ -539,9 +568,10 @@ def _damaged_files(folder: Path, state: SearchState, verify: bool) -> tuple[list
 
 def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, int, int]]) -> None:
     """Record the files of the segments written since the last record (hashed once:
-    a segment's files never change after its folder is renamed into place) and the
-    manifest, and the folders' mtimes; forget the files of segments deleted. A build
-    that adds one message stats and hashes a handful of files, not the whole index.
+    a segment's files never change after its folder is renamed into place; a purge's
+    are recorded with the update that names them) and the manifest, and the folders'
+    mtimes; forget the files of segments deleted. A build that adds one message stats
+    and hashes a handful of files, not the whole index.
     ``made``: path -> (digest, size, mtime_ns) of the files this update wrote, hashed
     as they were written (a full build's index is not read back); the others (a
     crash's leftovers, the manifest) are read."""
@@ -557,27 +587,19 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
                 paths.extend(f"seg/{sid}/{entry.name}" for entry in entries if entry.is_file(follow_symlinks=False))
         except FileNotFoundError:
             continue  # a previous generation's segment someone deleted: readers of the new manifest never need it
-    # A purged segment's copy shares most files with the old one (hard links: the same
-    # size and mtime): their digests are known.
-    shared = {
-        (path.rpartition("/")[2], size, mtime): digest
-        for sid in recorded - keep
-        for path, (digest, size, mtime) in state.files_in([f"seg/{sid}"]).items()
-    }
     add: list[tuple[str, str, int, int]] = []
-    base = f"{folder}/"  # a string: a Path per file costs more than its stat (a purged copy has thousands)
+    base = f"{folder}/"  # a string: a Path per file costs more than its stat
     for path in paths:
         known = made.get(path)
         if known is not None:
             add.append((path, *known))
             continue
         found = os.stat(base + path)
-        digest = shared.get((path.rpartition("/")[2], found.st_size, found.st_mtime_ns))
-        if digest is None:
-            with open(base + path, "rb") as file:
-                digest = digest_of(file.read())
+        with open(base + path, "rb") as file:
+            digest = digest_of(file.read())
         add.append((path, digest, found.st_size, found.st_mtime_ns))
     state.begin()
+    state.set(STALE, "[]")  # deleted by now
     state.forget_segments(recorded - keep)
     gone = [MANIFEST, MANIFEST_SCRIPT] if not manifest else [] if MANIFEST_SCRIPT in paths else [MANIFEST_SCRIPT]
     state.set_files(add, gone)
@@ -595,7 +617,7 @@ def _live_days(folder: Path, segments: list[dict[str, Any]]) -> tuple[int, int]:
         if not deleted:
             days = [int(info["min_day"]), int(info["max_day"])] if int(info["docs"]) else []
         else:
-            meta = json.loads((folder / "seg" / str(info["id"]) / "meta.json").read_bytes())
+            meta = json.loads((folder / "seg" / str(info["id"]) / meta_name(int(info.get("rev", 0)))).read_bytes())
             days = [day for number, day in enumerate(doc_days(meta["day_runs"])) if number not in deleted]
         if days:
             low = min(days) if low is None else min(low, *days)

@@ -1,10 +1,18 @@
 """``listlib build --cluster`` and ``[build] cluster`` without a cluster: Dask is
 optional (without it, the option says how to install it and exits 2, and everything
-else works), and a scheduler address is checked before anything runs."""
+else works), a scheduler address is checked before anything runs, and the theme each
+worker loads for itself is the build's, in the site's language."""
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
+
+import pytest
+
+from listlib.build import _executor, _load_theme
+from listlib.config import load_config
+from listlib.search.spool import DisplayedText
 
 from ..support.helpers import REPO, make_message, mboxrd, run_listlib
 
@@ -57,3 +65,17 @@ def test_a_scheduler_address_is_checked_before_anything_runs(site: Path) -> None
     assert result.returncode == 1
     assert "build.cluster: expected a Dask scheduler address such as tcp://HOST:8786" in result.stderr
     assert not (site / "output").exists()
+
+
+def test_cluster_workers_load_the_theme_in_the_site_s_language(site: Path) -> None:
+    pytest.importorskip("distributed")
+    toml = site / "listlib.toml"
+    toml.write_text(toml.read_text().replace("[site]\n", '[site]\nlanguage = "de"\n', 1))
+    config = load_config(toml)
+    theme = _load_theme(config)
+    sinks = partial(DisplayedText, site / "spool", obfuscate=False)
+    # Not connected: a runner reaches its scheduler only once the build has work.
+    runner = _executor(config, theme, 1, sinks, "tcp://127.0.0.1:8786")
+    loaded = runner._setup.theme()  # what each worker calls (the theme is not sent)
+    assert loaded.texts.language == theme.texts.language == "de"
+    assert loaded.texts_fingerprint(("",)) == theme.texts_fingerprint(("",))

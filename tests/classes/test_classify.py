@@ -3,11 +3,12 @@ listlib.toml come before the default ones."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
-from listlib.classify import DEFAULT_RULES, Rule, classify_message, compile_pattern, rules_digest
+from listlib.classify import DEFAULT_RULES, Rule, _has_by, classify_message, compile_pattern, rules_digest
 from listlib.config import load_config
 from listlib.errors import ConfigError
 from tests.support.helpers import SITE_TOML, make_message
@@ -175,3 +176,19 @@ def test_a_bad_rule_is_an_error_naming_its_key(tmp_path: Path, rules: str, expec
 def test_rules_that_are_not_tables_are_an_error(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"classes\.rules: expected an array of tables, got a string"):
         load_config(write_site(tmp_path, '[classes]\nrules = "patch"\n'))
+
+
+def test_the_trailer_test_before_the_search_misses_no_case_re_ignores() -> None:
+    # _has_by looks for the four ASCII spellings of "-by:": re.I takes nothing else for them.
+    for letter in "-by:":
+        taken = re.compile(re.escape(letter), re.I)
+        assert {char for char in map(chr, range(0x110000)) if taken.fullmatch(char)} == {letter, letter.upper()}
+    for text in (
+        "Reviewed-by: Ann",
+        "ACKED-BY: Bob",
+        "tested-bY: x",
+        "Nacked-By: y",
+        "Reviewed-by:",
+        "Reviewed by: Ann",
+    ):
+        assert _has_by(text) == bool(re.search("-by:", text, re.I))

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from listlib.display import DisplayOptions, display_message
-from listlib.display.textbody import clean_text, plain_text, quote_keys, render_plain
+from listlib.display.textbody import _WHITESPACE, _key, clean_text, plain_text, quote_keys, render_plain
 
 from ..support.helpers import make_message
 
@@ -105,3 +105,16 @@ def test_an_attribution_folded_with_a_repeated_quote_stays_in_the_new_text() -> 
 def test_the_new_text_never_depends_on_the_parent(lines: list[str], obfuscate: bool) -> None:
     body = clean_text("\n".join(lines) + "\n")
     assert render_plain(body, obfuscate, parent=quote_keys(PARENT))[1] == plain_text(body, obfuscate)
+
+
+@settings(max_examples=300)
+@given(st.text(alphabet=st.sampled_from(">  \t\n\r\x0b\x1c\x85\u2028\u00a0\u3000aBxΣßİﬁǅ"), max_size=40))
+def test_quote_keys_are_the_keys_of_the_lines_one_by_one(text: str) -> None:
+    assert quote_keys(text) == frozenset(key for key in map(_key, text.split("\n")) if key)
+
+
+def test_the_whitespace_stripped_is_what_regex_and_str_call_whitespace() -> None:
+    everything = [chr(code) for code in range(0x110000)]
+    spaces = {char for char in everything if char.isspace()}
+    space = re.compile(r"\s")
+    assert set(_WHITESPACE) == spaces == {char for char in everything if space.match(char)}

@@ -28,6 +28,7 @@ from listlib.manifest import load_manifest
 from listlib.plan.state import lock_output
 from listlib.publish.plan import INTENT_NAME, RECORD_NAME, Record, content_disposition, object_type, redirect_target
 from listlib.publish.shards import SHARD_DIR, assemble, parse_root, parse_shard
+from listlib.search.segment import meta_name
 
 from ..support.helpers import REPO, make_message, mboxrd, run_listlib
 from ..support.linkcheck import check_links, parse_page
@@ -149,7 +150,8 @@ def assert_whole(s3: S3Server, bucket: str, prefix: str, site: Path, mirror: Pat
         there = {path for path in objects if path.startswith(f"search/seg/{segment['id']}/")}
         built = site / "output" / "search" / "seg" / segment["id"]
         expected = {f"search/seg/{segment['id']}/{f.name}" for f in built.iterdir()} if built.is_dir() else set()
-        assert f"search/seg/{segment['id']}/meta.json" in there and expected <= there, (prefix, segment["id"])
+        meta = f"search/seg/{segment['id']}/{meta_name(segment.get('rev', 0))}"
+        assert meta in there and expected <= there, (prefix, segment["id"])
 
 
 def record_of(s3: S3Server, bucket: str) -> Record:

@@ -19,6 +19,7 @@ from listlib.config import load_config
 from listlib.errors import BuildError
 from listlib.filing import file_sources
 from listlib.store.core import Store
+from listlib.theme import DEFAULT_THEME, Theme, _Layer
 from listlib.translation import (
     DEFAULT_LOCALES,
     PLURAL_RULES,
@@ -243,7 +244,7 @@ ALLOWED_JS_TEXT = {
         "use strict",
         "cannot load ",
         "search index format ",
-        " is not 2",
+        " is not 3",
         "; the search index changed twice while it was read, try again",
         "DOMContentLoaded",
     },
@@ -429,3 +430,26 @@ def test_editing_a_translation_rebuilds_exactly_the_pages_that_show_it(site: Pat
     build(site)
     _override(site, '[search]\nhelp_title = "Search tips"\n[js.search]\nnone = "Nothing found."\n')
     assert _planned_kinds(site) == {"site", "list", "thread", "month", "date"}  # the search page, and back
+
+
+def test_constant_words_are_said_when_a_template_is_compiled_and_read_the_same(tmp_path: Path) -> None:
+    (tmp_path / "templates").mkdir()
+    (tmp_path / "templates" / "words.html").write_text(
+        '{{ t("list.feed") }}|{{ t("count.message", n=2) }}|{{ t("page.title", page=t("search.title"), site=s) }}'
+        '|{{ t("count.message", n=k) }}|{{ texts_json("js.search") }}\n'
+    )
+    (tmp_path / "templates" / "own.html").write_text('{% set t = f %}{{ t("list.feed") }}{{ texts_json("js") }}\n')
+    layers = (_Layer("site", tmp_path), _Layer("default", DEFAULT_THEME))
+    theme = Theme(layers, language="de")
+    source, _filename, _ = theme.env.loader.get_source(theme.env, "words.html")  # type: ignore[union-attr]
+    compiled = theme.env.compile(source, "words.html", raw=True)
+    assert "context.call(" not in compiled  # the rest is called as a filter: page.title of s, count of k
+    assert re.findall(r"\bt_\d+\('([\w.]+)'", compiled) == ["page.title", "count.message"]
+    unfolded = Theme(layers, language="de")
+    unfolded.env.said = {}  # type: ignore[attr-defined]
+    said = theme.render("words.html", s="<Site & co>", k=1)
+    assert said == unfolded.render("words.html", s="<Site & co>", k=1)
+    assert said.startswith(f"{load_texts([DEFAULT_LOCALES], 'de').text('list.feed')}|")
+    assert "&lt;Site &amp; co&gt;" in said and '"plural": "one-other"' in said
+    # A template's own t is its own: never replaced by the table's words.
+    assert theme.render("own.html", f=lambda key: key.upper()).startswith("LIST.FEED{")

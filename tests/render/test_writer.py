@@ -35,6 +35,23 @@ def test_identical_bytes_in_an_existing_folder_are_left_alone(tmp_path: Path) ->
     assert not [p for p in (tmp_path / "a").iterdir() if p.name.startswith(".listlib-tmp-")]
 
 
+def test_a_copy_another_job_made_already_is_left_alone(tmp_path: Path) -> None:
+    """A raw copy whose job is new (its message's thread got another root) is compared
+    with the file there, not written again; one of other bytes is replaced."""
+    source = tmp_path / "m.eml"
+    source.write_bytes(b"raw bytes")
+    output = tmp_path / "out"
+    Writer(output).copy("a/m.eml", source, "h1", None)
+    before = os.stat(output / "a/m.eml")
+    again = Writer(output)
+    again.copy("a/m.eml", source, "h1", None)
+    assert (again.unchanged, again.written_paths) == (1, [])
+    assert os.stat(output / "a/m.eml").st_ino == before.st_ino
+    source.write_bytes(b"other bytes")
+    again.copy("a/m.eml", source, "h2", None)
+    assert again.written_paths == ["a/m.eml"] and (output / "a/m.eml").read_bytes() == b"other bytes"
+
+
 def test_changed_bytes_replace_the_file(tmp_path: Path) -> None:
     Writer(tmp_path).put("page.html", b"old", None)
     writer = Writer(tmp_path)

@@ -7,7 +7,7 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from listlib.search.document import EXCERPT, excerpt_of
+from listlib.search.document import EXCERPT, author_words, excerpt_of
 
 
 def _by_definition(body: str) -> str:
@@ -37,3 +37,10 @@ def test_a_body_that_starts_with_pages_of_whitespace_still_gives_its_words() -> 
     excerpt = excerpt_of(body)
     assert excerpt.startswith("the array is degraded the")
     assert excerpt.endswith("…") and len(excerpt) <= EXCERPT + 1
+
+
+def test_author_words_cut_capitalised_names_and_are_asked_again_alike() -> None:
+    first = author_words("NeilBrown DMcKenzie", "neil.brown@example.org")
+    assert first == ["neilbrown", "neil", "brown", "dmckenzie", "d", "mc", "kenzie", "neil", "brown", "example", "org"]
+    first.append("changed")  # a caller's list is its own: the words kept are not touched
+    assert author_words("NeilBrown DMcKenzie", "neil.brown@example.org") == first[:-1]

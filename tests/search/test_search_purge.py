@@ -13,6 +13,7 @@ import json
 import random
 import shutil
 import signal
+import sqlite3
 from datetime import timedelta
 from pathlib import Path
 
@@ -24,6 +25,7 @@ from listlib.search import purge, segment, update
 from listlib.search.bulk import postings_holding
 from listlib.search.codec import drop_postings, encode_postings, postings_hold
 from listlib.search.hints import HINTS_FILE
+from listlib.search.merge import read_segment
 from listlib.search.reader import Source, search
 from listlib.search.update import update_index
 from listlib.stewardship import Selector, redact, steward
@@ -126,11 +128,11 @@ def from_scratch(site: Path, tmp_path: Path) -> list[list[tuple[str, float]]]:
     return answers(scratch)
 
 
-@pytest.fixture(params=["rewritten", "copied", "capped"])
+@pytest.fixture(params=["rewritten", "revised", "capped"])
 def purge_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The ways a segment is purged: rewritten whole (small) or copied without the
-    deleted documents' traces (big; here every segment counts as big); and copied as
-    a big archive is: in segments of a capped size (merges cut in pieces), the terms
+    """The ways a segment is purged: rewritten whole (small) or revised in place without
+    the deleted documents' traces (big; here every segment counts as big); and revised
+    as a big archive is: in segments of a capped size (merges cut in pieces), the terms
     holding the deleted documents found with numpy, in a dictionary of chunks of a
     term or two (a chunk left empty is dropped)."""
     if request.param != "rewritten":
@@ -218,7 +220,13 @@ def test_a_reader_holding_the_manifest_from_before_a_take_down_reads_it_again(si
         search(Source(folder), "common")
 
 
-def test_a_build_killed_while_purging_is_finished_by_the_next_one(site: Path, tmp_path: Path, purge_path: str) -> None:
+@pytest.mark.parametrize("at", ["search-purge", "search-state"])
+def test_a_build_killed_while_purging_is_finished_by_the_next_one(
+    site: Path, tmp_path: Path, purge_path: str, at: str
+) -> None:
+    """Killed before its manifest, or after it committed but before it deleted the files
+    its purge replaced (which hold the message): the next build leaves no trace of it,
+    nor of files a purge left that no manifest named."""
     grow(site)
     call, _path = call_of(site, SECRET)
     take_down(site, "removed")
@@ -226,13 +234,24 @@ def test_a_build_killed_while_purging_is_finished_by_the_next_one(site: Path, tm
 
     def crash(point: str) -> None:
         points.append(point)
-        if point == "search-purge" or (purge_path == "rewritten" and point == "search-manifest"):
+        if point == at or (purge_path == "rewritten" and point == "search-manifest"):
             raise KeyboardInterrupt(point)
 
     with pytest.raises(KeyboardInterrupt):
         update_index(load_config(site / "listlib.toml"), fault=crash)
     # Meanwhile the old index answers whole (the message still in it: its purge is not done).
     assert search(Source(site / "output/search"), "common", limit=100).total == 35 - (points[-1] != "search-purge")
+    if points[-1] == "search-state":
+        assert traces(site, "removed", call)  # in the files the purge replaced, not yet deleted
+    elif points[-1] == "search-purge":  # files of a revision no manifest named, beside the purge's own
+        with sqlite3.connect(site / ".cache/search.sqlite") as db:
+            (held,) = db.execute("SELECT segment FROM docs WHERE call = ?", (call,)).fetchone()
+        manifest = json.loads((site / "output/search/manifest.json").read_bytes())
+        rev = next(info.get("rev", 0) for info in manifest["segments"] if info["id"] == held)
+        folder = site / "output/search/seg" / held
+        meta = json.loads((folder / segment.meta_name(rev)).read_bytes())
+        (folder / f"p{meta['files'][0] + 3}.bin").write_bytes(b"zanzibarite")
+        (folder / f"t0-{rev + 2}.json").write_bytes(b'[["zanzibarite"]]')
     build(site)
     assert traces(site, "removed", call) == []
     assert answers(site) == from_scratch(site, tmp_path)
@@ -367,23 +386,40 @@ def test_a_purge_told_the_terms_writes_what_a_purge_searching_every_term_does(
     def blob(name: str) -> bytes:
         return (old / name).read_bytes()
 
+    def purged(source: Path, rev: int, name: str, deleted: list[int], **options: object) -> Path:
+        """A copy of ``source`` (at ``rev``) purged of ``deleted``, its stale files deleted."""
+        target = tmp_path / name
+        shutil.copytree(source, target)
+        done = purge.purge_segment(target, rev, deleted, twins=False, **options)  # type: ignore[arg-type]
+        assert done is not None and done.rev == rev + 1
+        for stale in done.stale:
+            (target / stale).unlink(missing_ok=True)
+        return target
+
+    def read(folder: Path, rev: int) -> tuple[list[bytes], dict[str, tuple[list[int], bytes, object]]]:
+        data = read_segment(folder, rev)
+        postings = {term: (list(p.docs), bytes(p.impacts), p.positions) for term, p in data.postings.items()}
+        return [row.json for row in data.rows], postings
+
     # A purged segment purged again: the documents deleted before are gone from its files.
-    earlier = tmp_path / "earlier"
-    assert purge.purge_segment(old, earlier, [3, 40, 41], twins=False)
-    again, fresh = tmp_path / "again", tmp_path / "fresh"
-    assert purge.purge_segment(earlier, again, [3, 40, 41, 75], twins=False)
-    assert purge.purge_segment(earlier, fresh, [75], twins=False)
-    names = sorted(path.name for path in again.iterdir())
-    assert sorted(path.name for path in fresh.iterdir()) == names
-    assert [(again / name).read_bytes() for name in names] == [(fresh / name).read_bytes() for name in names]
+    earlier = purged(old, 0, "earlier", [3, 40, 41])
+    again = purged(earlier, 1, "again", [3, 40, 41, 75])
+    fresh = purged(earlier, 1, "fresh", [75])
+    assert read(again, 2) == read(fresh, 2)
+    assert b"c0075" not in b"".join(path.read_bytes() for path in again.iterdir())
     for deleted in ([0], [149], [75], [3, 40, 41, 148], sorted(rng.sample(range(150), 12))):
         terms = {entry[0] for entry in purge._holding(chunks, blob, deleted)}
-        told, searched = tmp_path / "told", tmp_path / "searched"
-        assert purge.purge_segment(old, told, deleted, twins=False, terms=terms)
-        assert purge.purge_segment(old, searched, deleted, twins=False)
+        told = purged(old, 0, "told", deleted, terms=terms)
+        searched = purged(old, 0, "searched", deleted)
         names = sorted(path.name for path in searched.iterdir())
         assert sorted(path.name for path in told.iterdir()) == names
         assert [(told / name).read_bytes() for name in names] == [(searched / name).read_bytes() for name in names]
+        # The files it did not rewrite are the old ones; those it did hold nothing deleted.
+        unchanged = {name for name in names if (old / name).exists()}
+        assert all((old / name).read_bytes() == (told / name).read_bytes() for name in unchanged)
+        rows, postings = read(told, 1)
+        assert all(rows[doc] == b"null" for doc in deleted)
+        assert not any(set(deleted) & set(docs) for docs, _impacts, _positions in postings.values())
         shutil.rmtree(told)
         shutil.rmtree(searched)
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from listlib.build import plan_site
 from listlib.config import load_config
 from listlib.stewardship import Selector, steward
 from listlib.store.core import Store
@@ -78,6 +79,50 @@ def test_incremental_build_after_hiding_equals_a_clean_build(site: Path, tmp_pat
     shutil.copy(site / "listlib.toml", clean / "listlib.toml")
     build(clean, clean=True)
     assert tree(site / "output") == tree(clean / "output")
+
+
+def _clean_build(site: Path, into: Path) -> dict[str, bytes]:
+    """The output a clean build of the site's store and configuration makes."""
+    shutil.copytree(site / "content", into / "content", ignore=shutil.ignore_patterns(".lock", ".index"))
+    shutil.copy(site / "listlib.toml", into / "listlib.toml")
+    build(into, clean=True)
+    return tree(into / "output")
+
+
+def test_a_bulk_hide_makes_only_its_threads_copies_again_and_equals_a_clean_build(site: Path, tmp_path: Path) -> None:
+    """A month's raw copies and redirects are a job per thread: hiding messages by a query
+    runs those of their threads, not every message's of their months; the output is a
+    clean build's after the hide, and after unhide the site from before."""
+    hour = timedelta(hours=1)
+    add(
+        site,
+        post(1, "Plans", at=hour),
+        post(2, "Re: Plans", reply_to=1, refs=(1,), at=2 * hour, body="A quokka appears.\n"),
+        post(3, "Re: Plans", reply_to=2, refs=(1, 2), at=3 * hour),
+        post(4, "Other", at=4 * hour),
+        post(5, "Re: Other", reply_to=4, refs=(4,), at=5 * hour),
+        post(6, "Third", at=6 * hour, body="Another quokka here.\n"),
+        post(7, "Re: Third", reply_to=6, refs=(6,), at=7 * hour),
+        post(8, "Later", at=40 * 24 * hour),
+        post(9, "Re: Later", reply_to=8, refs=(8,), at=41 * 24 * hour, body="Quokka again.\n"),
+    )
+    build(site)
+    before = tree(site / "output")
+    call = {n: call_of(site, n)[0] for n in range(1, 10)}
+    hidden = _hide(site, query="quokka")
+    calls = [row.call for row in hidden.messages]  # type: ignore[attr-defined]
+    assert sorted(calls) == sorted(call[n] for n in (2, 6, 9))
+    config = load_config(site / "listlib.toml")
+    copies = [item["job"] for item in plan_site(config).planned if item["job"].startswith("messages:")]
+    # Those of the threads of m2 (rooted at m1), m6 (m7's now) and m9 (rooted at m8): not m4's.
+    threads = {call[n] for n in (1, 6, 7, 8)}
+    assert copies and {job.rsplit(":", 1)[1] for job in copies} <= threads, copies
+    build(site)
+    assert tree(site / "output") == _clean_build(site, tmp_path / "hidden")
+    steward(config, "unhide", Selector(ids=tuple(calls)), reason="", by="test")
+    build(site)
+    assert tree(site / "output") == before
+    assert before == _clean_build(site, tmp_path / "shown")
 
 
 def test_reimport_and_rebuilt_index_keep_hidden_mail_hidden(site: Path, tmp_path: Path) -> None:

@@ -229,12 +229,26 @@
 
   Segment.prototype.path = function (name) { return "seg/" + this.id + "/" + name; };
 
+  // A purged segment's files, as its revision names them (segment.py's meta_name,
+  // dict_name, docs_name): a file rewritten by a purge has a new name, never new bytes.
+  function metaName(rev) { return rev ? "meta-" + rev + ".json" : "meta.json"; }
+
+  Segment.prototype.dictName = function (k) {
+    var rev = this.meta.trev ? this.meta.trev[k] : 0;
+    return rev ? "t" + k + "-" + rev + ".json" : "t" + k + ".json";
+  };
+
+  Segment.prototype.docsName = function (k) {
+    var rev = (this.meta.drev || {})[String(k)] || 0;
+    return rev ? "d" + k + "-" + rev + ".json" : "d" + k + ".json";
+  };
+
   Segment.prototype.entry = function (term) {
     var self = this;
     if (this.entries.has(term)) return Promise.resolve(this.entries.get(term));
     var number = bisectRight(this.meta.dict, term) - 1;
     if (number < 0) { this.entries.set(term, null); return Promise.resolve(null); }
-    return this.index.json(this.path("t" + number + ".json")).then(function (chunk) {
+    return this.index.json(this.path(this.dictName(number))).then(function (chunk) {
       var found = null;
       for (var i = 0; i < chunk.length; i++) if (chunk[i][0] === term) { found = chunk[i]; break; }
       self.entries.set(term, found);
@@ -246,7 +260,7 @@
     var dict = this.meta.dict, found = [];
     for (var number = Math.max(0, bisectRight(dict, prefix) - 1); number < dict.length; number++) {
       if (number > 0 && dict[number] > prefix && !dict[number].startsWith(prefix)) break;
-      var chunk = await this.index.json(this.path("t" + number + ".json"));
+      var chunk = await this.index.json(this.path(this.dictName(number)));
       for (var i = 0; i < chunk.length; i++) if (chunk[i][0].startsWith(prefix)) found.push(chunk[i]);
     }
     return found;
@@ -293,7 +307,7 @@
 
   Segment.prototype.row = async function (number) {
     var size = this.meta.docs_chunk;
-    var chunk = await this.index.json(this.path("d" + Math.floor(number / size) + ".json"));
+    var chunk = await this.index.json(this.path(this.docsName(Math.floor(number / size))));
     return chunk[number % size];
   };
 
@@ -331,14 +345,14 @@
     var query = parseQuery(text);
     if (options.lists) query.lists = query.lists.concat(options.lists);
     var manifest = await this.json("manifest.json");
-    if (manifest.format !== 2) {
-      var wrong = new Error("search index format " + manifest.format + " is not 2");
+    if (manifest.format !== 3) {
+      var wrong = new Error("search index format " + manifest.format + " is not 3");
       wrong.code = "format";
       throw wrong;
     }
     var self = this;
     var metas = await Promise.all(manifest.segments.map(function (info) {
-      return self.json("seg/" + info.id + "/meta.json");
+      return self.json("seg/" + info.id + "/" + metaName(info.rev || 0));
     }));
     var segments = manifest.segments.map(function (info, i) { return new Segment(self, info, metas[i]); });
     var table = manifest.impacts, totalDocs = Math.max(1, manifest.live);
