@@ -3,10 +3,11 @@
 Brings the thread cache up to date, then plans: from what changed since the last
 complete build (``dirty``, reading rows and threads on demand through ``sitedata``)
 when it can, else by describing every job of the site one shard (a list's month)
-at a time, spooled to the build state's temporary tables (``plan.full``), so that
-memory stays flat in the size of the archive; either way the jobs come from the same builders and are compared
-with the keys the last builds recorded (``plan``, ``buildstate``). It then runs the
-jobs that changed on every core (``render``), removes the files that no longer
+at a time (``plan.full``) as the render workers need work, so that memory stays flat
+in the size of the archive and the workers render while this process plans; either
+way the jobs come from the same builders and are compared with the keys the last
+builds recorded (``plan``, ``buildstate``). It runs the jobs that changed on every
+core (``render``), removes the files that no longer
 belong, and records what the next build plans from. Only one build runs at a time
 per site (a lock in the cache folder).
 
@@ -23,6 +24,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -38,7 +40,7 @@ from .legacy.mapfile import LegacyMap, load_map, map_file
 from .overrides import threading_overrides
 from .pathlog import PathLog
 from .plan.builders import SiteJobs
-from .plan.full import SpooledPlan, full_shards
+from .plan.full import StreamedPlan, full_shards
 from .plan.incremental import Memory, dirty_jobs, load_memory
 from .plan.jobs import Job, Plan, plan_build
 from .plan.kinds import KINDS, TEMPLATES, SiteSettings, StaticFile
@@ -210,12 +212,16 @@ def _site_fingerprint(
 
 @dataclass
 class _Planned:
-    plan: Plan | SpooledPlan
-    """An incremental plan in memory; a full one spooled (read back a batch at a time)."""
+    plan: Plan | StreamedPlan
+    """An incremental plan in memory; a full one made as it is read, a batch at a time."""
     memory: Memory
-    kept: int
-    """How many jobs stay as they are."""
+    incremental_kept: int
     incremental: bool
+
+    @property
+    def kept(self) -> int:
+        """How many jobs stay as they are (of a full plan: once it is read whole)."""
+        return self.plan.kept if isinstance(self.plan, StreamedPlan) else self.incremental_kept
 
 
 def _plan(
@@ -249,11 +255,10 @@ def _plan(
     mid_folder = config.site.message_id_folder if config.site.message_id_paths else None
     words = words_of(theme.texts)  # in the records that show them: a change reaches those pages
     fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns, legacy)
-    with (
-        Store(content).open() as store,
-        ThreadSet(config.site.cache_dir).open() as threadset,
-        ClassCache(config.site.cache_dir, config.classes.rules) as classes,
-    ):
+    with ExitStack() as held:
+        store = held.enter_context(Store(content).open())
+        threadset = held.enter_context(ThreadSet(config.site.cache_dir).open())
+        classes = held.enter_context(ClassCache(config.site.cache_dir, config.classes.rules))
         threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
         classes.update(store.index, store.root, workers)
         last = None if full else load_memory(state)
@@ -277,28 +282,26 @@ def _plan(
             trim_heap()
             on_work()
         # One read snapshot of the cache: the marks recorded must be those of the threads planned.
-        with store.index.snapshot(), threadset.cache.snapshot():
-            sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset, classes.classes) for lst in lists]
-            marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
-            jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy, mid_folder, words)
-            memory = Memory(changes.epoch, changes.generation, fingerprint, spooled_mids=True)
-            state.start_plan()
-            state.begin()
-            try:
-                spooled = SpooledPlan(state, full_shards(jobs, state, memory, marks))
-            finally:
-                state.commit()
-    return _Planned(spooled, memory, spooled.kept, incremental=False)
+        held.enter_context(store.index.snapshot())
+        held.enter_context(threadset.cache.snapshot())
+        sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset, classes.classes) for lst in lists]
+        marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
+        jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy, mid_folder, words)
+        memory = Memory(changes.epoch, changes.generation, fingerprint, spooled_mids=True)
+        state.start_plan()
+        # Planned as it is rendered (``_build``), inside these snapshots: the plan holds them.
+        streamed = StreamedPlan(state, full_shards(jobs, state, memory, marks), held.pop_all())
+    return _Planned(streamed, memory, 0, incremental=False)
 
 
-def _whole(plan: Plan | SpooledPlan) -> Plan:
-    """A plan in memory (a full one read back from its spool)."""
-    return plan.plan() if isinstance(plan, SpooledPlan) else plan
+def _whole(plan: Plan | StreamedPlan) -> Plan:
+    """A plan in memory (a full one made whole)."""
+    return plan.plan() if isinstance(plan, StreamedPlan) else plan
 
 
-def _batches(plan: Plan | SpooledPlan) -> Iterator[Sequence[Job]]:
-    """The jobs to run, a batch at a time."""
-    if isinstance(plan, SpooledPlan):
+def _batches(plan: Plan | StreamedPlan) -> Iterator[Sequence[Job]]:
+    """The jobs to run, a batch at a time (a full plan's planned as they are read)."""
+    if isinstance(plan, StreamedPlan):
         yield from plan.batches()
     elif plan.run:
         yield plan.run
@@ -563,23 +566,23 @@ def _build(
     output = config.site.output_dir
     output.mkdir(parents=True, exist_ok=True)
     plan = planned.plan
-    spooled = isinstance(plan, SpooledPlan)
-    count = plan.count if isinstance(plan, SpooledPlan) else len(plan.run)
-    total = plan.weight if isinstance(plan, SpooledPlan) else sum(job.weight for job in plan.run)
-    report = BuildReport(jobs_run=count, jobs_kept=planned.kept)
+    streamed = isinstance(plan, StreamedPlan)
+    # A full plan's counts grow as it is made (the progress bar's length with them).
+    count = 0 if isinstance(plan, StreamedPlan) else len(plan.run)
+    total = 0 if isinstance(plan, StreamedPlan) else sum(job.weight for job in plan.run)
+    report = BuildReport(jobs_run=count, jobs_kept=0 if streamed else planned.kept)
     if state.get("running") is not None:
         sweep(output, state.recorded(), _owned_folders(config))
     state.set("running", "1")
-    if not spooled:
+    if not streamed:
         state.start_plan()  # the files made by this build are noted in its temporary tables
     # Every other job recorded last time is kept (an incremental plan never lists them).
-    not_kept = set() if spooled else {job.id for job in plan.run} | set(plan.dropped)
+    not_kept = set() if streamed else {job.id for job in plan.run} | set(plan.dropped)
 
     def kept(owners: set[str]) -> set[str]:
-        return state.spooled_kept(owners) if spooled else owners - not_kept
+        return state.spooled_kept(owners) if streamed else owners - not_kept
 
-    gone = state.files_of(plan.dropped)
-    stale: set[str] = {path for files in gone.values() for path in files}
+    stale: set[str] = set()
     """Files of earlier builds no job has made again (yet): removed at the end."""
     done = finished = 0
     # Records go to the state 500 jobs at a time, in one transaction (as durable as one per job:
@@ -587,44 +590,70 @@ def _build(
     pending: list[tuple[str, str, dict[str, str], dict[str, Stat]]] = []
     newcomers: dict[str, str] = {}
     """Path -> the job that made it, for paths its job did not make last time."""
+    later: list[tuple[str, str, str]] = []
+    """(path, its earlier job, the job that made it now) whose earlier job a full plan has
+    not planned yet: checked at the end (a job kept must not lose a file to another)."""
     # Files of earlier builds may belong to jobs this build keeps; in a fresh state none can.
     check_owners = state.has_files()
+
+    def clash(path: str, owner: str, job_id: str) -> BuildError:
+        return BuildError(f"{path}: made by two jobs ({owner} and {job_id})")
 
     def flush() -> None:
         if check_owners:
             owners = state.owner_of(newcomers)
             clashes = kept(set(owners.values()))
+            planned_yet = state.spooled(set(owners.values())) if streamed else set()
             for path, owner in owners.items():
                 if owner in clashes:
-                    raise BuildError(f"{path}: made by two jobs ({owner} and {newcomers[path]})")
+                    raise clash(path, owner, newcomers[path])
+                if streamed and owner not in planned_yet:
+                    later.append((path, owner, newcomers[path]))
         state.record_many(pending)
         state.commit()
         state.begin()
         pending.clear()
         newcomers.clear()
 
+    old: dict[str, dict[str, str]] = {}
+    """The files of the last build of the jobs handed to the runner and not finished."""
+
+    def to_run() -> Iterator[Job]:
+        nonlocal count, total
+        for batch in _batches(plan):
+            old.update(state.files_of(job.id for job in batch))
+            if isinstance(plan, StreamedPlan):
+                count, total = plan.count, plan.weight
+            # Heaviest first, so that no worker is left with a big thread at the end.
+            yield from sorted(batch, key=lambda j: -j.weight)
+
     state.begin()
     try:
-        for batch in _batches(plan):
-            old = state.files_of(job.id for job in batch)
-            for job, result in runner.run(batch, old, total):
-                files = result.files
-                for path, earlier, _job in state.add_produced((path, job.id) for path in files):
-                    raise BuildError(f"{path}: made by two jobs ({earlier} and {job.id})")
-                before = old.get(job.id, {})
-                newcomers.update((path, job.id) for path in files if path not in before)
-                stale.update(path for path in before if path not in files)
-                pending.append((job.id, job.key, files, result.stats))
-                fault("job-done")
-                report.written.extend(result.written)
-                report.unchanged += result.unchanged
-                done += job.weight
-                finished += 1
-                if len(pending) >= 500:
-                    flush()
-                if progress is not None:
-                    progress(done, total, finished, count)
+        for job, result in runner.run(to_run(), old, total):
+            files = result.files
+            for path, earlier, _job in state.add_produced((path, job.id) for path in files):
+                raise BuildError(f"{path}: made by two jobs ({earlier} and {job.id})")
+            before = old.pop(job.id, {})
+            newcomers.update((path, job.id) for path in files if path not in before)
+            stale.update(path for path in before if path not in files)
+            pending.append((job.id, job.key, files, result.stats))
+            fault("job-done")
+            report.written.extend(result.written)
+            report.unchanged += result.unchanged
+            done += job.weight
+            finished += 1
+            if len(pending) >= 500:
+                flush()
+            if progress is not None:
+                progress(done, total, finished, count if not streamed or plan.complete else None)
         flush()
+        if later:
+            clashes = state.spooled_kept({owner for _path, owner, _job in later})
+            for path, owner, job_id in later:
+                if owner in clashes:
+                    raise clash(path, owner, job_id)
+        gone = state.files_of(plan.dropped)
+        stale.update(path for files in gone.values() for path in files)
         state.forget(plan.dropped)
         state.commit()
     except BuildError:
@@ -638,6 +667,12 @@ def _build(
     except BaseException:
         state.commit()
         raise
+    finally:
+        if isinstance(plan, StreamedPlan):
+            plan.close()
+    report.jobs_run, report.jobs_kept = (
+        (plan.count, plan.kept) if isinstance(plan, StreamedPlan) else (count, planned.kept)
+    )
     removed = sorted(state.not_produced(stale))
     fault("removing")
     remove_files(output, removed)

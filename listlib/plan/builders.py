@@ -589,10 +589,14 @@ class SiteJobs:
         )
         return self.mid_job(prefix, found)
 
-    def mid_members(self, slug: str, calls: Iterable[str]) -> dict[str, list[MidMember]]:
+    def mid_members(
+        self, slug: str, calls: Iterable[str], digests: Mapping[str, str] | None = None
+    ) -> dict[str, list[MidMember]]:
         """Call -> what each of these messages of list ``slug`` puts in its lookup bucket
         (``mid_job`` puts a bucket's together): a pure function of the message and the
-        page of its thread that shows it, so a full plan works it out with its month."""
+        page of its thread that shows it, so a full plan works it out with its month
+        (``digests``: the ``mid_digest`` of those it knows already)."""
+        digests = digests or self._mid_digests
         source = self.sources[slug]
         rows = source.rows(calls)
         links, thread_of = source.links(rows)
@@ -606,7 +610,7 @@ class SiteJobs:
             if row.removed and row.mid_hash:
                 found[row.call].append(("removed", row.mid_hash, (source.config.name, *self._tombstone(row))))
             elif row.message_id:
-                digest = self._mid_digests.get(row.call) or message_id_hash(row.message_id)
+                digest = digests.get(row.call) or message_id_hash(row.message_id)
                 entry = (
                     clean_header_text(row.message_id),
                     slug,

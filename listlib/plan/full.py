@@ -32,19 +32,20 @@ import itertools
 import marshal
 import pickle
 from collections.abc import Iterable, Iterator, Mapping
+from contextlib import ExitStack
 
 from ..series import Series
 from ..values import Month
 from .builders import SiteJobs, mid_bucket, mid_digest
 from .incremental import Memory
-from .jobs import Job, Plan, packed, unpacked
+from .jobs import Job, Plan
 from .kinds import ThreadPage
 from .series import encode_series, thread_series
 from .sources import month_of
 from .state import BuildState
 from .stored import StoredList
 
-__all__ = ["BATCH_WEIGHT", "SpooledPlan", "full_shards"]
+__all__ = ["BATCH_WEIGHT", "StreamedPlan", "full_shards"]
 
 
 def full_shards(
@@ -109,11 +110,11 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
             shard.extend(jobs.sitemaps(slug, {month: by_root[month]}))
         pages.update((thread_id, found) for thread_id, found in source.thread_pages(rooted).items() if found)
         thread_of = source.thread_of(row.call for row in here)
-        members = jobs.mid_members(slug, (row.call for row in here))
+        digests = {row.call: digest for row in here if (digest := mid_digest(row)) is not None}
+        members = jobs.mid_members(slug, (row.call for row in here), digests)
         state.spool_mids(
-            (row.call, slug, thread_of.get(row.call, ""), mid_bucket(digest), marshal.dumps(members.get(row.call, [])))
-            for row in here
-            if (digest := mid_digest(row)) is not None
+            (call, slug, thread_of.get(call, ""), mid_bucket(digest), marshal.dumps(members.get(call, [])))
+            for call, digest in digests.items()
         )
         if source.held() >= _HELD:
             jobs.forget()
@@ -173,60 +174,67 @@ def _mid_shards(jobs: SiteJobs, state: BuildState) -> Iterator[list[Job]]:
         yield [job for job in made if job is not None]
 
 
-BATCH_WEIGHT = 10_000
-"""Work (job weights, about one per message shown) spooled and later rendered together:
-what a full build holds of its plan at a time."""
+BATCH_WEIGHT = 2_000
+"""Work (job weights, about one per message shown) planned together and handed to the
+renderers heaviest job first: what a full build holds of its plan at a time."""
 
 
-class SpooledPlan:
-    """A full plan kept out of memory, in the build state's spool: the jobs to run in
-    batches (pickled), every job's id, key and whether it runs. Iterate ``batches``
-    to read the jobs back one batch at a time; their records stay packed (``jobs.packed``)
-    for the processes that render them."""
+class StreamedPlan:
+    """A full plan made as it is run: ``batches`` plans the shards as the renderers ask
+    for jobs (the workers render while this process plans), and notes every job's id,
+    key and whether it runs in the build state's spool; the counts, and the jobs recorded
+    before that the plan does not have (``dropped``), are known once every batch is read.
+    Holds ``held`` (the read snapshots the shards are planned in) until then or ``close``."""
 
-    def __init__(self, state: BuildState, shards: Iterable[list[Job]]) -> None:
-        """Compare the jobs of ``shards`` with the keys recorded by the last build and
-        spool them (``state.start_plan`` first)."""
+    def __init__(self, state: BuildState, shards: Iterable[list[Job]], held: ExitStack | None = None) -> None:
+        """``state.start_plan`` first."""
         self.state = state
-        self.count = self.weight = self.kept = self.spooled = 0
-        batch: list[Job] = []
-        weight = 0
-        for shard in shards:
-            previous = state.keys_of(job.id for job in shard)
-            runs = [previous.get(job.id) != job.key for job in shard]
-            state.spool_jobs((job.id, job.key, run) for job, run in zip(shard, runs, strict=True))
-            for job, run in zip(shard, runs, strict=True):
-                if run:
-                    batch.append(Job(job.id, job.kind, job.key, packed(job.args), job.weight))
-                    weight += job.weight
-                    self.count += 1
-                    self.weight += job.weight
-                else:
-                    self.kept += 1
-            if weight >= BATCH_WEIGHT:
-                self._spool(batch)
-                batch, weight = [], 0
-        if batch:
-            self._spool(batch)
-        self.dropped = tuple(state.unplanned_jobs())
-
-    def _spool(self, batch: list[Job]) -> None:
-        self.state.spool_batch(self.spooled, pickle.dumps(batch, pickle.HIGHEST_PROTOCOL))
-        self.spooled += 1
+        self.count = self.weight = self.kept = 0
+        self.dropped: tuple[str, ...] = ()
+        self.complete = False
+        self._shards = shards
+        self._held = held
 
     def batches(self) -> Iterator[list[Job]]:
-        for number in range(self.spooled):
-            yield pickle.loads(self.state.spooled_batch(number))
+        """The jobs to run, about ``BATCH_WEIGHT`` of work at a time (read once)."""
+        state = self.state
+        batch: list[Job] = []
+        weight = 0
+        try:
+            for shard in self._shards:
+                previous = state.keys_of(job.id for job in shard)
+                runs = [previous.get(job.id) != job.key for job in shard]
+                state.spool_jobs([(job.id, job.key, run) for job, run in zip(shard, runs, strict=True)])
+                for job, run in zip(shard, runs, strict=True):
+                    if run:
+                        batch.append(job)
+                        weight += job.weight
+                        self.count += 1
+                        self.weight += job.weight
+                    else:
+                        self.kept += 1
+                if weight >= BATCH_WEIGHT:
+                    yield batch
+                    batch, weight = [], 0
+            if batch:
+                yield batch
+            self.dropped = tuple(state.unplanned_jobs())
+            self.complete = True
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Let go of the snapshots the plan is made in (the plan stops there)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            held.close()
 
     def plan(self) -> Plan:
         """The whole plan in memory (for comparisons and ``listlib build --plan``)."""
+        run = tuple(job for batch in self.batches() for job in batch)
         spooled = self.state.spooled_keys()
         return Plan(
-            tuple(
-                Job(job.id, job.kind, job.key, unpacked(job.args), job.weight)
-                for batch in self.batches()
-                for job in batch
-            ),
+            run,
             tuple(job_id for job_id, _key, run in spooled if not run),
             self.dropped,
             {job_id: key for job_id, key, _run in spooled},

@@ -14,11 +14,10 @@ the ones that differ are written (``render.writer``).
 from __future__ import annotations
 
 import hashlib
-import pickle
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["Job", "Packed", "Plan", "job_id", "job_key", "packed", "plan_build", "unpacked"]
+__all__ = ["Job", "Plan", "job_id", "job_key", "plan_build"]
 
 
 def job_id(kind: str, *parts: object) -> str:
@@ -53,30 +52,6 @@ class Job:
         # By its fields: a frozen dataclass with slots pickles through dataclasses.fields()
         # for each object: 13,334 times in the full plan of 20,000 generated messages (plan.full).
         return (Job, (self.id, self.kind, self.key, self.args, self.weight))
-
-
-class Packed:
-    """A job's record pickled once, when a full plan spools the job (``plan.full``): the
-    build hands it on as it is, and only the process that renders the job unpacks it
-    (``unpacked``), so the planning process never reads the record back."""
-
-    __slots__ = ("data",)
-
-    def __init__(self, data: bytes) -> None:
-        self.data = data
-
-    def __reduce__(self) -> tuple[type[Packed], tuple[bytes]]:
-        return (Packed, (self.data,))
-
-
-def packed(args: object) -> Packed:
-    """A job's record, packed."""
-    return Packed(pickle.dumps(args, pickle.HIGHEST_PROTOCOL))
-
-
-def unpacked(args: object) -> object:
-    """A job's record, whether packed (``packed``) or not."""
-    return pickle.loads(args.data) if isinstance(args, Packed) else args
 
 
 @dataclass(frozen=True)

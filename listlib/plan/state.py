@@ -46,7 +46,6 @@ CREATE INDEX IF NOT EXISTS mids_by_thread ON mids (slug, thread);
 
 _PLAN_SCHEMA = """
 CREATE TEMP TABLE IF NOT EXISTS plan_jobs (id TEXT PRIMARY KEY, key TEXT NOT NULL, run INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TEMP TABLE IF NOT EXISTS plan_batches (batch INTEGER PRIMARY KEY, data BLOB NOT NULL);
 CREATE TEMP TABLE IF NOT EXISTS plan_mids (
     call TEXT PRIMARY KEY, slug TEXT NOT NULL, thread TEXT NOT NULL, prefix TEXT NOT NULL, members BLOB NOT NULL
 ) WITHOUT ROWID;
@@ -55,7 +54,6 @@ CREATE TEMP TABLE IF NOT EXISTS produced (path TEXT PRIMARY KEY, job TEXT NOT NU
 CREATE TEMP TABLE IF NOT EXISTS plan_parked (number INTEGER PRIMARY KEY, data BLOB NOT NULL);
 DELETE FROM plan_jobs;
 DELETE FROM plan_parked;
-DELETE FROM plan_batches;
 DELETE FROM plan_mids;
 DELETE FROM produced;
 """
@@ -195,23 +193,22 @@ class BuildState:
         """Empty the spool of a full plan (and the files made by a build)."""
         self.db.executescript(_PLAN_SCHEMA)
 
-    def spool_jobs(self, jobs: Iterable[tuple[str, str, bool]]) -> None:
+    def spool_jobs(self, jobs: list[tuple[str, str, bool]]) -> None:
         """Planned jobs: (id, key, whether it runs); a job id planned twice is a ValueError."""
-        for job in jobs:
-            try:
-                self.db.execute("INSERT INTO plan_jobs VALUES (?, ?, ?)", job)
-            except sqlite3.IntegrityError:
-                raise ValueError(f"two jobs are named {job[0]!r}") from None
+        self.db.execute("SAVEPOINT spool_jobs")
+        try:
+            self.db.executemany("INSERT INTO plan_jobs VALUES (?, ?, ?)", jobs)
+        except sqlite3.IntegrityError:
+            self.db.execute("ROLLBACK TO spool_jobs")
+            seen = self.spooled(job[0] for job in jobs)
+            twice = next(job[0] for job in jobs if job[0] in seen or seen.add(job[0]))  # type: ignore[func-returns-value]
+            raise ValueError(f"two jobs are named {twice!r}") from None
+        finally:
+            self.db.execute("RELEASE spool_jobs")
 
     def spooled_keys(self) -> list[tuple[str, str, bool]]:
         """Every spooled job: (id, key, whether it runs), by id."""
         return [(i, k, bool(r)) for i, k, r in self.db.execute("SELECT id, key, run FROM plan_jobs ORDER BY id")]
-
-    def spool_batch(self, number: int, data: bytes) -> None:
-        self.db.execute("INSERT INTO plan_batches VALUES (?, ?)", (number, data))
-
-    def spooled_batch(self, number: int) -> bytes:
-        return self.db.execute("SELECT data FROM plan_batches WHERE batch = ?", (number,)).fetchone()[0]
 
     def park(self, data: bytes) -> None:
         """Keep a blob until ``unpark`` (a full plan's thread pages waiting for their
@@ -224,6 +221,10 @@ class BuildState:
         for number in numbers:
             yield self.db.execute("SELECT data FROM plan_parked WHERE number = ?", (number,)).fetchone()[0]
         self.db.execute("DELETE FROM plan_parked")
+
+    def spooled(self, job_ids: Iterable[str]) -> set[str]:
+        """Those of these jobs that the spooled plan has (so far: a plan is spooled as it is made)."""
+        return {job_id for (job_id,) in _where_in_rows(self.db, "SELECT id FROM plan_jobs WHERE id", job_ids)}
 
     def spooled_kept(self, job_ids: Iterable[str]) -> set[str]:
         """Those of these jobs that the spooled plan keeps (planned, not run)."""

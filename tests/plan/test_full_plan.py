@@ -25,7 +25,7 @@ from listlib.plan.sources import LoadedList
 from listlib.plan.state import BuildState
 from listlib.plan.stored import StoredList
 
-from ..build.test_build import T0, add, build, call_of, post
+from ..build.test_build import T0, add, build, call_of, post, tree
 from ..build.test_series_pages import V1, V2, patch, review
 from ..support.helpers import make_message, run_listlib
 
@@ -112,3 +112,31 @@ def test_the_sharded_plan_makes_the_jobs_and_memory_of_a_full_enumeration(
     assert memory.pages == want.pages
     assert memory.series == want.series
     assert spooled_mids == sorted(want.add_mids)
+
+
+def test_a_full_build_renders_its_first_jobs_before_the_plan_is_made_and_makes_the_same_site(
+    site: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _populate(site)
+    events: list[str] = []
+    sharded = full.full_shards
+
+    def noting(*args: Any) -> Iterator[list[Job]]:
+        for shard in sharded(*args):
+            events.append("planned")
+            yield shard
+
+    monkeypatch.setattr(build_module, "full_shards", noting)
+    monkeypatch.setattr(full, "BATCH_WEIGHT", 1)  # every shard a batch of its own
+    report = build(site, clean=True, fault=lambda point: events.append(point) if point == "job-done" else None)
+    assert report.jobs_run == events.count("job-done") > 0
+    last_planned = len(events) - 1 - events[::-1].index("planned")
+    assert events.index("job-done") < last_planned, "the first jobs rendered before the last shard was planned"
+    streamed = tree(site / "output")
+    monkeypatch.setattr(full, "BATCH_WEIGHT", 10**9)  # the whole plan one batch
+    events.clear()
+    again = build(site, clean=True, fault=lambda point: events.append(point) if point == "job-done" else None)
+    last_planned = len(events) - 1 - events[::-1].index("planned")
+    assert events.index("job-done") > last_planned, "one batch: planned whole before rendering"
+    assert (again.jobs_run, again.jobs_kept) == (report.jobs_run, report.jobs_kept)
+    assert tree(site / "output") == streamed
