@@ -2,10 +2,12 @@
 
 Brings the thread cache up to date, then plans: from what changed since the last
 complete build (``dirty``, reading rows and threads on demand through ``sitedata``)
-when it can, else by describing every job of the site (``site``) from everything
-loaded in memory; either way the jobs come from the same builders and are compared
-with the keys the last builds recorded (``plan``, ``buildstate``). It then runs the
-jobs that changed on every core (``render``), removes the files that no longer
+when it can, else by describing every job of the site one shard (a list's month)
+at a time (``plan.full``) as the render workers need work, so that memory stays flat
+in the size of the archive and the workers render while this process plans; either
+way the jobs come from the same builders and are compared with the keys the last
+builds recorded (``plan``, ``buildstate``). It runs the jobs that changed on every
+core (``render``), removes the files that no longer
 belong, and records what the next build plans from. Only one build runs at a time
 per site (a lock in the cache folder).
 
@@ -21,7 +23,8 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -29,18 +32,19 @@ from typing import Any
 
 from .classcache import ClassCache, classes_digest
 from .codedigest import code_digest, render_digest
-from .config import Config, ListConfig
+from .config import Config
 from .errors import BuildError
 from .fsutil import release_lock
 from .heap import trim_heap
 from .legacy.mapfile import LegacyMap, load_map, map_file
 from .overrides import threading_overrides
+from .pathlog import PathLog
 from .plan.builders import SiteJobs
-from .plan.incremental import Memory, dirty_jobs, full_memory, load_memory
-from .plan.jobs import Plan, plan_build
+from .plan.full import StreamedPlan, full_shards
+from .plan.incremental import Memory, dirty_jobs, load_memory
+from .plan.jobs import Job, Plan, plan_build
 from .plan.kinds import KINDS, TEMPLATES, SiteSettings, StaticFile
 from .plan.shown import WORDS_PREFIX, words_of
-from .plan.sources import LoadedList
 from .plan.state import STATE_VERSION, BuildState, lock_output
 from .plan.stored import StoredList
 from .render.runner import Executor, JobRunner
@@ -84,7 +88,8 @@ class BuildReport:
 
     jobs_run: int = 0
     jobs_kept: int = 0
-    written: list[str] = field(default_factory=list)
+    written: PathLog = field(default_factory=PathLog)
+    """Every file written, in a list that keeps all but the last few thousand on disk."""
     unchanged: int = 0
     removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
@@ -207,11 +212,16 @@ def _site_fingerprint(
 
 @dataclass
 class _Planned:
-    plan: Plan
+    plan: Plan | StreamedPlan
+    """An incremental plan in memory; a full one made as it is read, a batch at a time."""
     memory: Memory
-    kept: int
-    """How many jobs stay as they are."""
+    incremental_kept: int
     incremental: bool
+
+    @property
+    def kept(self) -> int:
+        """How many jobs stay as they are (of a full plan: once it is read whole)."""
+        return self.plan.kept if isinstance(self.plan, StreamedPlan) else self.incremental_kept
 
 
 def _plan(
@@ -245,11 +255,10 @@ def _plan(
     mid_folder = config.site.message_id_folder if config.site.message_id_paths else None
     words = words_of(theme.texts)  # in the records that show them: a change reaches those pages
     fingerprint = _site_fingerprint(site, fingerprints, static, config, markdowns, legacy)
-    with (
-        Store(content).open() as store,
-        ThreadSet(config.site.cache_dir).open() as threadset,
-        ClassCache(config.site.cache_dir, config.classes.rules) as classes,
-    ):
+    with ExitStack() as held:
+        store = held.enter_context(Store(content).open())
+        threadset = held.enter_context(ThreadSet(config.site.cache_dir).open())
+        classes = held.enter_context(ClassCache(config.site.cache_dir, config.classes.rules))
         threadset.update(store.index, threading_overrides(store.root, store.index, [lst.slug for lst in config.lists]))
         classes.update(store.index, store.root, workers)
         last = None if full else load_memory(state)
@@ -268,16 +277,34 @@ def _plan(
             kept = state.job_count() - sum(1 for job in plan.run if job.id in previous) - len(plan.dropped)
             return _Planned(plan, memory, kept, incremental=True)
         if on_work is not None:
+            # The workers fork now: not with the threading's freed memory scattered over the heap.
+            gc.collect()
+            trim_heap()
             on_work()
-        # One read snapshot of the cache: the marks recorded must be those of the threads loaded.
-        with threadset.cache.snapshot():
-            known = classes.all()
-            loaded = [_load_list(lst, markdowns[lst.slug], store, threadset, known) for lst in lists]
-            marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
-    jobs = SiteJobs(site, fingerprints, loaded, static, render_digest(), legacy, mid_folder, words)
-    plan = plan_build(state.job_keys(), jobs.all())
-    memory = full_memory(jobs, changes.epoch, changes.generation, fingerprint, marks)
-    return _Planned(plan, memory, len(plan.kept), incremental=False)
+        # One read snapshot of the cache: the marks recorded must be those of the threads planned.
+        held.enter_context(store.index.snapshot())
+        held.enter_context(threadset.cache.snapshot())
+        sources = [StoredList(lst, markdowns[lst.slug], store.index, threadset, classes.classes) for lst in lists]
+        marks = {lst.slug: threadset.cache.month_marks(lst.slug) for lst in lists}
+        jobs = SiteJobs(site, fingerprints, sources, static, render_digest(), legacy, mid_folder, words)
+        memory = Memory(changes.epoch, changes.generation, fingerprint, spooled_mids=True)
+        state.start_plan()
+        # Planned as it is rendered (``_build``), inside these snapshots: the plan holds them.
+        streamed = StreamedPlan(state, full_shards(jobs, state, memory, marks), held.pop_all())
+    return _Planned(streamed, memory, 0, incremental=False)
+
+
+def _whole(plan: Plan | StreamedPlan) -> Plan:
+    """A plan in memory (a full one made whole)."""
+    return plan.plan() if isinstance(plan, StreamedPlan) else plan
+
+
+def _batches(plan: Plan | StreamedPlan) -> Iterator[Sequence[Job]]:
+    """The jobs to run, a batch at a time (a full plan's planned as they are read)."""
+    if isinstance(plan, StreamedPlan):
+        yield from plan.batches()
+    elif plan.run:
+        yield plan.run
 
 
 def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap, bool]]:
@@ -303,22 +330,6 @@ def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap, bool]]:
     return found
 
 
-def _load_list(
-    config: ListConfig, markdown: str | None, store: Store, threadset: ThreadSet, classes: dict[str, str]
-) -> LoadedList:
-    """Every row and thread of a list, for a full enumeration; ``classes``: every
-    message's class."""
-    rows = {row.call: row for row in store.index.filed_rows(config.slug)}
-    removed = store.index.removed_rows(config.slug)
-    entries = threadset.threads(config.slug, threadset.thread_ids(config.slug)) if rows or removed else {}
-
-    def class_of(calls: Iterable[str]) -> dict[str, str]:
-        return {call: found for call in calls if (found := classes.get(call)) is not None}
-
-    revisions = store.index.revisions(config.slug)
-    return LoadedList(config, rows, entries.values(), markdown, removed, revisions, class_of)
-
-
 def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
     """The plan an incremental build would follow now (None when it would enumerate
     every job) and the plan of a full enumeration; nothing is written to output/.
@@ -329,10 +340,11 @@ def compare_plans(config: Config) -> tuple[Plan | None, Plan]:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
             planned = _plan(config, theme, state)
-            full = _plan(config, theme, state, full=True)
+            incremental = _whole(planned.plan) if planned.incremental else None
+            full = _whole(_plan(config, theme, state, full=True).plan)
     finally:
         release_lock(lock)
-    return (planned.plan if planned.incremental else None), full.plan
+    return incremental, full
 
 
 def _load_theme(config: Config) -> Theme:
@@ -407,8 +419,9 @@ def plan_site(config: Config) -> BuildReport:
         with BuildState(cache / "build.sqlite") as state:
             _check_lists_kept(config, state)
             planned = _plan(config, theme, state)
-            report = BuildReport(jobs_run=len(planned.plan.run), jobs_kept=planned.kept)
-            report.planned = _plan_details(planned.plan, state)
+            plan = _whole(planned.plan)
+            report = BuildReport(jobs_run=len(plan.run), jobs_kept=planned.kept)
+            report.planned = _plan_details(plan, state)
     finally:
         release_lock(lock)
     report.seconds = time.monotonic() - started
@@ -553,45 +566,76 @@ def _build(
     output = config.site.output_dir
     output.mkdir(parents=True, exist_ok=True)
     plan = planned.plan
-    report = BuildReport(jobs_run=len(plan.run), jobs_kept=planned.kept)
+    streamed = isinstance(plan, StreamedPlan)
+    # A full plan's counts grow as it is made (the progress bar's length with them).
+    count = 0 if isinstance(plan, StreamedPlan) else len(plan.run)
+    total = 0 if isinstance(plan, StreamedPlan) else sum(job.weight for job in plan.run)
+    report = BuildReport(jobs_run=count, jobs_kept=0 if streamed else planned.kept)
     if state.get("running") is not None:
-        sweep(output, state.all_files(), _owned_folders(config))
+        sweep(output, state.recorded(), _owned_folders(config))
     state.set("running", "1")
-    touched = [job.id for job in plan.run] + list(plan.dropped)
-    old = state.files_of(touched)
+    if not streamed:
+        state.start_plan()  # the files made by this build are noted in its temporary tables
     # Every other job recorded last time is kept (an incremental plan never lists them).
-    not_kept = {job.id for job in plan.run} | set(plan.dropped)
-    produced: dict[str, str] = {}
-    total = sum(job.weight for job in plan.run)
+    not_kept = set() if streamed else {job.id for job in plan.run} | set(plan.dropped)
+
+    def kept(owners: set[str]) -> set[str]:
+        return state.spooled_kept(owners) if streamed else owners - not_kept
+
+    stale: set[str] = set()
+    """Files of earlier builds no job has made again (yet): removed at the end."""
     done = finished = 0
     # Records go to the state 500 jobs at a time, in one transaction (as durable as one per job:
     # a build killed before the commit is finished by the next one).
     pending: list[tuple[str, str, dict[str, str], dict[str, Stat]]] = []
-    newcomers: list[str] = []
+    newcomers: dict[str, str] = {}
+    """Path -> the job that made it, for paths its job did not make last time."""
+    later: list[tuple[str, str, str]] = []
+    """(path, its earlier job, the job that made it now) whose earlier job a full plan has
+    not planned yet: checked at the end (a job kept must not lose a file to another)."""
     # Files of earlier builds may belong to jobs this build keeps; in a fresh state none can.
     check_owners = state.has_files()
 
+    def clash(path: str, owner: str, job_id: str) -> BuildError:
+        return BuildError(f"{path}: made by two jobs ({owner} and {job_id})")
+
     def flush() -> None:
         if check_owners:
-            for path, owner in state.owner_of(newcomers).items():
-                if owner not in not_kept:
-                    raise BuildError(f"{path}: made by two jobs ({owner} and {produced[path]})")
+            owners = state.owner_of(newcomers)
+            clashes = kept(set(owners.values()))
+            planned_yet = state.spooled(set(owners.values())) if streamed else set()
+            for path, owner in owners.items():
+                if owner in clashes:
+                    raise clash(path, owner, newcomers[path])
+                if streamed and owner not in planned_yet:
+                    later.append((path, owner, newcomers[path]))
         state.record_many(pending)
         state.commit()
         state.begin()
         pending.clear()
         newcomers.clear()
 
+    old: dict[str, dict[str, str]] = {}
+    """The files of the last build of the jobs handed to the runner and not finished."""
+
+    def to_run() -> Iterator[Job]:
+        nonlocal count, total
+        for batch in _batches(plan):
+            old.update(state.files_of(job.id for job in batch))
+            if isinstance(plan, StreamedPlan):
+                count, total = plan.count, plan.weight
+            # Heaviest first, so that no worker is left with a big thread at the end.
+            yield from sorted(batch, key=lambda j: -j.weight)
+
     state.begin()
     try:
-        for job, result in runner.run(plan.run, old, total):
+        for job, result in runner.run(to_run(), old, total):
             files = result.files
-            for path in files:
-                if path in produced:
-                    raise BuildError(f"{path}: made by two jobs ({produced[path]} and {job.id})")
-                produced[path] = job.id
-            before = old.get(job.id, {})
-            newcomers.extend(path for path in files if path not in before)
+            for path, earlier, _job in state.add_produced((path, job.id) for path in files):
+                raise BuildError(f"{path}: made by two jobs ({earlier} and {job.id})")
+            before = old.pop(job.id, {})
+            newcomers.update((path, job.id) for path in files if path not in before)
+            stale.update(path for path in before if path not in files)
             pending.append((job.id, job.key, files, result.stats))
             fault("job-done")
             report.written.extend(result.written)
@@ -601,8 +645,15 @@ def _build(
             if len(pending) >= 500:
                 flush()
             if progress is not None:
-                progress(done, total, finished, len(plan.run))
+                progress(done, total, finished, count if not streamed or plan.complete else None)
         flush()
+        if later:
+            clashes = state.spooled_kept({owner for _path, owner, _job in later})
+            for path, owner, job_id in later:
+                if owner in clashes:
+                    raise clash(path, owner, job_id)
+        gone = state.files_of(plan.dropped)
+        stale.update(path for files in gone.values() for path in files)
         state.forget(plan.dropped)
         state.commit()
     except BuildError:
@@ -616,14 +667,20 @@ def _build(
     except BaseException:
         state.commit()
         raise
-    stale = sorted({path for job_id in touched for path in old.get(job_id, {}) if path not in produced})
+    finally:
+        if isinstance(plan, StreamedPlan):
+            plan.close()
+    report.jobs_run, report.jobs_kept = (
+        (plan.count, plan.kept) if isinstance(plan, StreamedPlan) else (count, planned.kept)
+    )
+    removed = sorted(state.not_produced(stale))
     fault("removing")
-    remove_files(output, stale)
-    report.removed = stale
+    remove_files(output, removed)
+    report.removed = removed
     if not planned.incremental:
         # Every job ran or was kept, so the state names every file that belongs: anything
         # else in listlib's folders is left from a lost or older build state.
-        report.removed += sorted(sweep(output, state.all_files(), _owned_folders(config)))
+        report.removed += sorted(sweep(output, state.recorded(), _owned_folders(config)))
     state.begin()
     planned.memory.save(state)
     _record_lists(config, state)

@@ -189,10 +189,15 @@ class ThreadSet:
             slugs = set(index.slugs()) - {FAILED}
             for slug in sorted(slugs | set(cache.slugs())):
                 fresh = index.month_fingerprints(slug) if slug in slugs else {}
+                rethreaded = report.rethreaded
                 with cache.transaction():
                     _update_list(index, cache, slug, fresh, overrides.get(slug, {}), generation, report)
                     if report.touched:
                         cache.set_generation(generation)
+                if report.rethreaded != rethreaded:
+                    # The collector is paused: free this list's linked nodes before the next
+                    # list's (else a site of many lists holds all of them until the end).
+                    gc.collect()
         return ThreadChanges(
             epoch=cache.epoch,
             generation=cache.generation,

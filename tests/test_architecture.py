@@ -11,7 +11,7 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[1] / "listlib"
 
 LAYERS = [
-    {"errors", "values", "charsets", "controls", "heap", "codedigest", "forkpool", "signals"},
+    {"errors", "values", "charsets", "controls", "heap", "codedigest", "forkpool", "signals", "pathlog"},
     {"message", "dating", "config", "fsutil", "sqlbulk", "sqlfile", "store.index", "threader", "threadcache", "urls"}
     | {"theme", "plan", "plan.jobs", "plan.kinds", "plan.paging", "search", "search.analysis", "search.codec"}
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
@@ -58,6 +58,7 @@ LAYERS = [
         "threadset",
         "plan.stored",
         "plan.incremental",
+        "plan.full",
         "render",
         "render.writer",
         "render.downloads",

@@ -23,6 +23,7 @@ import heapq
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
+from typing import Any
 
 from ..config import ListConfig
 from ..controls import SUBJECT_CHARS, clean_header_text
@@ -87,8 +88,11 @@ from .series import month_series_label
 from .shown import Words, author, participants, subject, words_of
 from .sources import ListSource, LoadedList, ThreadSummary, month_of
 
-__all__ = ["FEED_SIZE", "LATEST_THREADS", "SERIES_FEED_SIZE", "SiteJobs", "mid_bucket", "mid_digest"]
+__all__ = ["FEED_SIZE", "LATEST_THREADS", "MidMember", "SERIES_FEED_SIZE", "SiteJobs", "mid_bucket", "mid_digest"]
 
+MidMember = tuple[str, Any, Any]
+"""What a message puts in its lookup bucket: ("entry", digest, ``MidEntry``), ("removed",
+digest, (list name, *tombstone)) or ("path", (date, call), ``MidPath``)."""
 FEED_SIZE = 30
 """Messages in a list's Atom feed."""
 SERIES_FEED_SIZE = 30
@@ -160,6 +164,14 @@ class SiteJobs:
         self.legacy = {slug: found for slug, found in (legacy or {}).items() if slug in self.sources}
         self._legacy_redirects: dict[tuple[str, Month | None], tuple[LegacyRedirect, ...]] = {}
 
+    def forget(self) -> None:
+        """Drop what was remembered of messages (shown subjects) and the sources' rows
+        and threads: a full build (``plan.full``) calls it between shards."""
+        self._subjects.clear()
+        self._mid_digests.clear()
+        for source in self.sources.values():
+            source.forget()
+
     def make(self, kind: str, of: tuple[object, ...], record: tuple[object, ...], weight: int = 1) -> Job:
         """The job of kind ``kind`` named by ``of`` (``job_id``), with its record."""
         return Job(job_id(kind, *of), kind, job_key(kind, self.fingerprints[kind], record), record, weight)
@@ -226,6 +238,19 @@ class SiteJobs:
     # -- threads ------------------------------------------------------------------------
 
     def thread(self, slug: str, thread_id: str) -> Job | None:
+        record = self.thread_page(slug, thread_id)
+        return None if record is None else self.thread_job(slug, record)
+
+    def thread_job(self, slug: str, record: ThreadPage, *, add_series: bool = False) -> Job:
+        """The job of a thread's page record; ``add_series``: with its series sections
+        (a record made without them, ``thread_page``)."""
+        if add_series:
+            record = record._replace(series=self._series_sections(self.sources[slug], record.id))
+        return self.make("thread", (slug, record.id), record, weight=2 + len(record.messages))
+
+    def thread_page(self, slug: str, thread_id: str, *, series: bool = True) -> ThreadPage | None:
+        """The record of a thread's pages; without ``series``, with no series sections
+        (a full plan knows a list's series only at its end: ``thread_job`` adds them)."""
         source = self.sources[slug]
         entry = source.threads([thread_id]).get(thread_id)
         if entry is None:
@@ -268,9 +293,9 @@ class SiteJobs:
             messages=tuple(messages),
             prev=prev,
             next=next_,
-            series=self._series_sections(source, thread_id),
+            series=self._series_sections(source, thread_id) if series else (),
         )
-        return self.make("thread", (slug, thread_id), record, weight=2 + entry.count)
+        return record
 
     def _series_sections(self, source: ListSource, thread_id: str) -> tuple[SeriesSection, ...]:
         """The patch series of a thread, each with links to its other versions."""
@@ -556,31 +581,62 @@ class SiteJobs:
         calls_of: dict[str, list[str]] = defaultdict(list)
         for slug, call in members:
             calls_of[slug].append(call)
+        found = (
+            entry
+            for slug, calls in calls_of.items()
+            for entries in self.mid_members(slug, calls).values()
+            for entry in entries
+        )
+        return self.mid_job(prefix, found)
+
+    def mid_members(
+        self, slug: str, calls: Iterable[str], digests: Mapping[str, str] | None = None
+    ) -> dict[str, list[MidMember]]:
+        """Call -> what each of these messages of list ``slug`` puts in its lookup bucket
+        (``mid_job`` puts a bucket's together): a pure function of the message and the
+        page of its thread that shows it, so a full plan works it out with its month
+        (``digests``: the ``mid_digest`` of those it knows already)."""
+        digests = digests or self._mid_digests
+        source = self.sources[slug]
+        rows = source.rows(calls)
+        links, thread_of = source.links(rows)
+        found: dict[str, list[MidMember]] = defaultdict(list)
+        if self.message_id_folder is not None:
+            paths: dict[str, tuple[tuple[int, str], MidPath]] = {}
+            self._mid_paths(slug, rows.values(), links, thread_of, paths)
+            for order, path in paths.values():
+                found[order[1]].append(("path", order, path))
+        for row in rows.values():
+            if row.removed and row.mid_hash:
+                found[row.call].append(("removed", row.mid_hash, (source.config.name, *self._tombstone(row))))
+            elif row.message_id:
+                digest = digests.get(row.call) or message_id_hash(row.message_id)
+                entry = (
+                    clean_header_text(row.message_id),
+                    slug,
+                    source.config.name,
+                    links[row.call],
+                    self._subject(row),
+                    str(row.date),
+                )
+                found[row.call].append(("entry", digest, entry))
+        return found
+
+    def mid_job(self, prefix: str, members: Iterable[MidMember]) -> Job | None:
+        """The lookup pages of one bucket from what its messages put in it (``mid_members``)."""
         entries: dict[str, list[MidEntry]] = defaultdict(list)
         removed: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
         paths: dict[str, tuple[tuple[int, str], MidPath]] = {}
         """Message-ID folder -> (date, call) of the message it leads to, and its paths."""
-        for slug, calls in calls_of.items():
-            source = self.sources[slug]
-            rows = source.rows(calls)
-            links, thread_of = source.links(rows)
-            if self.message_id_folder is not None:
-                self._mid_paths(slug, rows.values(), links, thread_of, paths)
-            for row in rows.values():
-                if row.removed and row.mid_hash:
-                    removed[row.mid_hash].append((source.config.name, *self._tombstone(row)))
-                elif row.message_id:
-                    digest = self._mid_digests.get(row.call) or message_id_hash(row.message_id)
-                    entries[digest].append(
-                        (
-                            clean_header_text(row.message_id),
-                            slug,
-                            source.config.name,
-                            links[row.call],
-                            self._subject(row),
-                            str(row.date),
-                        )
-                    )
+        for kind, key, data in members:
+            if kind == "entry":
+                entries[key].append(data)
+            elif kind == "removed":
+                removed[key].append(data)
+            else:
+                folder = data[0]
+                if folder not in paths or key < paths[folder][0]:
+                    paths[folder] = (key, data)
         if not entries and not removed:
             return None
         groups = tuple(

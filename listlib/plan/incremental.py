@@ -85,6 +85,8 @@ class Memory:
     forget_mids: set[str] = field(default_factory=set)
     add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
     replace_mids: bool = False
+    spooled_mids: bool = False
+    """The lookup entries are those a sharded full plan spooled (``plan.full``)."""
 
     def save(self, state: BuildState) -> None:
         """Record it (inside the caller's transaction)."""
@@ -103,7 +105,10 @@ class Memory:
             state.set(f"pages:{slug}", json.dumps(pages, sort_keys=True))
         for slug, series in self.series.items():
             state.set(f"series:{slug}", series)
-        state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
+        if self.spooled_mids:
+            state.adopt_spooled_mids()
+        else:
+            state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
 
 
 def load_memory(state: BuildState) -> tuple[str, int, str] | None:

@@ -123,6 +123,12 @@ class ListSource(ABC):
     def all_series(self) -> list[Series]:
         """Every patch series of the list (``plan.series.thread_series`` of each thread)."""
 
+    @abstractmethod
+    def forget(self) -> None:
+        """Drop the rows and threads remembered so far (``StoredList``; a ``LoadedList``
+        keeps what it holds). The thread pages worked out stay: a few bytes per thread,
+        and a thread across months would else be read again for them in each month."""
+
     # -- derived ----------------------------------------------------------------------
 
     def series_index(self) -> SeriesIndex:
@@ -295,6 +301,9 @@ class LoadedList(ListSource):
 
     def recent(self, count: int) -> list[Row]:
         return sorted(self._rows.values(), key=lambda r: (r.date, r.call), reverse=True)[:count]
+
+    def forget(self) -> None:
+        pass  # it holds the list whatever is asked
 
     def all_series(self) -> list[Series]:
         found: list[Series] = []

@@ -19,13 +19,13 @@ output/ (``<cache_dir>/build.lock``), so neither sees the other's half-done work
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..fsutil import acquire_lock
 from ..sqlfile import open_derived
 
-__all__ = ["STATE_VERSION", "BuildState", "lock_output"]
+__all__ = ["STATE_VERSION", "BuildState", "RecordedFiles", "lock_output"]
 
 STATE_VERSION = "5"
 
@@ -44,6 +44,22 @@ CREATE INDEX IF NOT EXISTS mids_by_prefix ON mids (prefix);
 CREATE INDEX IF NOT EXISTS mids_by_thread ON mids (slug, thread);
 """
 
+_PLAN_SCHEMA = """
+CREATE TEMP TABLE IF NOT EXISTS plan_jobs (id TEXT PRIMARY KEY, key TEXT NOT NULL, run INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS plan_mids (
+    call TEXT PRIMARY KEY, slug TEXT NOT NULL, thread TEXT NOT NULL, prefix TEXT NOT NULL, members BLOB NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS temp.plan_mids_by_prefix ON plan_mids (prefix);
+CREATE TEMP TABLE IF NOT EXISTS produced (path TEXT PRIMARY KEY, job TEXT NOT NULL) WITHOUT ROWID;
+CREATE TEMP TABLE IF NOT EXISTS plan_parked (number INTEGER PRIMARY KEY, data BLOB NOT NULL);
+DELETE FROM plan_jobs;
+DELETE FROM plan_parked;
+DELETE FROM plan_mids;
+DELETE FROM produced;
+"""
+"""A full plan spooled out of memory (``plan.full``) and the files a build made so far:
+temporary tables of the connection (in SQLite's temporary file, never in build.sqlite)."""
+
 _IN_CHUNK = 500
 LOCK_WAIT = 60.0
 """Seconds a build or publish waits for the one running before giving up."""
@@ -54,6 +70,39 @@ def lock_output(cache: Path) -> int:
     One per process: a second call in the process holding it would wait for itself."""
     cache.mkdir(parents=True, exist_ok=True)
     return acquire_lock(cache / "build.lock", LOCK_WAIT, "another listlib build or publish is running for this site")
+
+
+def _where_in_rows(db: sqlite3.Connection, select: str, values: Iterable[str]) -> Iterator[tuple[object, ...]]:
+    """Rows of ``select`` (ending in a column name) ``IN`` the values, chunked."""
+    values = list(values)
+    for start in range(0, len(values), _IN_CHUNK):
+        chunk = values[start : start + _IN_CHUNK]
+        yield from db.execute(f"{select} IN ({','.join('?' * len(chunk))})", chunk)
+
+
+class RecordedFiles:
+    """The recorded files of output/, as a container: ``path in files`` reads the files
+    of the path's folder when it is not the folder asked last (``BuildState.recorded``)."""
+
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self._db = db
+        self._folder: str | None = None
+        self._names: set[str] = set()
+
+    def __contains__(self, path: object) -> bool:
+        if not isinstance(path, str):
+            return False
+        folder, _slash, name = path.rpartition("/")
+        if folder != self._folder:
+            prefix = f"{folder}/" if folder else ""
+            # The range keeps the primary key usable; SQLite drops the files of subfolders.
+            cursor = self._db.execute(
+                "SELECT substr(path, ?) FROM files WHERE path >= ? AND path < ? AND instr(substr(path, ?), '/') = 0",
+                (len(prefix) + 1, prefix, prefix + "\U0010ffff", len(prefix) + 1),
+            )
+            self._names = {name for (name,) in cursor}
+            self._folder = folder
+        return name in self._names
 
 
 class BuildState:
@@ -138,6 +187,94 @@ class BuildState:
             self.db.executemany("DELETE FROM mids WHERE call = ?", ((c,) for c in forget))
         self.db.executemany("INSERT OR REPLACE INTO mids VALUES (?, ?, ?, ?)", add)
 
+    # -- a full plan, spooled (temporary tables: gone with the connection) ----------------
+
+    def start_plan(self) -> None:
+        """Empty the spool of a full plan (and the files made by a build)."""
+        self.db.executescript(_PLAN_SCHEMA)
+
+    def spool_jobs(self, jobs: list[tuple[str, str, bool]]) -> None:
+        """Planned jobs: (id, key, whether it runs); a job id planned twice is a ValueError."""
+        self.db.execute("SAVEPOINT spool_jobs")
+        try:
+            self.db.executemany("INSERT INTO plan_jobs VALUES (?, ?, ?)", jobs)
+        except sqlite3.IntegrityError:
+            self.db.execute("ROLLBACK TO spool_jobs")
+            seen = self.spooled(job[0] for job in jobs)
+            twice = next(job[0] for job in jobs if job[0] in seen or seen.add(job[0]))  # type: ignore[func-returns-value]
+            raise ValueError(f"two jobs are named {twice!r}") from None
+        finally:
+            self.db.execute("RELEASE spool_jobs")
+
+    def spooled_keys(self) -> list[tuple[str, str, bool]]:
+        """Every spooled job: (id, key, whether it runs), by id."""
+        return [(i, k, bool(r)) for i, k, r in self.db.execute("SELECT id, key, run FROM plan_jobs ORDER BY id")]
+
+    def park(self, data: bytes) -> None:
+        """Keep a blob until ``unpark`` (a full plan's thread pages waiting for their
+        list's series)."""
+        self.db.execute("INSERT INTO plan_parked (data) VALUES (?)", (data,))
+
+    def unpark(self) -> Iterator[bytes]:
+        """The blobs parked, in order; gone once every one is read."""
+        numbers = [number for (number,) in self.db.execute("SELECT number FROM plan_parked ORDER BY number")]
+        for number in numbers:
+            yield self.db.execute("SELECT data FROM plan_parked WHERE number = ?", (number,)).fetchone()[0]
+        self.db.execute("DELETE FROM plan_parked")
+
+    def spooled(self, job_ids: Iterable[str]) -> set[str]:
+        """Those of these jobs that the spooled plan has (so far: a plan is spooled as it is made)."""
+        return {job_id for (job_id,) in _where_in_rows(self.db, "SELECT id FROM plan_jobs WHERE id", job_ids)}
+
+    def spooled_kept(self, job_ids: Iterable[str]) -> set[str]:
+        """Those of these jobs that the spooled plan keeps (planned, not run)."""
+        select = "SELECT id FROM plan_jobs WHERE run = 0 AND id"
+        return {job_id for (job_id,) in _where_in_rows(self.db, select, job_ids)}
+
+    def unplanned_jobs(self) -> list[str]:
+        """Jobs recorded by earlier builds that the spooled plan does not have."""
+        select = "SELECT id FROM jobs WHERE id NOT IN (SELECT id FROM temp.plan_jobs) ORDER BY id"
+        return [job_id for (job_id,) in self.db.execute(select)]
+
+    def spool_mids(self, mids: Iterable[tuple[str, str, str, str, bytes]]) -> None:
+        """Message-ID lookup entries of a full plan: (call, slug, thread, bucket, what
+        the message puts in the bucket's pages, marshalled: plain tuples of strings and numbers)."""
+        self.db.executemany("INSERT OR REPLACE INTO plan_mids VALUES (?, ?, ?, ?, ?)", mids)
+
+    def spooled_prefixes(self) -> list[str]:
+        return [prefix for (prefix,) in self.db.execute("SELECT DISTINCT prefix FROM plan_mids ORDER BY prefix")]
+
+    def spooled_members(self, prefixes: Iterable[str]) -> dict[str, list[bytes]]:
+        """What the messages of these buckets put in them (``spool_mids``), by bucket."""
+        found: dict[str, list[bytes]] = {prefix: [] for prefix in prefixes}
+        for prefix, members in _where_in_rows(self.db, "SELECT prefix, members FROM plan_mids WHERE prefix", found):
+            assert isinstance(prefix, str) and isinstance(members, bytes)
+            found[prefix].append(members)
+        return found
+
+    def adopt_spooled_mids(self) -> None:
+        """Make the spooled lookup entries the recorded ones (inside the caller's transaction)."""
+        self.db.execute("DELETE FROM mids")
+        self.db.execute("INSERT INTO mids SELECT call, slug, thread, prefix FROM temp.plan_mids")
+
+    def add_produced(self, files: Iterable[tuple[str, str]]) -> list[tuple[str, str, str]]:
+        """Note files made by this build, (path, job); returns (path, earlier job, job)
+        of any made before by another job (the rest are noted)."""
+        clashes = []
+        for path, job_id in files:
+            try:
+                self.db.execute("INSERT INTO produced VALUES (?, ?)", (path, job_id))
+            except sqlite3.IntegrityError:
+                (earlier,) = self.db.execute("SELECT job FROM produced WHERE path = ?", (path,)).fetchone()
+                clashes.append((path, earlier, job_id))
+        return clashes
+
+    def not_produced(self, paths: Iterable[str]) -> set[str]:
+        """Those of these paths that no job of this build made."""
+        wanted = set(paths)
+        made = {path for (path,) in _where_in_rows(self.db, "SELECT path FROM produced WHERE path", wanted)}
+        return wanted - made
+
     def files_of(self, job_ids: Iterable[str]) -> dict[str, dict[str, str]]:
         """For each job: its files and their digests."""
         found: dict[str, dict[str, str]] = {}
@@ -159,6 +296,11 @@ class BuildState:
 
     def all_files(self) -> set[str]:
         return {path for (path,) in self.db.execute("SELECT path FROM files")}
+
+    def recorded(self) -> RecordedFiles:
+        """Whether a path is a recorded file, read a folder at a time (for ``sweep``,
+        which walks output/ folder by folder: never every path of the site at once)."""
+        return RecordedFiles(self.db)
 
     def file_stats(self) -> list[tuple[str, tuple[int, int] | None]]:
         """Every file with its recorded (size, mtime_ns), None when none was recorded."""

@@ -2,8 +2,10 @@
 index and the thread cache for just what the builders of the jobs it runs need.
 
 Answers are remembered for the life of the object (one build, inside read
-snapshots), so builders that share rows or threads fetch them once. This module
-only reads; it never writes to the store or the cache.
+snapshots), so builders that share rows or threads fetch them once, until ``forget``:
+a full build (``plan.full``) plans one list-month at a time and forgets between them,
+so that only one shard's rows and threads are held. This module only reads; it never
+writes to the store or the cache.
 """
 
 from __future__ import annotations
@@ -54,6 +56,18 @@ class StoredList(ListSource):
             raise RuntimeError(f"the series of list {self.slug} were not given (use_series)")
         return self._all_series
 
+    def forget(self) -> None:
+        """Drop the rows and threads remembered so far (the list-wide answers, thread
+        order, month totals and thread pages, stay)."""
+        self._rows.clear()
+        self._threads.clear()
+        self._thread_of.clear()
+        self._month_rows.clear()
+
+    def held(self) -> int:
+        """How many rows it remembers."""
+        return len(self._rows)
+
     def rows(self, calls: Iterable[str]) -> Mapping[str, Row]:
         wanted = set(calls)
         missing = [key for key in wanted if key not in self._rows]
@@ -102,10 +116,23 @@ class StoredList(ListSource):
             found = self._threadset.threads(self.slug, missing)
             for thread_id in missing:
                 self._threads[thread_id] = found.get(thread_id)
+            # Each message of these threads is in this thread: no query for their thread_of.
+            for entry in found.values():
+                self._thread_of.update((call, entry.id) for call, _parent, _depth in entry.messages)
         return {tid: entry for tid in wanted if (entry := self._threads[tid]) is not None}
 
     def thread_lines(self, ids: Iterable[str]) -> Mapping[str, ThreadLine]:
-        return self._threadset.cache.thread_lines(self.slug, ids)
+        wanted = list(ids)
+        # A thread read whole already holds its line (a full plan reads a month's threads first).
+        found = {
+            tid: ThreadLine(entry.id, entry.first, entry.last, entry.count, entry.months, entry.authors)
+            for tid in wanted
+            if (entry := self._threads.get(tid)) is not None
+        }
+        missing = [tid for tid in wanted if tid not in found]
+        if missing:
+            found.update(self._threadset.cache.thread_lines(self.slug, missing))
+        return found
 
     def thread_of(self, calls: Iterable[str]) -> Mapping[str, str]:
         wanted = set(calls)

@@ -22,13 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import os
 import socket
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import CancelledError
 from contextlib import contextmanager
 from pathlib import Path
@@ -188,15 +189,17 @@ class ClusterRunner:
             ) from None
         return max(threads, 1)
 
-    def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
+    def run(self, jobs: Iterable[Job], old: Mapping[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
         """Each job with its result, as its shard finishes (``total`` is not needed here)."""
-        by_id = {job.id: job for job in jobs}
-        if not by_id:
+        by_id: dict[str, Job] = {}
+        shards = _chunks(jobs, old, by_id, self.shard_weight)
+        first = next(shards, None)
+        if first is None:
             return
+        shards = itertools.chain([first], shards)
         self.start()
         client = self._client
         assert client is not None
-        shards = _chunks(by_id.values(), old, self.shard_weight)
         try:
             window = self._threads(client) * 3
             running = as_completed(loop=client.loop)
@@ -210,7 +213,7 @@ class ClusterRunner:
                 self._jobs[worker] += len(results)
                 future.release()
                 for result in results:
-                    yield by_id[result.job_id], result
+                    yield by_id.pop(result.job_id), result
                 shard = next(shards, None)
                 if shard is not None:
                     running.add(self._submit(client, shard))

@@ -11,7 +11,8 @@ much of it. When the need for workers shows only later, the pool is forked ``lat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import itertools
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, wait
 from pathlib import Path
 from types import TracebackType
@@ -103,12 +104,16 @@ def _run_with(
     return results
 
 
-def _chunks(jobs: Iterable[Job], old: dict[str, dict[str, str]], size: int = CHUNK_WEIGHT) -> Iterator[Chunk]:
-    """The jobs in chunks of about ``size`` work each, heaviest first."""
+def _chunks(
+    jobs: Iterable[Job], old: Mapping[str, dict[str, str]], by_id: dict[str, Job], size: int = CHUNK_WEIGHT
+) -> Iterator[Chunk]:
+    """The jobs in chunks of about ``size`` work each, in their order (the caller's:
+    heaviest first), taken from ``jobs`` only as chunks are asked for; each job handed
+    out is noted in ``by_id``."""
     chunk: Chunk = []
     weight = 0
-    # Heaviest first, so that no worker is left with a big thread at the end.
-    for job in sorted(jobs, key=lambda j: -j.weight):
+    for job in jobs:
+        by_id[job.id] = job
         chunk.append((job.id, job.kind, job.args, old.get(job.id, {})))
         weight += job.weight
         if weight >= size:
@@ -132,9 +137,10 @@ class Executor(Protocol):
     def start(self) -> None:
         """Get ready for work that is coming (the build calls it once it knows it has some)."""
 
-    def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
-        """Each job with its result, as they finish; ``old``: each job's files of the last
-        build; ``total``: the jobs' summed weight."""
+    def run(self, jobs: Iterable[Job], old: Mapping[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
+        """Each job with its result, as they finish; ``jobs`` in the order to hand them
+        out, read only as work is needed (``old`` knows the files of a job's last build by
+        the time it is read); ``total``: the jobs' summed weight (0: not known yet)."""
         ...
 
     def workers_report(self) -> dict[str, Any] | None:
@@ -175,18 +181,22 @@ class JobRunner:
     def workers_report(self) -> dict[str, Any] | None:
         return None
 
-    def run(self, jobs: Iterable[Job], old: dict[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
-        """Each job with its result, as they finish; ``total``: the jobs' summed weight."""
-        by_id = {job.id: job for job in jobs}
-        if not by_id:
+    def run(self, jobs: Iterable[Job], old: Mapping[str, dict[str, str]], total: int) -> Iterator[tuple[Job, Result]]:
+        """Each job with its result, as they finish; ``total``: the jobs' summed weight
+        (0: not known yet). ``jobs`` is read as workers need work (a full plan is made
+        as it is read: while the workers render)."""
+        by_id: dict[str, Job] = {}
+        chunks = _chunks(jobs, old, by_id)
+        first = next(chunks, None)
+        if first is None:
             return
-        if self.workers <= 1 or (total < PARALLEL_FROM and self._pool is None):
+        if self.workers <= 1 or (0 < total < PARALLEL_FROM and self._pool is None):
             sink = self.sinks() if self.sinks is not None else None
             renderer = _new_renderer(self.theme, self.content, self.output, sink)
             try:
-                for chunk in _chunks(by_id.values(), old):
+                for chunk in itertools.chain([first], chunks):
                     for result in _run_with(renderer, chunk, sink):
-                        yield by_id[result[0]], result
+                        yield by_id.pop(result[0]), result
             finally:
                 if sink is not None:
                     sink.close()
@@ -194,17 +204,18 @@ class JobRunner:
         if self._pool is None:
             self._pool = self._new_pool(late=True)
         pool = self._pool
-        chunks = _chunks(by_id.values(), old)
-        running: set[Future[list[Result]]] = set()
+        running: set[Future[list[Result]]] = {pool.submit(_run_chunk, first)}
         for chunk in chunks:
             running.add(pool.submit(_run_chunk, chunk))
             if len(running) >= self.workers * 3:
                 break
         while running:
             finished, running = wait(running, return_when=FIRST_COMPLETED)
-            for future in finished:
-                for result in future.result():
-                    yield by_id[result[0]], result
+            # The next chunk goes out before the results are handled: the workers keep busy.
+            for _future in finished:
                 chunk = next(chunks, None)
                 if chunk is not None:
                     running.add(pool.submit(_run_chunk, chunk))
+            for future in finished:
+                for result in future.result():
+                    yield by_id.pop(result[0]), result

@@ -23,7 +23,7 @@ import itertools
 import os
 import socket
 import stat
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 
 from ..fsutil import named, read_file, write_all
@@ -334,11 +334,13 @@ def prune_empty_dirs(root: Path, folders: Iterable[Path]) -> None:
             current = current.parent
 
 
-def sweep(root: Path, owned: set[str], folders: Iterable[str]) -> list[str]:
+def sweep(root: Path, owned: Container[str], folders: Iterable[str]) -> list[str]:
     """Remove temporary files anywhere, and files nobody owns inside ``folders`` (the
     folders listlib makes: one per list, ``mid``, ``static``); the paths removed.
-    Used after an interrupted build, and after a build of every job (which owns every
-    file that belongs, even when the build state was lost or is from an older version)."""
+    ``owned`` is asked path by path, a folder's files together (``BuildState.recorded``
+    reads one folder at a time). Used after an interrupted build, and after a build of
+    every job (which owns every file that belongs, even when the build state was lost or
+    is from an older version)."""
     removed: list[str] = []
     emptied: set[Path] = set()
     if not root.is_dir():

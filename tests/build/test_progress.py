@@ -16,9 +16,19 @@ def test_a_build_reports_its_jobs_done_and_to_run(site: Path) -> None:
     add(site, *[post(n, f"Topic {n}") for n in range(1, 6)])
     calls: list[tuple[int, ...]] = []
     report = build(site, progress=lambda *args: calls.append(args))
-    assert [call[2:] for call in calls] == [(n, report.jobs_run) for n in range(1, report.jobs_run + 1)]
+    # A full build plans as it renders: the jobs to run are known once the plan is made.
+    assert [call[2] for call in calls] == list(range(1, report.jobs_run + 1))
+    known = [call[3] for call in calls if call[3] is not None]
+    assert known and set(known) == {report.jobs_run} and calls[-1][3] == report.jobs_run
+    assert all(call[3] is None for call in calls[: len(calls) - len(known)])
     work, total = calls[-1][:2]
     assert work == total >= report.jobs_run  # the bar's share is of the work (job weights)
+    add(site, post(6, "Re: Topic 1", reply_to=1, refs=(1,)))
+    calls.clear()
+    report = build(site, progress=lambda *args: calls.append(args))
+    assert [call[2:] for call in calls] == [(n, report.jobs_run) for n in range(1, report.jobs_run + 1)]
+    work, total = calls[-1][:2]
+    assert work == total >= report.jobs_run
 
 
 def test_the_build_bar_says_jobs_and_waits_to_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
