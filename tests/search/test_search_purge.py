@@ -24,7 +24,7 @@ from listlib.config import load_config
 from listlib.errors import SearchError
 from listlib.search import purge, segment, update
 from listlib.search.bulk import postings_holding
-from listlib.search.codec import drop_postings, encode_postings, postings_hold
+from listlib.search.codec import drop_positions, drop_postings, encode_positions, encode_postings, postings_hold
 from listlib.search.hints import HINTS_FILE
 from listlib.search.merge import read_segment
 from listlib.search.reader import Source, search
@@ -485,3 +485,15 @@ def test_one_document_dropped_moves_the_blocks_after_it_as_encoding_them_again_w
         absent = docs[at] + 1
         if absent not in docs:
             assert drop_postings(data, [absent]) == (data, [])
+
+
+def test_positions_without_some_postings_are_the_positions_of_the_others() -> None:
+    rng = random.Random(27)
+    for _ in range(1000):
+        count = rng.randint(1, 60)
+        positions = [sorted(rng.sample(range(70_000), rng.randint(0, 5))) for _ in range(count)]
+        drop = sorted(rng.sample(range(count), rng.randint(0, min(count, 12))))
+        data = encode_positions(positions)
+        expected = encode_positions([plist for at, plist in enumerate(positions) if at not in drop])
+        assert drop_positions(data, drop) == expected
+        assert drop_positions(memoryview(data), drop) == expected
