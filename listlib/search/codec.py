@@ -28,7 +28,7 @@ import sys
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Container, Sequence
-from itertools import accumulate, islice, pairwise
+from itertools import accumulate, islice, pairwise, repeat
 from operator import sub
 
 __all__ = [
@@ -134,12 +134,14 @@ def drop_postings(
     (count,) = struct.unpack_from("<I", view, 0)
     starts: list[int] = []
     firsts: list[int] = []
+    widths: list[int] = []
     at, left = 4, count
     while left:
         n = min(left, BLOCK)
         width, first = struct.unpack_from("<BI", view, at)
         starts.append(at)
         firsts.append(first)
+        widths.append(width)
         at += 5 + (n - 1) * width + n
         left -= n
     # The first block that may hold one of the docs: decoded from there on.
@@ -147,6 +149,8 @@ def drop_postings(
     if lowest == len(docs):
         return bytes(data), []
     block = bisect_right(firsts, docs[lowest]) - 1
+    if lowest == len(docs) - 1 and count > 1:
+        return _drop_one(view, count, starts, firsts, widths, block, docs[lowest])
     base = block * BLOCK
     numbers, impacts = _decode_blocks(view, starts[block], count - base)
     # Only the docs within that range; looked up one by one when few, else in one pass.
@@ -171,6 +175,87 @@ def drop_postings(
     tail = encode_postings([doc for a, b in kept for doc in numbers[a:b]], b"".join(impacts[a:b] for a, b in kept))
     prefix = view[4 : starts[block + first // BLOCK]]
     return struct.pack("<I", count - len(drop)) + bytes(prefix) + tail[4:], [base + at for at in drop]
+
+
+_LOWEST = {1: 0, 2: 0x100, 4: 0x10000}
+"""The smallest gap that needs a block of each width (``encode_postings`` picks the least)."""
+
+
+def _width(biggest: int) -> int:
+    return 1 if biggest < 0x100 else 2 if biggest < 0x10000 else 4
+
+
+def _gap_bytes(gaps: Sequence[int], width: int) -> bytes:
+    values = array(_TYPECODE[width], gaps)
+    if _SWAP:
+        values.byteswap()
+    return values.tobytes()
+
+
+def _drop_one(
+    view: memoryview, count: int, starts: list[int], firsts: list[int], widths: list[int], block: int, doc: int
+) -> tuple[bytes | None, list[int]]:
+    """``drop_postings`` of one doc (its only candidate, which block ``block`` would
+    hold): that block is decoded and encoded again; every block after it loses its
+    first posting to the block before and takes the next block's first, which moves
+    its gap bytes and impact bytes over by one as they are (a block is decoded only
+    to sum its gaps, and its gaps converted only when its width changes). The bytes
+    are those of ``encode_postings`` of the postings left."""
+    blocks = len(starts)
+
+    def impacts_at(j: int) -> int:  # where block j's impact bytes start
+        return starts[j] + 5 + (min(BLOCK, count - j * BLOCK) - 1) * widths[j]
+
+    n = min(BLOCK, count - block * BLOCK)
+    numbers, impacts = _decode_blocks(view, starts[block], n)
+    at = bisect_left(numbers, doc)
+    if at == n or numbers[at] != doc:
+        return bytes(view), []
+    del numbers[at]
+    kept = impacts[:at] + impacts[at + 1 :]
+    if block + 1 < blocks:  # the next block's first posting moves into this one
+        numbers.append(firsts[block + 1])
+        first_impact = impacts_at(block + 1)
+        kept += view[first_impact : first_impact + 1]
+    out = bytearray(struct.pack("<I", count - 1))
+    out += view[4 : starts[block]]
+    if numbers:
+        gaps = list(map(sub, islice(numbers, 1, None), numbers))
+        width = _width(max(gaps, default=0))
+        out += struct.pack("<BI", width, numbers[0])
+        out += _gap_bytes(gaps, width)
+        out += kept
+    for j in range(block + 1, blocks):
+        n = min(BLOCK, count - j * BLOCK)
+        if n == 1:
+            break  # the last block's only posting moved into the block before
+        width, start = widths[j], starts[j] + 5
+        raw = view[start : start + (n - 1) * width]
+        gaps_j = array(_TYPECODE[width])
+        gaps_j.frombytes(raw)
+        if _SWAP:
+            gaps_j.byteswap()
+        rest = gaps_j[1:]
+        # The least width of the gaps left: the old one, unless the gap leaving was the
+        # one that needed it (``encode_postings`` always picked the least).
+        biggest = max(rest, default=0) if width > 1 and gaps_j[0] >= _LOWEST[width] else _LOWEST[width]
+        impact_at = start + (n - 1) * width
+        moved = view[impact_at + 1 : impact_at + n]
+        if j + 1 < blocks:
+            boundary = firsts[j + 1] - (firsts[j] + sum(gaps_j))
+            biggest = max(biggest, boundary)
+            next_impact = impacts_at(j + 1)
+            moved = bytes(moved) + view[next_impact : next_impact + 1]
+        new_width = _width(biggest)
+        out += struct.pack("<BI", new_width, firsts[j] + gaps_j[0])
+        if new_width == width:
+            out += raw[width:]
+        else:
+            out += _gap_bytes(rest, new_width)
+        if j + 1 < blocks:
+            out += boundary.to_bytes(new_width, "little")
+        out += moved
+    return bytes(out), [block * BLOCK + at]
 
 
 def postings_hold(data: bytes | memoryview, docs: Sequence[int]) -> bool:
@@ -215,25 +300,45 @@ def encode_positions(positions: list[list[int]]) -> bytes:
 
 
 def drop_positions(data: bytes | memoryview, drop: Sequence[int]) -> bytes:
-    """One term's positions without those of its postings number ``drop`` (ascending)."""
-    values = array("H")
-    values.frombytes(data)
+    """One term's positions without those of its postings number ``drop`` (ascending):
+    the bytes between them are kept as they are (only the counts on the way are read)."""
+    values: Sequence[int]
     if _SWAP:
-        values.byteswap()
-    kept = array("H")
+        swapped = array("H")
+        swapped.frombytes(data)
+        swapped.byteswap()
+        values = swapped
+    else:
+        values = memoryview(data).cast("B").cast("H")
+    view = memoryview(data)
+    kept = bytearray()
     at = start = posting = 0
     for index in drop:
-        for _ in range(index - posting):  # a posting's positions: their count, then them
-            at += values[at] + 1
-        posting = index
-        kept += values[start:at]
+        at = _skip(values, at, index - posting)
+        kept += view[2 * start : 2 * at]
         at += values[at] + 1
-        posting += 1
+        posting = index + 1
         start = at
-    kept += values[start:]
-    if _SWAP:
-        kept.byteswap()
-    return kept.tobytes()
+    kept += view[2 * start :]
+    return bytes(kept)
+
+
+def _skip(values: Sequence[int], at: int, postings: int) -> int:
+    """Where the positions of the posting ``postings`` after the one at ``at`` start (a
+    posting's positions: their count, then them). Unrolled: a take-down steps over
+    hundreds of thousands of postings of its message's most frequent words."""
+    for _ in repeat(None, postings >> 3):
+        at += values[at] + 1
+        at += values[at] + 1
+        at += values[at] + 1
+        at += values[at] + 1
+        at += values[at] + 1
+        at += values[at] + 1
+        at += values[at] + 1
+        at += values[at] + 1
+    for _ in repeat(None, postings & 7):
+        at += values[at] + 1
+    return at
 
 
 def decode_positions(data: bytes | memoryview, count: int) -> list[list[int]]:

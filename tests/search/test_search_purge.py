@@ -15,6 +15,7 @@ import shutil
 import signal
 import sqlite3
 from datetime import timedelta
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,7 @@ from listlib.config import load_config
 from listlib.errors import SearchError
 from listlib.search import purge, segment, update
 from listlib.search.bulk import postings_holding
-from listlib.search.codec import drop_postings, encode_postings, postings_hold
+from listlib.search.codec import drop_positions, drop_postings, encode_positions, encode_postings, postings_hold
 from listlib.search.hints import HINTS_FILE
 from listlib.search.merge import read_segment
 from listlib.search.reader import Source, search
@@ -465,3 +466,34 @@ def test_the_note_of_a_message_taken_down_before_it_was_ever_indexed_goes_with_t
     build(site)
     assert not (config.site.cache_dir / HINTS_FILE).exists()
     assert b"zanzibarite" not in index_bytes(site)
+
+
+def test_one_document_dropped_moves_the_blocks_after_it_as_encoding_them_again_would() -> None:
+    # Gaps at the edges of each block width (255/256, 65535/65536): a block's width may
+    # grow, or shrink, when its first posting moves into the block before.
+    rng = random.Random(25)
+    for _ in range(1500):
+        size = rng.choice([2, 3, 127, 128, 129, 130, 256, 257, 385, 700])
+        steps = rng.choice([[1, 2, 5], [1, 255, 256, 300], [1, 65535, 65536, 70_000], [1, 128, 254, 255, 256, 257]])
+        docs = list(accumulate((rng.choice(steps) for _ in range(size - 1)), initial=rng.randrange(300)))
+        impacts = bytes(rng.randint(1, 255) for _ in docs)
+        at = rng.randrange(size)
+        data = encode_postings(docs, impacts)
+        postings, dropped = drop_postings(data, [docs[at]])
+        assert dropped == [at]
+        assert postings == encode_postings(docs[:at] + docs[at + 1 :], impacts[:at] + impacts[at + 1 :])
+        absent = docs[at] + 1
+        if absent not in docs:
+            assert drop_postings(data, [absent]) == (data, [])
+
+
+def test_positions_without_some_postings_are_the_positions_of_the_others() -> None:
+    rng = random.Random(27)
+    for _ in range(1000):
+        count = rng.randint(1, 60)
+        positions = [sorted(rng.sample(range(70_000), rng.randint(0, 5))) for _ in range(count)]
+        drop = sorted(rng.sample(range(count), rng.randint(0, min(count, 12))))
+        data = encode_positions(positions)
+        expected = encode_positions([plist for at, plist in enumerate(positions) if at not in drop])
+        assert drop_positions(data, drop) == expected
+        assert drop_positions(memoryview(data), drop) == expected
