@@ -39,30 +39,33 @@ class ListClusters:
     def add(self, call: str, keys: Iterable[str]) -> None:
         number = len(self.calls)
         self.calls.append(call)
-        self._parent.append(number)
-        holder, find, parent = self._holder, self._find, self._parent
+        parent = self._parent
+        parent.append(number)
+        holder = self._holder
         for key in keys:
             other = holder.setdefault(key, number)
-            if other != number:
-                a, b = find(other), find(number)
-                if a != b:
-                    parent[max(a, b)] = min(a, b)
+            if other == number:
+                continue
+            # The roots of both (halving the paths walked), the smaller one the root of both.
+            a = other
+            while parent[a] != a:
+                parent[a] = a = parent[parent[a]]
+            b = number
+            while parent[b] != b:
+                parent[b] = b = parent[parent[b]]
+            if a != b:
+                parent[max(a, b)] = min(a, b)
         self._names = None
 
-    def _find(self, item: int) -> int:
-        parent = self._parent
-        root = item
-        while parent[root] != root:
-            root = parent[root]
-        while parent[item] != root:
-            parent[item], item = root, parent[item]
-        return root
-
     def _cluster_names(self) -> dict[int, str]:
+        """Root -> cluster name; makes every message's parent its root."""
         if self._names is None:
+            parent = self._parent
             smallest: dict[int, str] = {}
+            # A root is smaller than every message below it: in number order, each
+            # message's parent is already a root when it is reached.
             for number, call in enumerate(self.calls):
-                root = self._find(number)
+                root = parent[number] = parent[parent[number]]
                 if call < smallest.get(root, "~"):
                     smallest[root] = call
             self._names = smallest
@@ -70,13 +73,13 @@ class ListClusters:
 
     def name(self, number: int) -> str:
         """The name of a message's cluster: the smallest call number in it."""
-        return self._cluster_names()[self._find(number)]
+        return self._cluster_names()[self._parent[number]]
 
     def key_clusters(self) -> Iterator[tuple[str, str]]:
         """(key, name of the cluster of the messages that carry it) for every key."""
-        names, find = self._cluster_names(), self._find
+        names, parent = self._cluster_names(), self._parent
         for key, number in self._holder.items():
-            yield key, names[find(number)]
+            yield key, names[parent[number]]
 
     def forget_keys(self) -> None:
         """Drop the keys (``key_clusters`` is done with); clusters stay."""
@@ -85,8 +88,8 @@ class ListClusters:
     def batches(self, size: int) -> Iterator[list[int]]:
         """Message numbers in batches of whole clusters: at most ``size`` messages, or
         one cluster that alone is bigger."""
-        find = self._find
-        roots = array("l", (find(number) for number in range(len(self.calls))))
+        self._cluster_names()
+        roots = self._parent
         order = array("l", sorted(range(len(roots)), key=roots.__getitem__))
         batch: list[int] = []
         start = 0
