@@ -8,6 +8,11 @@ Message-ID, reference or normalized subject (``threader.cluster_keys``). The
 threader's decisions never cross clusters, so the result is exactly what
 threading everything from scratch gives; tests check that.
 
+A list the cache holds no threads of (a first build, a rebuilt cache) is threaded
+from scratch without holding all of it: its clusters first, from each message's keys
+alone (``threadbatch``), then a batch of whole clusters at a time (``BATCH`` messages),
+each batch's threads written to the cache before the next is read.
+
 A message that stewards changed under its call number (``Index.revisions``: removed,
 or replaced by an edited copy) is rethreaded with its cluster, as its facts changed.
 
@@ -370,10 +375,11 @@ def _rethread(
     batch: int,
 ) -> set[tuple[int, int]]:
     """Rethread the clusters that added and removed messages, and those named by
-    changed overrides, reach; returns the months whose thread list changed."""
+    changed overrides, reach (``everything``: the cache holds none of the list's
+    threads); returns the months whose thread list changed."""
     if everything:
         return _thread_all(index, cache, slug, added, overrides, generation, report, batch)
-    work = _Closure(index, cache, slug, added, removed, named, overrides, everything=everything)
+    work = _Closure(index, cache, slug, added, removed, named, overrides)
 
     def thread_entries() -> list[ThreadEntry]:
         threads = thread_messages(work.inputs, work.chains, overrides)
@@ -403,9 +409,8 @@ def _rethread(
         successor = thread_of_call.get(tid)
         report.gone[(slug, tid)] = successor
         cache.set_gone(slug, tid, successor, generation)
-    if not everything:
-        cache.unset_gone(slug, changed)
-        cache.forget(slug, [e.call for e in work.old_entries], (changed | vanished) & old_thread_ids)
+    cache.unset_gone(slug, changed)
+    cache.forget(slug, [e.call for e in work.old_entries], (changed | vanished) & old_thread_ids)
 
     cache.add_messages(
         slug,
@@ -499,10 +504,8 @@ class _Closure:
         removed: set[str],
         named: set[str],
         overrides: dict[str, str | None],
-        *,
-        everything: bool,
     ) -> None:
-        facts = index.thread_facts(slug) if everything else index.thread_facts(slug, added)
+        facts = index.thread_facts(slug, added)
         new_facts = [f for f in facts if f[FACT_CALL] in added]
         self.inputs = [thread_input(f) for f in new_facts]
         self.chains: dict[str, list[str]] = {}
@@ -510,17 +513,15 @@ class _Closure:
         self.extra_keys = override_keys(overrides)
         self._add_keys(self.inputs)
         self.old_entries: list[MessageEntry] = []
-        kept_facts: list[tuple[object, ...]] = []
-        if not everything:
-            clusters = cache.clusters_of_keys(slug, {k for keys in self.keys_of.values() for k in keys})
-            clusters.update(entry.cluster for entry in cache.messages_of_calls(slug, removed | named))
-            self.old_entries = cache.messages_of_clusters(slug, clusters)
-            kept_facts = index.thread_facts(slug, [e.call for e in self.old_entries if e.call not in removed])
-            kept_inputs = [thread_input(f) for f in kept_facts]
-            self._add_keys(kept_inputs)
-            self.inputs.extend(kept_inputs)
-        # The facts themselves (months, dates, authors), not tuples made from them: a first
-        # build holds every message's, and more objects alive make each collection slower.
+        clusters = cache.clusters_of_keys(slug, {k for keys in self.keys_of.values() for k in keys})
+        clusters.update(entry.cluster for entry in cache.messages_of_calls(slug, removed | named))
+        self.old_entries = cache.messages_of_clusters(slug, clusters)
+        kept_facts = index.thread_facts(slug, [e.call for e in self.old_entries if e.call not in removed])
+        kept_inputs = [thread_input(f) for f in kept_facts]
+        self._add_keys(kept_inputs)
+        self.inputs.extend(kept_inputs)
+        # The facts themselves (months, dates, authors), not tuples made from them: a big
+        # closure holds every message's, and more objects alive make each collection slower.
         self.facts_of: dict[str, tuple[object, ...]] = {f[FACT_CALL]: f for f in new_facts + kept_facts}  # type: ignore[misc]
 
     def _add_keys(self, inputs: list[ThreadInput]) -> None:
