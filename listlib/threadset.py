@@ -8,6 +8,11 @@ Message-ID, reference or normalized subject (``threader.cluster_keys``). The
 threader's decisions never cross clusters, so the result is exactly what
 threading everything from scratch gives; tests check that.
 
+A list the cache holds no threads of (a first build, a rebuilt cache) is threaded
+from scratch without holding all of it: its clusters first, from each message's keys
+alone (``threadbatch``), then a batch of whole clusters at a time (``BATCH`` messages),
+each batch's threads written to the cache before the next is read.
+
 A message that stewards changed under its call number (``Index.revisions``: removed,
 or replaced by an edited copy) is rethreaded with its cluster, as its facts changed.
 
@@ -55,6 +60,7 @@ from .store.index import (
     Index,
     split_pins,
 )
+from .threadbatch import cluster_calls
 from .threadcache import MessageEntry, MonthEntry, ThreadCache, ThreadEntry
 from .threader import (
     Overrides,
@@ -115,8 +121,11 @@ def thread_input(facts: Sequence[object]) -> ThreadInput:
 class ThreadSet:
     """The thread cache of one site, opened for reading and updating."""
 
-    def __init__(self, folder: Path, *, lock_timeout: float = 60.0) -> None:
+    def __init__(self, folder: Path, *, lock_timeout: float = 60.0, batch: int | None = None) -> None:
+        """``batch``: messages threaded at once when a list is threaded from scratch
+        (``BATCH`` when None; tests give small ones)."""
         self.folder = folder
+        self.batch = batch or BATCH
         self.path = folder / "threads.sqlite"
         self.lock_timeout = lock_timeout
         self._cache: ThreadCache | None = None
@@ -191,7 +200,7 @@ class ThreadSet:
                 fresh = index.month_fingerprints(slug) if slug in slugs else {}
                 rethreaded = report.rethreaded
                 with cache.transaction():
-                    _update_list(index, cache, slug, fresh, overrides.get(slug, {}), generation, report)
+                    _update_list(index, cache, slug, fresh, overrides.get(slug, {}), generation, report, self.batch)
                     if report.touched:
                         cache.set_generation(generation)
                 if report.rethreaded != rethreaded:
@@ -280,6 +289,7 @@ def _update_list(
     overrides: dict[str, str | None],
     generation: int,
     report: _Report,
+    batch: int,
 ) -> None:
     recorded = cache.fingerprints(slug)
     known = {month: fp for month, (fp, _) in recorded.items()}
@@ -301,7 +311,7 @@ def _update_list(
     if added or removed or (named and held):
         report.touched = True
         touched_months = _rethread(
-            index, cache, slug, added, removed, named, overrides, generation, report, everything=not held
+            index, cache, slug, added, removed, named, overrides, generation, report, everything=not held, batch=batch
         )
     else:
         touched_months = set()
@@ -367,10 +377,14 @@ def _rethread(
     report: _Report,
     *,
     everything: bool,
+    batch: int,
 ) -> set[tuple[int, int]]:
     """Rethread the clusters that added and removed messages, and those named by
-    changed overrides, reach; returns the months whose thread list changed."""
-    work = _Closure(index, cache, slug, added, removed, named, overrides, everything=everything)
+    changed overrides, reach (``everything``: the cache holds none of the list's
+    threads); returns the months whose thread list changed."""
+    if everything:
+        return _thread_all(index, cache, slug, added, overrides, generation, report, batch)
+    work = _Closure(index, cache, slug, added, removed, named, overrides)
 
     def thread_entries() -> list[ThreadEntry]:
         threads = thread_messages(work.inputs, work.chains, overrides)
@@ -400,9 +414,8 @@ def _rethread(
         successor = thread_of_call.get(tid)
         report.gone[(slug, tid)] = successor
         cache.set_gone(slug, tid, successor, generation)
-    if not everything:
-        cache.unset_gone(slug, changed)
-        cache.forget(slug, [e.call for e in work.old_entries], (changed | vanished) & old_thread_ids)
+    cache.unset_gone(slug, changed)
+    cache.forget(slug, [e.call for e in work.old_entries], (changed | vanished) & old_thread_ids)
 
     cache.add_messages(
         slug,
@@ -417,6 +430,69 @@ def _rethread(
 
 _FORK_AT = 4000
 """Messages to thread from which a child process does the threading."""
+
+BATCH = 5000
+"""Messages threaded at once when a list is threaded from scratch (whole clusters:
+one bigger cluster is threaded alone). Each costs some 5 KB while it is threaded."""
+
+
+def _thread_all(
+    index: Index,
+    cache: ThreadCache,
+    slug: str,
+    added: set[str],
+    overrides: dict[str, str | None],
+    generation: int,
+    report: _Report,
+    batch: int,
+) -> set[tuple[int, int]]:
+    """Thread a list whose cache holds no threads: its clusters from each message's keys
+    (a few bytes a message), then a batch of clusters at a time, each written to the
+    cache before the next is read; returns the months whose thread list changed."""
+    extra_keys = override_keys(overrides)
+
+    def keys() -> Iterator[tuple[str, list[str]]]:
+        for facts in index.iter_thread_facts(slug):
+            call = facts[FACT_CALL]
+            if call in added:
+                keys = cluster_keys(thread_input(facts))
+                yield call, keys + extra_keys[call] if call in extra_keys else keys  # type: ignore[misc,index]
+
+    clusters = cluster_calls(keys())
+    cache.add_keys(slug, clusters.key_clusters())
+    clusters.forget_keys()
+    touched_months: set[tuple[int, int]] = set()
+    for numbers in clusters.batches(batch):
+        facts_of: dict[str, tuple[object, ...]] = {
+            f[FACT_CALL]: f  # type: ignore[misc]
+            for f in index.thread_facts(slug, [clusters.calls[number] for number in numbers])
+        }
+        entries = [_entry(t, facts_of) for t in thread_messages(map(thread_input, facts_of.values()), None, overrides)]
+        thread_of_call = {call: entry.id for entry in entries for call, _parent, _depth in entry.messages}
+        for entry in entries:
+            touched_months.update((y, m) for y, m, _ in entry.months)
+            report.threads.add((slug, entry.id))
+        cache.add_messages(
+            slug,
+            (
+                (
+                    call,
+                    facts_of[call][FACT_YEAR],
+                    facts_of[call][FACT_MONTH],
+                    clusters.name(number),
+                    thread_of_call[call],
+                )
+                for number in numbers
+                for call in (clusters.calls[number],)
+            ),
+        )
+        cache.add_threads(slug, entries, {entry.id: generation for entry in entries})
+        report.rethreaded += len(numbers)
+        del facts_of, entries, thread_of_call
+        # Threading's nodes link both ways; the collector is paused (``_without_gc``):
+        # free this batch's before the next is read.
+        gc.collect(0)
+    return touched_months
 
 
 class _Closure:
@@ -433,10 +509,8 @@ class _Closure:
         removed: set[str],
         named: set[str],
         overrides: dict[str, str | None],
-        *,
-        everything: bool,
     ) -> None:
-        facts = index.thread_facts(slug) if everything else index.thread_facts(slug, added)
+        facts = index.thread_facts(slug, added)
         new_facts = [f for f in facts if f[FACT_CALL] in added]
         self.inputs = [thread_input(f) for f in new_facts]
         self.chains: dict[str, list[str]] = {}
@@ -444,17 +518,15 @@ class _Closure:
         self.extra_keys = override_keys(overrides)
         self._add_keys(self.inputs)
         self.old_entries: list[MessageEntry] = []
-        kept_facts: list[tuple[object, ...]] = []
-        if not everything:
-            clusters = cache.clusters_of_keys(slug, {k for keys in self.keys_of.values() for k in keys})
-            clusters.update(entry.cluster for entry in cache.messages_of_calls(slug, removed | named))
-            self.old_entries = cache.messages_of_clusters(slug, clusters)
-            kept_facts = index.thread_facts(slug, [e.call for e in self.old_entries if e.call not in removed])
-            kept_inputs = [thread_input(f) for f in kept_facts]
-            self._add_keys(kept_inputs)
-            self.inputs.extend(kept_inputs)
-        # The facts themselves (months, dates, authors), not tuples made from them: a first
-        # build holds every message's, and more objects alive make each collection slower.
+        clusters = cache.clusters_of_keys(slug, {k for keys in self.keys_of.values() for k in keys})
+        clusters.update(entry.cluster for entry in cache.messages_of_calls(slug, removed | named))
+        self.old_entries = cache.messages_of_clusters(slug, clusters)
+        kept_facts = index.thread_facts(slug, [e.call for e in self.old_entries if e.call not in removed])
+        kept_inputs = [thread_input(f) for f in kept_facts]
+        self._add_keys(kept_inputs)
+        self.inputs.extend(kept_inputs)
+        # The facts themselves (months, dates, authors), not tuples made from them: a big
+        # closure holds every message's, and more objects alive make each collection slower.
         self.facts_of: dict[str, tuple[object, ...]] = {f[FACT_CALL]: f for f in new_facts + kept_facts}  # type: ignore[misc]
 
     def _add_keys(self, inputs: list[ThreadInput]) -> None:

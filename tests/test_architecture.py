@@ -17,7 +17,7 @@ LAYERS = [
     | {"config.schema", "config.secret", "config.reader", "config.checks", "config.site", "config.lists"}
     | {"config.pop3", "config.imap", "config.smtp", "config.publish", "config.folders", "config.load"}
     | {"legacy", "legacy.mapfile", "legacy.hyperkitty", "patchsubject", "translation", "classify"}
-    | {"config.classes", "series", "trailers"},
+    | {"config.classes", "series", "trailers", "threadbatch"},
     {
         "routing",
         "dedup",

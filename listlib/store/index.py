@@ -615,5 +615,11 @@ class Index:
             found.extend(self.db.execute(select + where, (*chunk, slug)))
         return found
 
+    def iter_thread_facts(self, slug: str) -> Iterator[tuple[object, ...]]:
+        """``thread_facts`` of all of a list's messages, one at a time (a first threading
+        of a big list keeps only a few of each message's facts)."""
+        select = f"SELECT {', '.join(THREAD_FACTS)} FROM messages WHERE list = ? AND {_THREADED}"
+        yield from self.db.execute(select, (slug,))
+
     def count(self) -> int:
         return self.db.execute("SELECT count(*) FROM messages").fetchone()[0]
