@@ -23,10 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..fsutil import naming
+from . import segment
 from .segment import (
-    DICT_CHUNK,
     DOCS_CHUNK,
-    POSTINGS_CHUNK,
     DisplayRow,
     Layout,
     Told,
@@ -104,8 +103,10 @@ class SegmentWriter:
         with naming(self.folder):
             self.folder.mkdir(parents=True)
         self.written = Written(told, twins)
-        self.p = _Packer(self.folder, "p", POSTINGS_CHUNK, self.written)
-        self.q = _Packer(self.folder, "q", POSTINGS_CHUNK * 2, self.written)
+        # Looked up here: tests make them small.
+        self.p = _Packer(self.folder, "p", segment.POSTINGS_CHUNK, self.written)
+        self.q = _Packer(self.folder, "q", segment.POSTINGS_CHUNK * 2, self.written)
+        self.dict_chunk = segment.DICT_CHUNK
         self.pending: deque[tuple[str, int]] = deque()
         """Terms (and their document frequencies) not yet in a dictionary entry."""
         self.entries: list[list[Any]] = []
@@ -150,8 +151,8 @@ class SegmentWriter:
             sizes.append(sizes[-1] + len(term.encode()) + 30)
         start = 0
         # A chunk ends with the entry that brings its size to DICT_CHUNK (settled once one is known).
-        while start < len(entries) and (final or sizes[-1] >= sizes[start] + DICT_CHUNK):
-            end = min(bisect.bisect_left(sizes, sizes[start] + DICT_CHUNK, start + 1), len(entries))
+        while start < len(entries) and (final or sizes[-1] >= sizes[start] + self.dict_chunk):
+            end = min(bisect.bisect_left(sizes, sizes[start] + self.dict_chunk, start + 1), len(entries))
             put_file(self.folder, f"t{len(self.firsts)}.json", _json(entries[start:end]), self.written)
             self.firsts.append(entries[start][0])
             start = end
