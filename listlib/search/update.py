@@ -40,6 +40,7 @@ import json
 import os
 import secrets
 import shutil
+import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -421,7 +422,7 @@ def _update(
                         continue
                     old = indexed.get(call)
                     if old is None or old[0] != row.raw_hash:
-                        add.append(row)
+                        add.append(_kept(row))
             obfuscate = config.site.obfuscate_addresses
             rules = config.classes.rules
             hints = {}
@@ -534,6 +535,25 @@ def _update(
     report.indexed = len(add)
     report.removed = len(remove)
     return True
+
+
+def _kept(row: Row) -> Row:
+    """What indexing uses of a row to add (``document``, ``_analyse_rows``, the state):
+    a full build holds one per message until its segment is written, and the subject,
+    sender, vitals and references (but the first: ``document.thread_key``'s) are most
+    of a row's 1.3 KB."""
+    refs = row.refs.split()
+    return row._replace(
+        list=sys.intern(row.list),
+        vitals="",
+        date_source="",
+        subject="",
+        from_name="",
+        from_addr="",
+        refs=refs[0] if refs else "",
+        in_reply_to=None if refs else row.in_reply_to,
+        origin="",
+    )
 
 
 def _to_purge(manifest: dict[str, Any], remove: list[tuple[str, str, int]]) -> set[str]:
