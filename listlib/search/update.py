@@ -64,7 +64,7 @@ from .hints import NOTED_UP_TO, forget_terms, indexed_terms, load_terms
 from .merge import merge_segments, pick_merges, piece_bounds, read_segment, split_segment
 from .purge import purge_segment
 from .reader import FORMAT
-from .segment import WEIGHTS, Doc, SegmentData, Told, doc_days, invert, meta_name, write_segment
+from .segment import WEIGHTS, DisplayRow, Doc, SegmentData, Told, doc_days, invert, meta_name, write_segment
 from .spool import SpoolReader
 from .state import SearchState
 from .writer import SegmentWriter
@@ -191,47 +191,55 @@ def _write_batch(
     generation: int,
     made: dict[str, tuple[str, int, int]],
     twins: bool,
-) -> tuple[dict[str, Any], list[str]]:
-    """Index these messages (``rows`` in (list, date, call) order) as a new segment; its
-    manifest entry and its documents' call numbers in doc-number order. A few are
+) -> dict[str, Any]:
+    """Index these messages (``rows`` in (list, date, call) order: doc-number order) as a
+    new segment; its manifest entry. A few are
     inverted token by token (``invert``); many with numpy (``bulk``), on every core,
     and written as they come (``_invert_into``)."""
     if len(rows) < _BULK_FROM:
         data = invert(_analyse_rows(rows, *analysing), AVGDL, B)
-        return _write(folder, data, generation, made, twins), [row.call for row in data.rows]
+        _check_order(data.rows, rows, 0)
+        return _write(folder, data, generation, made, twins)
     sid = _new_id(generation)
     writer = SegmentWriter(folder / "seg" / sid, _recorder(made, sid), twins=twins)
     try:
-        calls = _invert_into(writer, rows, analysing, workers, folder / "seg" / f"{sid}.runs")
+        _invert_into(writer, rows, analysing, workers, folder / "seg" / f"{sid}.runs")
     except BaseException:
         writer.abort()
         raise
-    return _entry(sid, writer.finish()), calls
+    return _entry(sid, writer.finish())
 
 
-def _invert_into(
-    writer: SegmentWriter, rows: list[Row], analysing: _Analysing, workers: int, scratch: Path
-) -> list[str]:
-    """Hand ``writer`` the segment of these messages; their call numbers in doc-number
-    order. Runs of consecutive documents are inverted (by the workers: small runs, as a
-    worker's analysed documents, every token a string, are the biggest thing it holds)
-    and merged as they come back, their rows written at once; up to ``RUN_DOCS``
-    documents are merged into one run, and when there are more, each such run is
-    spilled to ``scratch`` and they are merged from there a band of terms at a time
-    (``spill``): what the indexing holds is bounded whatever the number of messages."""
+def _check_order(shown: Sequence[DisplayRow], rows: list[Row], start: int) -> None:
+    """The documents numbered from ``start`` are ``rows`` from there (the state records them so)."""
+    for number, row in enumerate(shown, start):
+        if row.call != rows[number].call:
+            raise AssertionError(f"document {number} of a new segment is {row.call}, not {rows[number].call}")
+
+
+def _invert_into(writer: SegmentWriter, rows: list[Row], analysing: _Analysing, workers: int, scratch: Path) -> None:
+    """Hand ``writer`` the segment of these messages. Runs of consecutive documents are
+    inverted (by the workers: small runs, as a worker's analysed documents, every token
+    a string, are the biggest thing it holds) and merged as they come back, their rows
+    written at once; up to ``RUN_DOCS`` documents are merged into one run, and when
+    there are more, each such run is spilled to ``scratch`` and they are merged from
+    there a band of terms at a time (``spill``): what the postings take is bounded
+    whatever the number of messages."""
     from .bulk import collect_runs, layout_of, merge_columns  # numpy: worth its import for a batch
     from .spill import spill_run, write_runs
 
     size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
     chunks = [(i, rows[i : i + size]) for i in range(0, len(rows), size)]
-    calls: list[str] = []
+    done = 0
 
     def run_of(parts: Iterator[Columns]) -> Iterator[Columns]:
         """The next parts up to ``RUN_DOCS`` documents, their rows written."""
+        nonlocal done
         docs = 0
         for part in parts:
             writer.add_rows(part.rows)
-            calls.extend(row.call for row in part.rows)
+            _check_order(part.rows, rows, done)
+            done += len(part.rows)
             docs += len(part.rows)
             yield part._replace(rows=[])
             if docs >= RUN_DOCS:
@@ -241,17 +249,16 @@ def _invert_into(
     shutil.rmtree(scratch, ignore_errors=True)
     try:
         with _inverted(chunks, analysing, workers) as parts:
-            while len(calls) < len(rows):
+            while done < len(rows):
                 run = merge_columns(collect_runs(run_of(parts)), by_key=True)
-                if not runs and len(calls) == len(rows):
+                if not runs and done == len(rows):
                     writer.add_terms(layout_of(run))  # one run: nothing to spill
-                    return calls
+                    return
                 runs.append(spill_run(scratch / str(len(runs)), run))
                 del run
         write_runs(writer, runs)  # the workers gone
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    return calls
 
 
 @contextlib.contextmanager
@@ -455,17 +462,14 @@ def _update(
     generation = int(manifest["generation"]) + 1
     revised: set[str] = set()  # segments purged in place
     stale: list[str] = []  # the files their purges replaced
-    new_docs: list[tuple[str, str, int, int, str, str, int]] = []
+    new_docs: list[tuple[str, int, int]] = []  # (segment, start, end): add[start:end] are its docs
     moves: list[tuple[str, int, str]] = []
-    hashes = {row.call: row for row in add}
     analysing: _Analysing = (content, obfuscate, spool, classes)
     for start, end in piece_bounds(len(add), SEGMENT_DOCS):
-        info, calls = _write_batch(folder, add[start:end], analysing, workers, generation, made, twins)
+        info = _write_batch(folder, add[start:end], analysing, workers, generation, made, twins)
         fault("search-segment")
         segments.append(info)
-        for number, call in enumerate(calls):
-            r = hashes[call]
-            new_docs.append((r.call, r.list, r.year, r.month, r.raw_hash, str(info["id"]), number))
+        new_docs.append((str(info["id"]), start, end))
         report.segments += 1
     while True:
         groups = pick_merges(segments, SEGMENT_DOCS)
@@ -517,7 +521,11 @@ def _update(
     fault("search-manifest")
     state.begin()
     state.remove_docs(call for call, _segment, _doc in remove)
-    state.add_docs(new_docs)
+    state.add_docs(
+        (r.call, r.list, r.year, r.month, r.raw_hash, sid, number)
+        for sid, start, end in new_docs
+        for number, r in enumerate(add[start:end])
+    )
     state.move_docs(moves)
     # The files purges wrote and replaced, recorded with the update that names them.
     revised &= {str(info["id"]) for info in segments}  # not merged since
