@@ -37,6 +37,7 @@ __all__ = [
     "collect_runs",
     "encode_all_postings",
     "invert_columns",
+    "layout_of",
     "merge_columns",
     "postings_holding",
     "to_segment",
@@ -298,10 +299,10 @@ def collect_runs(parts: Iterable[Columns]) -> list[Columns]:
 def to_segment(columns: Columns) -> SegmentData:
     """``Columns`` as the ``SegmentData`` that ``write_segment`` writes; each term's
     ``Posting`` is made when asked for, so the postings are never held twice."""
-    return SegmentData(columns.rows, _ColumnPostings(columns), lambda: _layout(columns))
+    return SegmentData(columns.rows, _ColumnPostings(columns), lambda: layout_of(columns))
 
 
-def _layout(columns: Columns) -> Layout:
+def layout_of(columns: Columns) -> Layout:
     """Every term encoded as ``codec.encode_postings`` does, laid out in ``term_key`` order."""
     if not columns.by_key:
         columns = merge_columns([columns], by_key=True)  # a copy: callers with big runs merge them so first

@@ -43,12 +43,9 @@ segment is either whole or absent. Writes only its folder.
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import json
 import os
-import shutil
-import struct
 import sys
 from array import array
 from collections import defaultdict
@@ -57,7 +54,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from ..fsutil import naming, write_all
+from ..fsutil import write_all
 from .codec import MAX_POSITION, SCRIPT_SUFFIX, encode_positions, encode_postings, quantize, script_twin
 
 __all__ = [
@@ -350,9 +347,6 @@ def _le_bytes(values: array[int]) -> bytes:
     return values.tobytes()
 
 
-_NO_POSITIONS = (-1, 0, 0)
-
-
 Told = Callable[[str, bytes | memoryview, int], None]
 """Told of each file of a segment as it is written: (name, bytes, mtime_ns)."""
 
@@ -383,49 +377,6 @@ def _put_one(folder: Path, name: str, data: bytes | memoryview, told: Told | Non
         told(name, data, os.stat(path).st_mtime_ns)  # once closed: what a later stat sees
 
 
-def _write_layout(folder: Path, layout: Layout, written: Written) -> tuple[list[str], list[int]]:
-    """The dictionary, postings and positions files of the laid-out terms; returns the
-    dictionary chunks' first terms and how many postings and positions files there are.
-    A postings or positions file is one slice of the blobs, and where each file and
-    dictionary chunk ends is found by bisecting running totals, so Python does little
-    per term."""
-    p = _pack(folder, "p", POSTINGS_CHUNK, layout.postings, layout.postings_at, written)
-    q = _pack(folder, "q", POSTINGS_CHUNK * 2, layout.positions, layout.positions_at, written)
-    terms = layout.terms
-    entries = [[term, df, *at_p, *at_q] for term, df, at_p, at_q in zip(terms, layout.df, p, q, strict=True)]
-    # A chunk ends with the entry that brings its size to DICT_CHUNK.
-    total = list(itertools.accumulate((len(term.encode()) + 30 for term in terms), initial=0))
-    firsts: list[str] = []
-    start = 0
-    while start < len(terms):
-        end = min(bisect.bisect_left(total, total[start] + DICT_CHUNK, start + 1), len(terms))
-        put_file(folder, f"t{len(firsts)}.json", _json(entries[start:end]), written)
-        firsts.append(terms[start])
-        start = end
-    return firsts, [1 + max((at[0] for at in spans), default=-1) for spans in (p, q)]
-
-
-def _pack(
-    folder: Path, letter: str, limit: int, blob: bytes | memoryview, at: list[int], written: Written
-) -> list[tuple[int, int, int]]:
-    """Each piece's (file, offset, length) (empty pieces: ``_NO_POSITIONS``, not
-    stored), writing the files on the way. A file takes pieces while they fit in
-    ``limit`` bytes, and at least one."""
-    spans: list[tuple[int, int, int]] = []
-    pieces = len(at) - 1
-    start = number = 0
-    while start < pieces and at[start] < at[-1]:
-        end = max(bisect.bisect_right(at, at[start] + limit, start) - 1, start + 1)
-        base = at[start]
-        put_file(folder, f"{letter}{number}.bin", blob[base : at[end]], written)
-        spans.extend(
-            (number, at[k] - base, at[k + 1] - at[k]) if at[k + 1] > at[k] else _NO_POSITIONS for k in range(start, end)
-        )
-        start, number = end, number + 1
-    spans.extend([_NO_POSITIONS] * (pieces - len(spans)))
-    return spans
-
-
 def _json(data: object) -> bytes:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
 
@@ -436,43 +387,14 @@ def write_segment(
     """Write ``data`` as the segment ``folder`` (which must not exist); returns its meta.
     ``told`` is told of each file (its mtime is kept when the folder is renamed into
     place), so that the caller need not read them back to record them; ``twins``: each
-    file's script twin too."""
-    temp = folder.with_name(folder.name + ".tmp")
-    shutil.rmtree(temp, ignore_errors=True)
-    temp.mkdir(parents=True)
+    file's script twin too. (``writer.SegmentWriter`` writes one a piece at a time.)"""
+    from .writer import SegmentWriter  # it writes this module's format
+
+    writer = SegmentWriter(folder, told, twins=twins)
     try:
-        with naming(folder):
-            meta = _write(temp, data, Written(told, twins))
-        os.replace(temp, folder)
+        writer.add_rows(data.rows)
+        writer.add_terms(data.layout() if data.layout is not None else _laid_out(data.postings))
     except BaseException:
-        shutil.rmtree(temp, ignore_errors=True)
+        writer.abort()
         raise
-    return meta
-
-
-def _write(folder: Path, data: SegmentData, written: Written) -> dict[str, object]:
-    rows = data.rows
-    firsts, files = _write_layout(
-        folder, data.layout() if data.layout is not None else _laid_out(data.postings), written
-    )
-    for start in range(0, len(rows), DOCS_CHUNK):
-        chunk = b",".join(row.json for row in rows[start : start + DOCS_CHUNK])
-        put_file(folder, f"d{start // DOCS_CHUNK}.json", b"[" + chunk + b"]", written)
-    days = array("H", (_day(row.date) for row in rows))
-    put_file(folder, "days.bin", struct.pack(f"<{len(days)}H", *days), written)
-    lists: dict[str, list[int]] = {}
-    for number, row in enumerate(rows):
-        span = lists.setdefault(row.list, [number, number + 1])
-        span[1] = number + 1
-    meta = {
-        "docs": len(rows),
-        "docs_chunk": DOCS_CHUNK,
-        "lists": lists,
-        "dict": firsts,
-        "day_runs": day_runs(days),
-        "min_day": min(days, default=0),
-        "max_day": max(days, default=0),
-        "files": files,
-    }
-    put_file(folder, meta_name(0), _json(meta), written)
-    return meta
+    return writer.finish()

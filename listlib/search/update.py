@@ -40,8 +40,9 @@ import json
 import os
 import secrets
 import shutil
+import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -63,9 +64,10 @@ from .hints import NOTED_UP_TO, forget_terms, indexed_terms, load_terms
 from .merge import merge_segments, pick_merges, piece_bounds, read_segment, split_segment
 from .purge import purge_segment
 from .reader import FORMAT
-from .segment import WEIGHTS, Doc, SegmentData, doc_days, invert, meta_name, write_segment
+from .segment import WEIGHTS, DisplayRow, Doc, SegmentData, Told, doc_days, invert, meta_name, write_segment
 from .spool import SpoolReader
 from .state import SearchState
+from .writer import SegmentWriter
 
 if TYPE_CHECKING:
     from .bulk import Columns
@@ -88,6 +90,10 @@ MANIFEST_SCRIPT = MANIFEST + SCRIPT_SUFFIX
 _PARALLEL_FROM = 400
 _CHUNK_DOCS = 500
 _BULK_FROM = 100
+RUN_DOCS = 16_384
+"""Documents inverted into one run in memory (``_invert_into``): a batch of more is
+written from runs of this many spilled to disk, merged a band of terms at a time, so
+that indexing holds about the same whatever the number of messages."""
 SEGMENT_DOCS = 1 << 30
 """No segment holds more documents (a bigger batch or merge is written as several
 segments of at least half this). In effect no cap: a cap bounds what a take-down
@@ -136,22 +142,29 @@ class SearchReport:
         }
 
 
+_Analysing = tuple[Path, bool, "SpoolReader | None", Classes]
+"""What a message's document is made from (``_analyse_rows``): the content folder,
+whether the site obfuscates addresses, the render pass's spooled text, the classes."""
+
 # Worker-process state (set by _init_worker; never in the main process).
-_worker: tuple[Path, bool, float, SpoolReader | None, Classes] | None = None
+_worker: _Analysing | None = None
 
 
-def _init_worker(content: Path, obfuscate: bool, avgdl: float, spool: SpoolReader | None, classes: Classes) -> None:
+def _init_worker(*analysing: Any) -> None:
     global _worker
-    _worker = (content, obfuscate, avgdl, spool, classes)
+    _worker = analysing  # type: ignore[assignment]
 
 
 def _invert_chunk(job: tuple[int, list[Row]]) -> Columns:
+    assert _worker is not None
+    return _invert_rows(job, _worker)
+
+
+def _invert_rows(job: tuple[int, list[Row]], analysing: _Analysing) -> Columns:
     from .bulk import invert_columns  # loaded before the fork
 
-    assert _worker is not None
     first, rows = job
-    content, obfuscate, avgdl, spool, classes = _worker
-    return invert_columns(_analyse_rows(rows, content, obfuscate, spool, classes), avgdl, B, first)
+    return invert_columns(_analyse_rows(rows, *analysing), AVGDL, B, first)
 
 
 def _analyse_rows(
@@ -170,35 +183,93 @@ def _analyse_rows(
     return docs
 
 
-def _invert_all(
+def _write_batch(
+    folder: Path,
     rows: list[Row],
-    content: Path,
-    obfuscate: bool,
-    avgdl: float,
+    analysing: _Analysing,
     workers: int,
-    spool: SpoolReader | None,
-    classes: Classes,
-) -> SegmentData:
-    """The segment of these messages (``rows`` in (list, date, call) order). A few are
-    inverted token by token (``invert``); many with numpy (``bulk``), on every core:
-    each worker inverts a run of consecutive documents, and the runs are merged as
-    they come back."""
+    generation: int,
+    made: dict[str, tuple[str, int, int]],
+    twins: bool,
+) -> dict[str, Any]:
+    """Index these messages (``rows`` in (list, date, call) order: doc-number order) as a
+    new segment; its manifest entry. A few are
+    inverted token by token (``invert``); many with numpy (``bulk``), on every core,
+    and written as they come (``_invert_into``)."""
     if len(rows) < _BULK_FROM:
-        return invert(_analyse_rows(rows, content, obfuscate, spool, classes), avgdl, B)
-    from .bulk import collect_runs, invert_columns, merge_columns, to_segment  # numpy: worth its import for a batch
+        data = invert(_analyse_rows(rows, *analysing), AVGDL, B)
+        _check_order(data.rows, rows, 0)
+        return _write(folder, data, generation, made, twins)
+    sid = _new_id(generation)
+    writer = SegmentWriter(folder / "seg" / sid, _recorder(made, sid), twins=twins)
+    try:
+        _invert_into(writer, rows, analysing, workers, folder / "seg" / f"{sid}.runs")
+    except BaseException:
+        writer.abort()
+        raise
+    return _entry(sid, writer.finish())
 
-    if workers <= 1 or len(rows) < _PARALLEL_FROM:
-        # Sorted by merging it alone (no name holds the run or the documents: they go as they are used).
-        run = [invert_columns(_analyse_rows(rows, content, obfuscate, spool, classes), avgdl, B)]
-        return to_segment(merge_columns(run, by_key=True))
-    # Small runs: a worker's analysed documents (every token a string) are the biggest
-    # thing it holds.
+
+def _check_order(shown: Sequence[DisplayRow], rows: list[Row], start: int) -> None:
+    """The documents numbered from ``start`` are ``rows`` from there (the state records them so)."""
+    for number, row in enumerate(shown, start):
+        if row.call != rows[number].call:
+            raise AssertionError(f"document {number} of a new segment is {row.call}, not {rows[number].call}")
+
+
+def _invert_into(writer: SegmentWriter, rows: list[Row], analysing: _Analysing, workers: int, scratch: Path) -> None:
+    """Hand ``writer`` the segment of these messages. Runs of consecutive documents are
+    inverted (by the workers: small runs, as a worker's analysed documents, every token
+    a string, are the biggest thing it holds) and merged as they come back, their rows
+    written at once; up to ``RUN_DOCS`` documents are merged into one run, and when
+    there are more, each such run is spilled to ``scratch`` and they are merged from
+    there a band of terms at a time (``spill``): what the postings take is bounded
+    whatever the number of messages."""
+    from .bulk import collect_runs, layout_of, merge_columns  # numpy: worth its import for a batch
+    from .spill import spill_run, write_runs
+
     size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
     chunks = [(i, rows[i : i + size]) for i in range(0, len(rows), size)]
+    done = 0
+
+    def run_of(parts: Iterator[Columns]) -> Iterator[Columns]:
+        """The next parts up to ``RUN_DOCS`` documents, their rows written."""
+        nonlocal done
+        docs = 0
+        for part in parts:
+            writer.add_rows(part.rows)
+            _check_order(part.rows, rows, done)
+            done += len(part.rows)
+            docs += len(part.rows)
+            yield part._replace(rows=[])
+            if docs >= RUN_DOCS:
+                return
+
+    runs = []
+    shutil.rmtree(scratch, ignore_errors=True)
+    try:
+        with _inverted(chunks, analysing, workers) as parts:
+            while done < len(rows):
+                run = merge_columns(collect_runs(run_of(parts)), by_key=True)
+                if not runs and done == len(rows):
+                    writer.add_terms(layout_of(run))  # one run: nothing to spill
+                    return
+                runs.append(spill_run(scratch / str(len(runs)), run))
+                del run
+        write_runs(writer, runs)  # the workers gone
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def _inverted(chunks: list[tuple[int, list[Row]]], analysing: _Analysing, workers: int) -> Iterator[Iterator[Columns]]:
+    """The runs of ``chunks`` inverted, in order: by a pool of workers, or here."""
+    if workers <= 1 or sum(len(rows) for _first, rows in chunks) < _PARALLEL_FROM:
+        yield (_invert_rows(job, analysing) for job in chunks)
+        return
     # Late: the workers share this process's pages (numpy included).
-    with ForkPool(workers, _init_worker, (content, obfuscate, avgdl, spool, classes), late=True) as pool:
-        runs = collect_runs(pool.map(_invert_chunk, chunks))
-    return to_segment(merge_columns(runs, by_key=True))  # the workers gone: the last merge is the biggest
+    with ForkPool(workers, _init_worker, analysing, late=True) as pool:
+        yield iter(pool.map(_invert_chunk, chunks))
 
 
 def _settings(config: Config) -> str:
@@ -358,7 +429,7 @@ def _update(
                         continue
                     old = indexed.get(call)
                     if old is None or old[0] != row.raw_hash:
-                        add.append(row)
+                        add.append(_kept(row))
             obfuscate = config.site.obfuscate_addresses
             rules = config.classes.rules
             hints = {}
@@ -391,17 +462,14 @@ def _update(
     generation = int(manifest["generation"]) + 1
     revised: set[str] = set()  # segments purged in place
     stale: list[str] = []  # the files their purges replaced
-    new_docs: list[tuple[str, str, int, int, str, str, int]] = []
+    new_docs: list[tuple[str, int, int]] = []  # (segment, start, end): add[start:end] are its docs
     moves: list[tuple[str, int, str]] = []
-    hashes = {row.call: row for row in add}
+    analysing: _Analysing = (content, obfuscate, spool, classes)
     for start, end in piece_bounds(len(add), SEGMENT_DOCS):
-        data = _invert_all(add[start:end], content, obfuscate, AVGDL, workers, spool, classes)
-        info = _write(folder, data, generation, made, twins)
+        info = _write_batch(folder, add[start:end], analysing, workers, generation, made, twins)
         fault("search-segment")
         segments.append(info)
-        for number, row in enumerate(data.rows):
-            r = hashes[row.call]
-            new_docs.append((r.call, r.list, r.year, r.month, r.raw_hash, str(info["id"]), number))
+        new_docs.append((str(info["id"]), start, end))
         report.segments += 1
     while True:
         groups = pick_merges(segments, SEGMENT_DOCS)
@@ -453,7 +521,11 @@ def _update(
     fault("search-manifest")
     state.begin()
     state.remove_docs(call for call, _segment, _doc in remove)
-    state.add_docs(new_docs)
+    state.add_docs(
+        (r.call, r.list, r.year, r.month, r.raw_hash, sid, number)
+        for sid, start, end in new_docs
+        for number, r in enumerate(add[start:end])
+    )
     state.move_docs(moves)
     # The files purges wrote and replaced, recorded with the update that names them.
     revised &= {str(info["id"]) for info in segments}  # not merged since
@@ -471,6 +543,25 @@ def _update(
     report.indexed = len(add)
     report.removed = len(remove)
     return True
+
+
+def _kept(row: Row) -> Row:
+    """What indexing uses of a row to add (``document``, ``_analyse_rows``, the state):
+    a full build holds one per message until its segment is written, and the subject,
+    sender, vitals and references (but the first: ``document.thread_key``'s) are most
+    of a row's 1.3 KB."""
+    refs = row.refs.split()
+    return row._replace(
+        list=sys.intern(row.list),
+        vitals="",
+        date_source="",
+        subject="",
+        from_name="",
+        from_addr="",
+        refs=refs[0] if refs else "",
+        in_reply_to=None if refs else row.in_reply_to,
+        origin="",
+    )
 
 
 def _to_purge(manifest: dict[str, Any], remove: list[tuple[str, str, int]]) -> set[str]:
@@ -636,9 +727,18 @@ def _write(
     """Write a new segment (with script twins when ``twins``); its files' (digest, size,
     mtime_ns) go into ``made``."""
     sid = _new_id(generation)
+    return _entry(sid, write_segment(folder / "seg" / sid, data, _recorder(made, sid), twins=twins))
+
+
+def _recorder(made: dict[str, tuple[str, int, int]], sid: str) -> Told:
+    """Puts each file of the segment ``sid`` written into ``made``: (digest, size, mtime_ns)."""
 
     def record(name: str, data: bytes | memoryview, mtime: int) -> None:
         made[f"seg/{sid}/{name}"] = (digest_of(data), memoryview(data).nbytes, mtime)
 
-    meta = write_segment(folder / "seg" / sid, data, record, twins=twins)
+    return record
+
+
+def _entry(sid: str, meta: Mapping[str, Any]) -> dict[str, Any]:
+    """The manifest entry of the new segment ``sid``."""
     return {"id": sid, "docs": meta["docs"], "min_day": meta["min_day"], "max_day": meta["max_day"], "deleted": []}
