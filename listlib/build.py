@@ -94,7 +94,10 @@ class BuildReport:
     removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     plan_seconds: float = 0.0
-    """Of ``seconds``, the time spent deciding what to rebuild."""
+    """Of ``seconds``, the time spent deciding what to rebuild: bringing the threads and
+    classes up to date and planning. A full build plans as it renders: its planning time
+    is summed over the shards, and was spent while the workers rendered (it overlaps
+    their time; with one worker, rendering waits for it)."""
     planned: list[dict[str, Any]] = field(default_factory=list)
     """For a plan: each job that would run, with the files it made last time."""
     search: SearchReport | None = None
@@ -470,7 +473,9 @@ def build_site(
                 planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start, workers=cores)
                 plan_seconds = time.monotonic() - planning
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
-                report.plan_seconds = plan_seconds
+                # A full plan is made as it is rendered: its shards' time, spent while the workers render.
+                streamed = planned.plan.seconds if isinstance(planned.plan, StreamedPlan) else 0.0
+                report.plan_seconds = plan_seconds + streamed
                 report.damaged, report.check_seconds = damaged, check_seconds
                 report.cluster = runner.workers_report()
                 _mark_folders(output, state, report, looked, every=not planned.incremental)

@@ -32,6 +32,7 @@ import itertools
 import marshal
 import math
 import pickle
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack
 
@@ -255,6 +256,9 @@ class StreamedPlan:
         self.state = state
         self.count = self.weight = self.kept = 0
         self.estimate = estimate
+        self.seconds = 0.0
+        """Time spent planning (reading the shards and comparing their keys), not counting
+        the time the batches are out with the caller."""
         self._seen = self._seen_weight = 0
         """Jobs planned so far, run or kept, and their weight."""
         self.dropped: tuple[str, ...] = ()
@@ -267,6 +271,7 @@ class StreamedPlan:
         state = self.state
         batch: list[Job] = []
         weight = 0
+        started = time.monotonic()
         try:
             for shard in self._shards:
                 previous = state.keys_of(job.id for job in shard)
@@ -283,10 +288,13 @@ class StreamedPlan:
                     else:
                         self.kept += 1
                 if weight >= BATCH_WEIGHT:
+                    self.seconds += time.monotonic() - started
                     yield batch
+                    started = time.monotonic()
                     batch, weight = [], 0
             self.dropped = tuple(state.unplanned_jobs())
             self.complete = True
+            self.seconds += time.monotonic() - started
             if batch:
                 yield batch
         finally:

@@ -3,12 +3,15 @@ time estimate until there is enough progress to make one."""
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from listlib.cli.common import Progress
+from listlib.plan.jobs import Job
 
 from .test_build import add, build, post
 
@@ -69,3 +72,23 @@ def test_the_build_bar_says_jobs_and_waits_to_estimate(monkeypatch: pytest.Monke
         bar(100, 1000, 12, 78)
         assert progress.bar.show_eta
         assert progress.bar.item_show_func(None) == "12 of 78 jobs"
+
+
+def test_a_full_builds_plan_seconds_count_the_planning_of_its_shards(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A full plan is made as it is rendered: its planning time is not over when rendering starts.
+    from listlib import build as build_module
+
+    shards = build_module.full_shards
+
+    def slow(*args: object) -> Iterator[list[Job]]:
+        for shard in shards(*args):  # type: ignore[arg-type]
+            time.sleep(0.2)
+            yield shard
+
+    monkeypatch.setattr(build_module, "full_shards", slow)
+    add(site, *[post(n, f"Topic {n}", at=timedelta(days=40 * n)) for n in range(1, 4)])
+    report = build(site)
+    assert report.plan_seconds >= 0.2 * 4  # a shard per month, and the site's
+    assert report.plan_seconds <= report.seconds
