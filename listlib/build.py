@@ -656,9 +656,14 @@ def _build(
         flush()
         if later:
             clashes = state.spooled_kept({owner for _path, owner, _job in later})
-            for path, owner, job_id in later:
-                if owner in clashes:
-                    raise clash(path, owner, job_id)
+            found = [(path, owner, job_id) for path, owner, job_id in later if owner in clashes]
+            if found:
+                # The records of the jobs that made these files are committed, taking the
+                # files from the jobs kept: forget both, so that the next build (a full one:
+                # this one is left unfinished) runs them both and meets the clash, if it is
+                # still there, before it records anything.
+                state.forget({owner for _path, owner, _job in found} | {job_id for _path, _owner, job_id in found})
+                raise clash(*found[0])
         gone = state.files_of(plan.dropped)
         stale.update(path for files in gone.values() for path in files)
         state.forget(plan.dropped)
