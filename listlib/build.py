@@ -40,7 +40,7 @@ from .legacy.mapfile import LegacyMap, load_map, map_file
 from .overrides import threading_overrides
 from .pathlog import PathLog
 from .plan.builders import SiteJobs
-from .plan.full import StreamedPlan, full_shards
+from .plan.full import StreamedPlan, estimate_full, full_shards
 from .plan.incremental import Memory, dirty_jobs, load_memory
 from .plan.jobs import Job, Plan, plan_build
 from .plan.kinds import KINDS, TEMPLATES, SiteSettings, StaticFile
@@ -94,7 +94,10 @@ class BuildReport:
     removed: list[str] = field(default_factory=list)
     seconds: float = 0.0
     plan_seconds: float = 0.0
-    """Of ``seconds``, the time spent deciding what to rebuild."""
+    """Of ``seconds``, the time spent deciding what to rebuild: bringing the threads and
+    classes up to date and planning. A full build plans as it renders: its planning time
+    is summed over the shards, and was spent while the workers rendered (it overlaps
+    their time; with one worker, rendering waits for it)."""
     planned: list[dict[str, Any]] = field(default_factory=list)
     """For a plan: each job that would run, with the files it made last time."""
     search: SearchReport | None = None
@@ -290,7 +293,8 @@ def _plan(
         memory = Memory(changes.epoch, changes.generation, fingerprint, spooled_mids=True)
         state.start_plan()
         # Planned as it is rendered (``_build``), inside these snapshots: the plan holds them.
-        streamed = StreamedPlan(state, full_shards(jobs, state, memory, marks), held.pop_all())
+        estimate = estimate_full(jobs)
+        streamed = StreamedPlan(state, full_shards(jobs, state, memory, marks), held.pop_all(), estimate)
     return _Planned(streamed, memory, 0, incremental=False)
 
 
@@ -469,7 +473,9 @@ def build_site(
                 planned = _plan(config, theme, state, full=clean or bool(damaged), on_work=runner.start, workers=cores)
                 plan_seconds = time.monotonic() - planning
                 report = _build(config, planned, state, runner, progress, fault or _no_fault)
-                report.plan_seconds = plan_seconds
+                # A full plan is made as it is rendered: its shards' time, spent while the workers render.
+                streamed = planned.plan.seconds if isinstance(planned.plan, StreamedPlan) else 0.0
+                report.plan_seconds = plan_seconds + streamed
                 report.damaged, report.check_seconds = damaged, check_seconds
                 report.cluster = runner.workers_report()
                 _mark_folders(output, state, report, looked, every=not planned.incremental)
@@ -567,9 +573,10 @@ def _build(
     output.mkdir(parents=True, exist_ok=True)
     plan = planned.plan
     streamed = isinstance(plan, StreamedPlan)
-    # A full plan's counts grow as it is made (the progress bar's length with them).
-    count = 0 if isinstance(plan, StreamedPlan) else len(plan.run)
-    total = 0 if isinstance(plan, StreamedPlan) else sum(job.weight for job in plan.run)
+    # A full plan's counts are estimated until it is made, corrected as it is (``expected``).
+    count, total = (
+        plan.expected() if isinstance(plan, StreamedPlan) else (len(plan.run), sum(j.weight for j in plan.run))
+    )
     report = BuildReport(jobs_run=count, jobs_kept=0 if streamed else planned.kept)
     if state.get("running") is not None:
         sweep(output, state.recorded(), _owned_folders(config))
@@ -619,17 +626,15 @@ def _build(
     """The files of the last build of the jobs handed to the runner and not finished."""
 
     def to_run() -> Iterator[Job]:
-        nonlocal count, total
         for batch in _batches(plan):
             old.update(state.files_of(job.id for job in batch))
-            if isinstance(plan, StreamedPlan):
-                count, total = plan.count, plan.weight
             # Heaviest first, so that no worker is left with a big thread at the end.
             yield from sorted(batch, key=lambda j: -j.weight)
 
     state.begin()
     try:
-        for job, result in runner.run(to_run(), old, total):
+        # The runner is told no weight for a full plan: its estimate is no reason to render in one process.
+        for job, result in runner.run(to_run(), old, 0 if streamed else total):
             files = result.files
             for path, earlier, _job in state.add_produced((path, job.id) for path in files):
                 raise BuildError(f"{path}: made by two jobs ({earlier} and {job.id})")
@@ -645,13 +650,20 @@ def _build(
             if len(pending) >= 500:
                 flush()
             if progress is not None:
-                progress(done, total, finished, count if not streamed or plan.complete else None)
+                if isinstance(plan, StreamedPlan):
+                    count, total = plan.expected()
+                progress(done, total, finished, count)
         flush()
         if later:
             clashes = state.spooled_kept({owner for _path, owner, _job in later})
-            for path, owner, job_id in later:
-                if owner in clashes:
-                    raise clash(path, owner, job_id)
+            found = [(path, owner, job_id) for path, owner, job_id in later if owner in clashes]
+            if found:
+                # The records of the jobs that made these files are committed, taking the
+                # files from the jobs kept: forget both, so that the next build (a full one:
+                # this one is left unfinished) runs them both and meets the clash, if it is
+                # still there, before it records anything.
+                state.forget({owner for _path, owner, _job in found} | {job_id for _path, _owner, job_id in found})
+                raise clash(*found[0])
         gone = state.files_of(plan.dropped)
         stale.update(path for files in gone.values() for path in files)
         state.forget(plan.dropped)

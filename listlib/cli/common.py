@@ -202,6 +202,8 @@ class Progress:
         self.last = 0
         self.messages = 0
         self.of: int | None = None
+        self.share = 0.0
+        """The largest share of the work the bar has shown."""
         self.started = time.monotonic()
 
     @contextmanager
@@ -226,6 +228,12 @@ class Progress:
             return
         self.messages = messages
         self.of = of
+        # A total estimated low and corrected up must not move the bar back: it waits
+        # at the share shown until the work done catches up.
+        share = done / max(total, 1)
+        if share < self.share:
+            total = round(done / self.share)
+        self.share = max(share, self.share)
         self.bar.length = max(total, 1)
         self.bar.show_eta = (
             done >= total * self.ETA_AFTER_SHARE and time.monotonic() - self.started >= self.ETA_AFTER_SECONDS

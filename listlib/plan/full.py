@@ -30,13 +30,15 @@ from __future__ import annotations
 
 import itertools
 import marshal
+import math
 import pickle
+import time
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack
 
 from ..series import Series
 from ..values import Month
-from .builders import SiteJobs, mid_bucket, mid_digest
+from .builders import SITEMAP_SIZE, SiteJobs, mid_bucket, mid_digest
 from .incremental import Memory
 from .jobs import Job, Plan
 from .kinds import ThreadPage
@@ -45,7 +47,7 @@ from .sources import month_of
 from .state import BuildState
 from .stored import StoredList
 
-__all__ = ["BATCH_WEIGHT", "StreamedPlan", "full_shards"]
+__all__ = ["BATCH_WEIGHT", "StreamedPlan", "estimate_full", "full_shards"]
 
 
 def full_shards(
@@ -68,6 +70,62 @@ def full_shards(
     yield from _mid_shards(jobs, state)
     site = [job for job in (jobs.legacy_maps(), jobs.static()) if job is not None]
     yield site
+
+
+def estimate_full(jobs: SiteJobs) -> tuple[int, int]:
+    """The jobs of the full plan and their summed weight, from counts the thread cache
+    holds (a row per thread and per thread and month; no message is read): exact but for
+    the messages jobs of removed messages, the legacy jobs and the lookup buckets, whose
+    number is the one expected of the messages' count (their Message-IDs are hashed)."""
+    count = weight = 0
+    messages = 0
+    for source in jobs.sources.values():
+        if not isinstance(source, StoredList):
+            raise TypeError("a sharded plan reads its lists through StoredList")
+        threads = [t.count for t in source.order()]
+        count += 2 * len(threads)  # thread and tmbox
+        weight += sum(2 + n for n in threads) + sum(1 + n // 4 for n in threads)
+        for counts in source.thread_month_counts().values():
+            here = sum(counts)
+            messages += here
+            count += len(counts) + 3  # messages (one per thread), month, date, mmbox
+            weight += sum(1 + n // 20 for n in counts) + 1 + len(counts) // 10 + 2 + here // 10 + here // 4
+        sitemaps = sum(-(-len(group) // SITEMAP_SIZE) for group in jobs.sitemap_months(source.slug).values())
+        count += sitemaps + 3  # and the list, feed and series feed
+        weight += sitemaps + 1 + 3 + 2
+        _prefix, legacy, pages = jobs.legacy.get(source.slug, ("", None, False))
+        if legacy is not None and pages:
+            for bucket in jobs.legacy_buckets(source.slug):
+                redirects = len(legacy.pages) if bucket is None else len(legacy.messages.get(bucket, ()))
+                count += 1
+                weight += 1 + redirects // 50
+    buckets, bucket_weight = _expected_buckets(messages, 2 if jobs.message_id_folder is not None else 1)
+    count += 1 + buckets + 1  # the site index, the lookup buckets, the static files
+    weight += 1 + bucket_weight + len(jobs.static_files)
+    if jobs.legacy:
+        redirects = sum(len(found) for _prefix, found, _pages in jobs.legacy.values())
+        count += 1
+        weight += 1 + redirects // 1000
+    return count, weight
+
+
+_BUCKETS = 4_096
+"""The Message-ID lookup buckets (``mid_bucket``)."""
+
+
+def _expected_buckets(messages: int, members: int) -> tuple[int, int]:
+    """How many lookup buckets ``messages`` Message-IDs (hashed: each in a bucket at
+    random) are expected to fill, and the expected summed weight of their jobs (``mid_job``:
+    a bucket of k messages weighs ``max(1, members * k // 20)``)."""
+    if messages == 0:
+        return 0, 0
+    mean = messages / _BUCKETS
+    filled = weight = 0.0
+    for k in range(1, int(mean + 12 * math.sqrt(mean) + 30)):
+        share = math.exp(k * math.log(mean) - mean - math.lgamma(k + 1))  # Poisson
+        filled += share
+        weight += share * max(1, members * k // 20)
+    return round(_BUCKETS * filled), round(_BUCKETS * weight)
 
 
 def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: Memory) -> Iterator[list[Job]]:
@@ -186,10 +244,23 @@ class StreamedPlan:
     before that the plan does not have (``dropped``), are known once every batch is read.
     Holds ``held`` (the read snapshots the shards are planned in) until then or ``close``."""
 
-    def __init__(self, state: BuildState, shards: Iterable[list[Job]], held: ExitStack | None = None) -> None:
-        """``state.start_plan`` first."""
+    def __init__(
+        self,
+        state: BuildState,
+        shards: Iterable[list[Job]],
+        held: ExitStack | None = None,
+        estimate: tuple[int, int] = (0, 0),
+    ) -> None:
+        """``state.start_plan`` first; ``estimate``: the jobs of the whole plan and their
+        weight (``estimate_full``), for ``expected`` until the plan is made."""
         self.state = state
         self.count = self.weight = self.kept = 0
+        self.estimate = estimate
+        self.seconds = 0.0
+        """Time spent planning (reading the shards and comparing their keys), not counting
+        the time the batches are out with the caller."""
+        self._seen = self._seen_weight = 0
+        """Jobs planned so far, run or kept, and their weight."""
         self.dropped: tuple[str, ...] = ()
         self.complete = False
         self._shards = shards
@@ -200,12 +271,15 @@ class StreamedPlan:
         state = self.state
         batch: list[Job] = []
         weight = 0
+        started = time.monotonic()
         try:
             for shard in self._shards:
                 previous = state.keys_of(job.id for job in shard)
                 runs = [previous.get(job.id) != job.key for job in shard]
                 state.spool_jobs([(job.id, job.key, run) for job, run in zip(shard, runs, strict=True)])
                 for job, run in zip(shard, runs, strict=True):
+                    self._seen += 1
+                    self._seen_weight += job.weight
                     if run:
                         batch.append(job)
                         weight += job.weight
@@ -214,14 +288,26 @@ class StreamedPlan:
                     else:
                         self.kept += 1
                 if weight >= BATCH_WEIGHT:
+                    self.seconds += time.monotonic() - started
                     yield batch
+                    started = time.monotonic()
                     batch, weight = [], 0
-            if batch:
-                yield batch
             self.dropped = tuple(state.unplanned_jobs())
             self.complete = True
+            self.seconds += time.monotonic() - started
+            if batch:
+                yield batch
         finally:
             self.close()
+
+    def expected(self) -> tuple[int, int]:
+        """The jobs to run and their weight: those planned to run so far and, until the
+        plan is made, the estimate of those not planned yet (as if they all ran); exact
+        once ``complete``."""
+        if self.complete:
+            return self.count, self.weight
+        jobs, weight = self.estimate
+        return self.count + max(0, jobs - self._seen), self.weight + max(0, weight - self._seen_weight)
 
     def close(self) -> None:
         """Let go of the snapshots the plan is made in (the plan stops there)."""

@@ -100,6 +100,14 @@ class StoredList(ListSource):
             self._month_totals = {Month(*m): n for m, n in self._threadset.cache.month_totals(self.slug).items()}
         return self._month_totals
 
+    def thread_month_counts(self) -> dict[Month, list[int]]:
+        """Month -> how many of its messages each thread with messages in it holds (a
+        row per thread and month of the thread cache, no message read)."""
+        return {
+            Month(m.year, m.month): [count for _tid, count in m.threads]
+            for m in self._threadset.cache.months(self.slug)
+        }
+
     def month_counts(self) -> Mapping[Month, int]:
         return {month: messages for month, (messages, _threads) in self._totals().items()}
 
