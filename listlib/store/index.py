@@ -469,6 +469,9 @@ class Index:
         these, as a message is otherwise immutable."""
         cursor = self.db.execute(
             f"SELECT call, CASE WHEN state = {REMOVED} THEN '{REMOVED_TOKEN}' ELSE raw_hash END FROM messages"
+            # Named: without statistics (no ANALYZE) SQLite takes messages_by_date for
+            # ``list = ?`` and reads every row of the list (95 ms at 160,000 messages).
+            " INDEXED BY messages_revised"
             " WHERE list = ? AND (state = 3 OR edited_at IS NOT NULL)",  # messages_revised's WHERE, as written
             (slug,),
         )

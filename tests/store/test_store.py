@@ -293,3 +293,22 @@ def test_a_batch_commits_without_waiting_for_the_disk_and_every_other_commit_wai
     index.sync()  # the write-ahead log exists while the index is open
     assert Path(f"{index.path}-wal").exists()
     index.close()
+
+
+def test_revisions_read_only_the_messages_stewards_changed(site: Path) -> None:
+    """Every build asks each list for its revisions: the query goes through the partial
+    index of changed messages, not through the list's every row (SQLite's planner, with
+    no statistics, would take the by-date index for ``list = ?``)."""
+    messages = [make_message(message_id=f"<m{n}@example.org>") for n in range(3)]
+    assert do_import(site, write_mbox(site / "in.mbox", messages)).filed == 3
+    store = Store(site / "content").open()
+    try:
+        traced: list[str] = []
+        store.index.db.set_trace_callback(traced.append)
+        assert store.index.revisions("dev") == {}
+        store.index.db.set_trace_callback(None)
+        (query,) = [sql for sql in traced if "raw_hash" in sql]
+        plan = store.index.db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
+        assert [row[-1] for row in plan] == ["SEARCH messages USING INDEX messages_revised (list=?)"]
+    finally:
+        store.close()
