@@ -52,7 +52,8 @@ LAYERS = [
         "delivery.transport",
     }
     | {"search.query", "search.segment", "search.merge", "search.purge", "search.reader", "search.state", "search.bulk"}
-    | {"search.document", "search.spool", "search.hints", "legacy.mhonarc", "legacy.pipermail"},
+    | {"search.document", "search.spool", "search.hints", "search.writer", "search.spill"}
+    | {"legacy.mhonarc", "legacy.pipermail"},
     {
         "plan.builders",
         "threadset",
@@ -96,7 +97,7 @@ ONLY_IN = {
     "watchfiles": {"serve"},
     "smtplib": {"delivery.transport"},
     "aiosmtpd": set(),
-    "numpy": {"search.bulk"},
+    "numpy": {"search.bulk", "search.spill"},
     "multiprocessing": {"forkpool"},
     "boto3": {"publish.s3"},
     "mailman": {"mailman3"},
