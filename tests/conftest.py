@@ -23,6 +23,12 @@ settings.register_profile("listlib", deadline=None, suppress_health_check=[Healt
 settings.load_profile("listlib")
 
 
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """``-n auto``: one worker more than the cores. Many tests wait on real servers,
+    browsers and ``listlib`` subprocesses; a third worker on two cores keeps both busy."""
+    return (os.cpu_count() or 1) + 1
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Files that hold a ``slow`` test run first (in their own order, each file on one
     worker: ``--dist loadfile``), so that no long file starts when the others are done."""

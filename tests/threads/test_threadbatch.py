@@ -131,7 +131,7 @@ def lists_with_overrides(draw: st.DrawFn) -> tuple[list[Row], dict[str, dict[str
     return rows, overrides
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(lists_with_overrides(), st.integers(min_value=1, max_value=4))
 def test_any_batch_size_gives_the_cache_of_one_batch(
     tmp_path_factory: pytest.TempPathFactory,
