@@ -14,7 +14,7 @@ from listlib.store.index import Index, Row
 from listlib.threadbatch import cluster_calls
 from listlib.threadset import ThreadSet
 
-from .test_threadset import AUTHORS, IDS, SUBJECTS, add, day, make_row
+from .test_threadset import add, day, make_row, random_rows
 
 TABLES = ["months", "messages", "keys", "threads", "thread_months", "gone", "overrides", "revisions"]
 
@@ -109,21 +109,7 @@ def test_a_list_threaded_one_cluster_at_a_time_gives_the_same_cache(tmp_path: Pa
 
 @st.composite
 def lists_with_overrides(draw: st.DrawFn) -> tuple[list[Row], dict[str, dict[str, str | None]]]:
-    count = draw(st.integers(min_value=1, max_value=16))
-    rows = [
-        make_row(
-            f"c{n:07d}",
-            mid=draw(st.one_of(st.none(), st.sampled_from(IDS))),
-            irt=draw(st.one_of(st.none(), st.sampled_from(IDS))),
-            refs=tuple(draw(st.lists(st.sampled_from(IDS), max_size=3))),
-            subject=draw(st.sampled_from(SUBJECTS)),
-            date=day(draw(st.integers(min_value=0, max_value=120))),
-            slug=draw(st.sampled_from(["dev", "dev", "announce"])),
-            author=draw(st.sampled_from(AUTHORS)),
-            no_archive=draw(st.booleans()),
-        )
-        for n in range(count)
-    ]
+    rows = random_rows(draw, 16)
     overrides: dict[str, dict[str, str | None]] = {}
     for row in draw(st.lists(st.sampled_from(rows), max_size=4)):
         same_list = [r.call for r in rows if r.list == row.list]

@@ -237,24 +237,29 @@ SUBJECTS = ["Hello", "Re: Hello", "Other", "Re: Other", ""]
 AUTHORS = [("Ann", "ann@x"), ("", "bob@x"), ("Ann", "ann@y"), ("", "")]
 
 
+def random_rows(draw: st.DrawFn, most: int) -> list[Row]:
+    """1 to ``most`` rows of two lists whose ids, references and subjects often meet."""
+    count = draw(st.integers(min_value=1, max_value=most))
+    return [
+        make_row(
+            f"c{n:07d}",
+            mid=draw(st.one_of(st.none(), st.sampled_from(IDS))),
+            irt=draw(st.one_of(st.none(), st.sampled_from(IDS))),
+            refs=tuple(draw(st.lists(st.sampled_from(IDS), max_size=3))),
+            subject=draw(st.sampled_from(SUBJECTS)),
+            date=day(draw(st.integers(min_value=0, max_value=120))),
+            slug=draw(st.sampled_from(["dev", "dev", "announce"])),
+            author=draw(st.sampled_from(AUTHORS)),
+            no_archive=draw(st.booleans()),
+        )
+        for n in range(count)
+    ]
+
+
 @st.composite
 def histories(draw: st.DrawFn) -> tuple[list[Row], list[list[str]], list[list[str]]]:
-    count = draw(st.integers(min_value=1, max_value=14))
-    rows = []
-    for n in range(count):
-        rows.append(
-            make_row(
-                f"c{n:07d}",
-                mid=draw(st.one_of(st.none(), st.sampled_from(IDS))),
-                irt=draw(st.one_of(st.none(), st.sampled_from(IDS))),
-                refs=tuple(draw(st.lists(st.sampled_from(IDS), max_size=3))),
-                subject=draw(st.sampled_from(SUBJECTS)),
-                date=day(draw(st.integers(min_value=0, max_value=120))),
-                slug=draw(st.sampled_from(["dev", "dev", "announce"])),
-                author=draw(st.sampled_from(AUTHORS)),
-                no_archive=draw(st.booleans()),
-            )
-        )
+    rows = random_rows(draw, 14)
+    count = len(rows)
     calls = [row.call for row in rows]
     order = draw(st.permutations(calls))
     cuts = sorted(draw(st.lists(st.integers(min_value=0, max_value=count), max_size=4)))
