@@ -74,34 +74,51 @@ def generate(sizes: list[int], target: Path, seed: int = 20240517) -> Path:
     return target
 
 
-def bench(messages: int, lists: int, scratch: Path) -> dict[str, object]:
-    started = time.monotonic()
-    mbox = generate(list_sizes(messages, lists), scratch / f"scale-{messages}.mbox")
-    print(
-        f"(generated {messages} messages over {lists} lists, {mbox.stat().st_size / 2**20:.0f} MB, "
-        f"in {time.monotonic() - started:.0f} s; not measured)",
-        flush=True,
-    )
-    site = scratch / f"site-{messages}"
-    site.mkdir()
-    (site / "listlib.toml").write_text(site_toml(lists))
+def bench(messages: int, lists: int, scratch: Path, keep: bool = False) -> dict[str, object]:
+    """Import and build one archive in ``scratch``. With ``keep``, the generated mbox and
+    the imported site stay there, and a later run reuses them: the mbox is not generated
+    again, and a site imported before is built again from scratch (``build --clean``)."""
     label = f"{messages // 1000}k/{lists}"
-    imported = bb.listlib("import", "--json", mbox, cwd=site)
-    mbox.unlink()
-    report = json.loads(imported.out)
-    bb.show(label, "listlib import", imported, f"{report['filed']} filed, {report['filed'] / imported.wall:.0f} msg/s")
-    built = bb.listlib("build", "--json", cwd=site)
+    site = scratch / f"site-{messages}-{lists}"
+    imported_mark = site / ".scale-bench-imported"
+    if keep and imported_mark.exists():
+        print(f"{label:<11} (reusing the site imported in {site}; building it with --clean)", flush=True)
+        imported = None
+    else:
+        mbox = scratch / f"scale-{messages}-{lists}.mbox"
+        if not (keep and mbox.exists()):
+            started = time.monotonic()
+            partial = mbox.with_suffix(".partial")
+            generate(list_sizes(messages, lists), partial).rename(mbox)
+            print(
+                f"(generated {messages} messages over {lists} lists, {mbox.stat().st_size / 2**20:.0f} MB, "
+                f"in {time.monotonic() - started:.0f} s; not measured)",
+                flush=True,
+            )
+        if site.exists():
+            shutil.rmtree(site)
+        site.mkdir()
+        (site / "listlib.toml").write_text(site_toml(lists))
+        imported = bb.listlib("import", "--json", mbox, cwd=site)
+        if not keep:
+            mbox.unlink()
+        report = json.loads(imported.out)
+        rate = report["filed"] / imported.wall
+        bb.show(label, "listlib import", imported, f"{report['filed']} filed, {rate:.0f} msg/s")
+        imported_mark.touch()
+    built = bb.listlib("build", "--json", *(["--clean"] if imported is None else []), cwd=site)
     written = json.loads(built.out)["written"]
     bb.show(label, "listlib build", built, f"{written} files written, {messages / built.wall:.0f} msg/s")
     size = bb.output_size(site / "output")
     print(f"{'':<11} {size}", flush=True)
-    shutil.rmtree(site)
+    if not keep:
+        shutil.rmtree(site)
     return {
         "messages": messages,
         "lists": lists,
-        "import_wall": imported.wall,
-        "import_cpu": imported.cpu,
-        "import_peak_mb": imported.peak / 2**20,
+        "import_wall": imported.wall if imported else None,
+        "import_cpu": imported.cpu if imported else None,
+        "import_peak_mb": imported.peak / 2**20 if imported else None,
         "build_wall": built.wall,
         "build_cpu": built.cpu,
         "build_peak_mb": built.peak / 2**20,
@@ -117,12 +134,22 @@ def main() -> None:
     parser.add_argument("--lists", type=int, default=300, help="lists the messages are spread over (default 300)")
     parser.add_argument("--site-dir", type=Path, default=bb.REPO.parent, help="where sites and inputs go")
     parser.add_argument("--json", action="store_true", help="print the results as JSON at the end")
+    parser.add_argument(
+        "--keep",
+        type=Path,
+        help="keep the generated mbox and the imported site in this folder, and reuse them when there "
+        "(a site imported before is built again with --clean)",
+    )
     args = parser.parse_args()
     bb.precompile()
     print(f"listlib import + build, sites in {args.site_dir}")
     print(f"{'archive':<11} {'step':<24} {'wall s':>8} {'CPU s':>8} {'PSS MB':>8}")
-    with tempfile.TemporaryDirectory(prefix="scale-bench-", dir=args.site_dir) as tmp:
-        results = [bench(messages, args.lists, Path(tmp)) for messages in args.messages]
+    if args.keep:
+        args.keep.mkdir(parents=True, exist_ok=True)
+        results = [bench(messages, args.lists, args.keep, keep=True) for messages in args.messages]
+    else:
+        with tempfile.TemporaryDirectory(prefix="scale-bench-", dir=args.site_dir) as tmp:
+            results = [bench(messages, args.lists, Path(tmp)) for messages in args.messages]
     if args.json:
         json.dump(results, sys.stdout, indent=1)
         print()
