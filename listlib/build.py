@@ -36,7 +36,7 @@ from .config import Config
 from .errors import BuildError
 from .fsutil import release_lock
 from .heap import trim_heap
-from .legacy.mapfile import LegacyMap, load_map, map_file
+from .legacy.mapfile import LegacyMap, required_map
 from .overrides import threading_overrides
 from .pathlog import PathLog
 from .plan.builders import SiteJobs
@@ -320,16 +320,10 @@ def _legacy_maps(config: Config) -> dict[str, tuple[str, LegacyMap, bool]]:
     for lst in config.published_lists:
         if lst.legacy is None:
             continue
-        path = map_file(config.site.content_dir, lst.slug)
         try:
-            loaded = load_map(path)
-        except (ValueError, OSError) as exc:
-            raise BuildError(f"{exc}; run 'listlib legacy import {lst.slug}' to write it again") from None
-        if loaded is None:
-            raise BuildError(
-                f"{config.path}: lists.{lst.slug}.legacy: the old archive is not mapped yet ({path} is missing); "
-                f"run 'listlib legacy import {lst.slug}'"
-            )
+            loaded = required_map(config.site.content_dir, lst.slug, f"{config.path}: lists.{lst.slug}.legacy")
+        except ValueError as exc:
+            raise BuildError(str(exc)) from None
         found[lst.slug] = (lst.legacy.path, loaded, lst.legacy.pages)
     return found
 

@@ -24,7 +24,7 @@ from ..store.core import Store
 from ..store.index import Row
 from ..values import Month, message_id_hash, plural
 from .hyperkitty import Known, hyperkitty_entries
-from .mapfile import LIST_TARGET, MONTH_TARGET, Entry, format_map, load_map, map_file, save_map
+from .mapfile import LIST_TARGET, MONTH_TARGET, Entry, format_map, map_file, required_map, save_map
 from .mhonarc import iter_mhonarc
 
 __all__ = ["LegacyReport", "import_legacy", "legacy_problems"]
@@ -178,12 +178,9 @@ def legacy_problems(config: Config, store: Store) -> list[str]:
             continue
         path = map_file(config.site.content_dir, lst.slug)
         try:
-            found = load_map(path)
-        except (ValueError, OSError) as exc:
-            problems.append(f"{exc}; run 'listlib legacy import {lst.slug}'")
-            continue
-        if found is None:
-            problems.append(f"{path}: missing (lists.{lst.slug}.legacy); run 'listlib legacy import {lst.slug}'")
+            found = required_map(config.site.content_dir, lst.slug, f"lists.{lst.slug}.legacy")
+        except ValueError as exc:
+            problems.append(str(exc))
             continue
         known = {row.call for row in store.index.kept_rows(lst.slug)}
         lost = sum(1 for entries in found.messages.values() for _old, call in entries if call not in known)

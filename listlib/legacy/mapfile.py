@@ -130,6 +130,21 @@ def load_map(path: Path) -> LegacyMap | None:
     return parse_map(text, str(path))
 
 
+def required_map(content_dir: Path, slug: str, table: str) -> LegacyMap:
+    """The map of list ``slug``, whose ``legacy`` table (``table``, as the config names
+    it) asks for one; ValueError naming the file, what is wrong with it (missing or
+    damaged) and the command that writes it again."""
+    path = map_file(content_dir, slug)
+    again = f"run 'listlib legacy import {slug}'"
+    try:
+        loaded = load_map(path)
+    except (ValueError, OSError) as exc:
+        raise ValueError(f"{exc}; {again} to write it again") from None
+    if loaded is None:
+        raise ValueError(f"{table}: the old archive is not mapped yet ({path} is missing); {again}")
+    return loaded
+
+
 def save_map(path: Path, text: str) -> None:
     """Replace the map durably (temporary file, fsync, rename, folder fsync)."""
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -503,7 +503,8 @@ def test_check_reports_a_missing_map_and_old_urls_of_messages_the_store_lacks(si
     hyperkitty_site(site)
     add(site, post(1, "Plans"))
     result = run_listlib("check", cwd=site)
-    assert result.returncode == 1 and "legacy.tsv: missing (lists.dev.legacy)" in result.stderr
+    assert result.returncode == 1 and "lists.dev.legacy: the old archive is not mapped yet (" in result.stderr
+    assert "legacy.tsv is missing); run 'listlib legacy import dev'" in result.stderr
     import_legacy(load_config(site / "listlib.toml"))
     assert run_listlib("check", cwd=site).returncode == 0
     map_file = site / "content/dev/legacy.tsv"
