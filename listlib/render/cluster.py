@@ -35,6 +35,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import Any, NamedTuple
+from urllib.parse import urlsplit
 
 from distributed import Client, Future, as_completed, get_worker
 
@@ -53,6 +54,9 @@ CONNECT_SECONDS = 30
 """How long to try to reach the scheduler before giving up."""
 WORKERS_SECONDS = 120
 """How long to wait for a first worker when the scheduler has none."""
+PROBE_SECONDS = 10
+"""How long the first check that the scheduler's port answers may take."""
+DEFAULT_PORT = 8786
 
 
 class _Setup(NamedTuple):
@@ -142,6 +146,7 @@ class ClusterRunner:
         self._quiet = _quiet_client_logs()
 
     def __enter__(self) -> ClusterRunner:
+        _probe(self.address)
         self._quiet.__enter__()
         return self
 
@@ -228,6 +233,23 @@ class ClusterRunner:
     def _submit(self, client: Client, shard: Chunk) -> Future:
         # pure=False: a shard is work with effects (files written), never to be deduplicated.
         return client.submit(_run_shard, self._setup, shard, pure=False)
+
+
+def _probe(address: str) -> None:
+    """Check, before the build does anything, that a TCP (or TLS) scheduler's port takes
+    connections: a wrong address is an error even for a build with nothing to render,
+    found in milliseconds rather than after the threading and the plan of a big archive.
+    The connection is closed at once, without a client (whose thread would keep the
+    plan from forking its threading child); other protocols are left to the client."""
+    parts = urlsplit(address)
+    if parts.scheme not in ("tcp", "tls"):
+        return
+    try:
+        port = parts.port or DEFAULT_PORT
+        with socket.create_connection((parts.hostname or "", port), timeout=PROBE_SECONDS):
+            pass
+    except (OSError, ValueError) as exc:
+        raise BuildError(f"cannot reach the Dask scheduler at {address}: {_reason(exc)}") from None
 
 
 def _reason(exc: BaseException) -> str:

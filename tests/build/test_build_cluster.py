@@ -183,3 +183,13 @@ def test_an_unreachable_scheduler_is_a_one_line_error(sites: Path) -> None:
     assert result.returncode == 1
     assert result.stderr.count("\n") == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_an_unreachable_scheduler_is_an_error_even_with_nothing_to_render(sites: Path) -> None:
+    site = copy_site(sites / "base", sites / "unreachable-built")
+    assert run_listlib("build", cwd=site).returncode == 0
+    before = sorted(p.relative_to(site) for p in (site / "output").rglob("*"))
+    result = run_listlib("build", "--cluster", f"tcp://127.0.0.1:{free_port()}", cwd=site)
+    assert result.returncode == 1
+    assert result.stderr.count("\n") == 1 and "cannot reach the Dask scheduler at tcp://127.0.0.1:" in result.stderr
+    assert sorted(p.relative_to(site) for p in (site / "output").rglob("*")) == before
