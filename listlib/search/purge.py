@@ -20,7 +20,7 @@ The names the new revision no longer uses are returned (``Purged.stale``): they 
 the deleted documents' text, and the caller deletes them once the manifest naming the
 new revision is written (a reader holding the manifest before finds one missing and
 reads the manifest again). Their doc numbers stay tombstones in the manifest (numbers
-only) and ``days.bin`` and the meta keep their days, until a merge renumbers the
+only) and the meta keeps their days, until a merge renumbers the
 segment. Files of a purge killed before its manifest was written (names of a later
 revision, numbers not yet in use) are deleted by the next purge of the segment.
 Writes only in the segment's folder.

@@ -25,7 +25,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import struct
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +37,7 @@ from .segment import dict_name, doc_days, docs_name, meta_name, term_key
 
 __all__ = ["FORMAT", "Hit", "Results", "Source", "ThreadHits", "group_by_thread", "search"]
 
-FORMAT = 3
+FORMAT = 4
 PREFIX_EXPANSIONS = 50
 RECENCY = 0.02
 
@@ -191,14 +190,10 @@ class _Segment:
         return decode_positions(data[entry[6] : entry[6] + entry[7]], entry[1])
 
     def doc_days(self) -> list[int]:
-        """Every document's day (from the meta; ``days`` is the same in a file of its own)."""
+        """Every document's day (from the meta's ``day_runs``)."""
         if self._doc_days is None:
             self._doc_days = doc_days(self.meta["day_runs"])
         return self._doc_days
-
-    def days(self) -> tuple[int, ...]:
-        data = self.source.read(f"seg/{self.id}/days.bin")
-        return struct.unpack(f"<{len(data) // 2}H", data)
 
     def rows(self, numbers: list[int]) -> dict[int, list[Any]]:
         out = {}
@@ -394,10 +389,9 @@ def _segment_hits(
         spans = [segment.meta["lists"].get(slug) for slug in query.lists]
         ranges = [span for span in spans if span]
         scores = {d: s for d, s in scores.items() if any(a <= d < b for a, b in ranges)}
+    days = segment.doc_days()
     if (query.after is not None or query.before is not None) and scores:
-        days = segment.days()
         after = query.after if query.after is not None else -1
         before = query.before if query.before is not None else 1 << 30
         scores = {d: s for d, s in scores.items() if after <= days[d] < before}
-    days = segment.doc_days()
     return {d: (s, days[d]) for d, s in scores.items()}

@@ -6,8 +6,8 @@ a range of doc numbers and doc numbers roughly follow time. Files:
 ``meta.json``
     ``docs``, ``docs_chunk`` (the size below), ``lists`` (slug -> [first, end)), ``dict``
     (the first term of each dictionary chunk), ``day_runs`` (every document's day, for
-    the recency factor: ``day_runs``), ``min_day``/``max_day``, ``files`` (how many
-    postings and positions files are numbered: the next numbers free).
+    the recency factor and ``after:``/``before:``: ``day_runs``), ``min_day``/``max_day``,
+    ``files`` (how many postings and positions files are numbered: the next numbers free).
 ``t<k>.json``
     dictionary chunk k: sorted ``[term, df, postings file, offset, length, positions
     file, offset, length]`` (positions file -1 when the term has none).
@@ -19,10 +19,11 @@ a range of doc numbers and doc numbers roughly follow time. Files:
     the result-display data of ``DOCS_CHUNK`` documents: ``[call, message_id, list,
     url, subject, author, date, excerpt, thread]`` (``thread``: ``document.thread_key``,
     what results grouped by thread group by; rows written before it have eight items).
-``days.bin``
-    u16 day number (since 1970-01-01) of every document, for ``after:``/``before:``.
 ``<file>.js``
     each file's script twin (``codec.script_twin``), read by pages opened from ``file://``.
+
+Format 3 had every document's day in ``days.bin`` too: the meta, which every query
+reads, has them already, and a file less makes a one-message segment six files.
 
 A segment purged of documents taken down (``purge``) keeps its folder and its name: it
 gets a *revision* r (the manifest's ``rev``), its meta is ``meta-r.json``, and each file

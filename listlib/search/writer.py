@@ -32,7 +32,6 @@ from .segment import (
     Written,
     _day,
     _json,
-    _le_bytes,
     day_runs,
     meta_name,
     put_file,
@@ -170,7 +169,6 @@ class SegmentWriter:
                 if self.rows:
                     self._put_rows()
                 days = self.days
-                put_file(self.folder, "days.bin", _le_bytes(days), self.written)
                 meta = {
                     "docs": self.docs,
                     "docs_chunk": DOCS_CHUNK,

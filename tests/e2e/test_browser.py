@@ -522,7 +522,9 @@ def _index_bytes(output: Path, base: str, loaded: list[str]) -> int:
     return sum(f.stat().st_size for f in files if f.name != "search.js")
 
 
-@pytest.mark.parametrize("query", ["batching degraded", '"message number 13"', "from:person batch*"])
+@pytest.mark.parametrize(
+    "query", ["batching degraded", '"message number 13"', "from:person batch*", "message after:2024-05-03"]
+)
 def test_the_search_page_finds_the_same_from_disk_as_over_http(
     browser: DevTools, server: Server, built: dict[str, Any], artifacts: Path, query: str
 ) -> None:

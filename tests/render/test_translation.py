@@ -244,7 +244,7 @@ ALLOWED_JS_TEXT = {
         "use strict",
         "cannot load ",
         "search index format ",
-        " is not 3",
+        " is not 4",
         "; the search index changed twice while it was read, try again",
         "DOMContentLoaded",
     },

@@ -184,6 +184,8 @@ def test_one_new_message_writes_one_small_segment_and_the_manifest(searched_site
     assert changed - {p for p in changed if p.startswith("seg/")} == {"manifest.json", "manifest.json.js"}
     assert all(p in after and after[p] == before[p] for p in before if not p.startswith("manifest.json"))
     files = [p for p in changed if p.startswith("seg/") and not p.endswith(".js")]
+    # meta, one dictionary chunk, postings, positions, one display chunk: every day is in the meta
+    assert sorted(p.split("/")[2] for p in files) == ["d0.json", "meta.json", "p0.bin", "q0.bin", "t0.json"]
     assert sum(len(after[p]) for p in files) < 4000
     assert {p for p in changed if p.endswith(".js")} == {"manifest.json.js", *(p + ".js" for p in files)}
     assert found(searched_site, "raid6") == ["A late question about raid6"]
@@ -273,6 +275,20 @@ def test_build_clean_rebuilds_the_index(searched_site: Path) -> None:
     assert found(searched_site, "bitmap") == first
     shutil.rmtree(searched_site / "output/search")
     assert build(searched_site).search.indexed == len(MESSAGES)
+
+
+def test_an_index_of_the_format_before_is_rebuilt(searched_site: Path) -> None:
+    """Format 3 had a ``days.bin`` in each segment; the readers no longer read it, and a
+    build after the upgrade writes the index again in the format the readers expect."""
+    first = found(searched_site, "bitmap")
+    folder = searched_site / "output/search"
+    manifest = json.loads((folder / "manifest.json").read_text())
+    (folder / "manifest.json").write_text(json.dumps({**manifest, "format": 3}))
+    report = build(searched_site)
+    assert report.search.rebuilt and report.search.indexed == len(MESSAGES)
+    assert json.loads((folder / "manifest.json").read_text())["format"] == 4
+    assert not list(folder.glob("seg/*/days.bin"))
+    assert found(searched_site, "bitmap") == first
 
 
 def test_cli_search(searched_site: Path) -> None:

@@ -298,13 +298,6 @@
     return decodePositions(data.subarray(entry[6], entry[6] + entry[7]), entry[1]);
   };
 
-  Segment.prototype.days = async function () {
-    var data = await this.index.bytes(this.path("days.bin"));
-    var view = new DataView(data.buffer, data.byteOffset, data.byteLength), out = [];
-    for (var i = 0; i + 1 < data.byteLength; i += 2) out.push(view.getUint16(i, true));
-    return out;
-  };
-
   Segment.prototype.row = async function (number) {
     var size = this.meta.docs_chunk;
     var chunk = await this.index.json(this.path(this.docsName(Math.floor(number / size))));
@@ -345,8 +338,8 @@
     var query = parseQuery(text);
     if (options.lists) query.lists = query.lists.concat(options.lists);
     var manifest = await this.json("manifest.json");
-    if (manifest.format !== 3) {
-      var wrong = new Error("search index format " + manifest.format + " is not 3");
+    if (manifest.format !== 4) {
+      var wrong = new Error("search index format " + manifest.format + " is not 4");
       wrong.code = "format";
       throw wrong;
     }
@@ -514,12 +507,12 @@
         if (!ranges.some(function (r) { return r[0] <= d && d < r[1]; })) scores.delete(d);
       });
     }
+    var days = segment.docDays();
     if ((query.after !== null || query.before !== null) && scores.size) {
-      var days = await segment.days();
       var after = query.after !== null ? query.after : -1, before = query.before !== null ? query.before : 1 << 30;
       scores.forEach(function (_s, d) { if (!(after <= days[d] && days[d] < before)) scores.delete(d); });
     }
-    var out = new Map(), days = segment.docDays();
+    var out = new Map();
     scores.forEach(function (s, d) { out.set(d, [s, days[d]]); });
     return out;
   }
