@@ -17,7 +17,8 @@ the jobs a change can reach are:
 - the thread pages of the series whose chain of versions changed: the list's series
   are the last build's (``series:<slug>`` in the state), those of the looked-at threads
   grouped again, and their version chains compared with the last build's;
-- the sitemaps of changed months and of the root months of changed threads;
+- the sitemaps of changed months and of the root months of the threads looked at (a
+  thread's page count can change with a redacted, hidden or removed message);
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
   thread (a message's lookup entry depends on nothing else);
 - for each message of a looked-at thread that moved to another page of it (the memory
@@ -240,12 +241,14 @@ def dirty_jobs(
         consider(job_id("list", slug), jobs.list(slug))
         consider(job_id("feed", slug), jobs.feed(slug))
         consider(job_id("series", slug), jobs.series_feed(slug))
-        # A month's sitemap lists the threads rooted in it with their last dates: it
-        # changes with its thread list (a thread gone or re-rooted is in the changed
-        # months of its messages) or when one of those threads changes.
+        # A month's sitemap lists the pages of the threads rooted in it with their last
+        # dates: it changes with its thread list (a thread gone or re-rooted is in the
+        # changed months of its messages), when one of those threads changes, or when
+        # one's page count does (a redacted, hidden or removed message weighs more or
+        # less on its page; the messages it moves may all be in other months).
         by_month = jobs.sitemap_months(slug)
         root_month = {t.id: month for month, summaries in by_month.items() for t in summaries}
-        sitemap_months = dirty_months | {root_month[t] for t in changed if t in root_month}
+        sitemap_months = dirty_months | {root_month[t] for t in threads if t in root_month}
         sitemaps = jobs.sitemaps(slug, {m: by_month[m] for m in sitemap_months if m in by_month})
         built.extend(sitemaps)
         considered.update(job.id for job in sitemaps)

@@ -193,3 +193,29 @@ def test_the_original_of_a_redacted_message_fetched_again_over_pop3_is_a_duplica
     assert "0 filed" in again.stdout and "1 duplicate" in again.stdout
     assert mailbox.count() == 0
     assert (site / "content" / path).read_bytes() == copy.read_bytes()
+
+
+def test_a_redaction_that_changes_a_thread_s_page_count_rewrites_its_root_month_s_sitemap(
+    site: Path, tmp_path: Path
+) -> None:
+    # The root in one month, a long log in the next: three thread pages (the log alone
+    # outweighs a page, and the reply after it opens the third). The redacted log is
+    # short, so the thread fits one page, and the root month's sitemap lists one page.
+    log = "kernel: md0: resync step ok\n" * 6000  # some 170 KB, more than a page holds
+    messages = [
+        post(1, "Resync stalls"),
+        post(40, "Re: Resync stalls", reply_to=1, refs=(1,), body=f"Full log:\n{log}"),
+        post(41, "Re: Resync stalls", reply_to=40, refs=(1, 40)),
+    ]
+    add(site, *messages)
+    build(site)
+    call, path = call_of(site, 40)
+    root_page = call_of(site, 1)[1].replace(".eml", ".html")
+    assert (site / "output" / root_page.replace(".html", "-3.html")).is_file()
+    copy = tmp_path / "short.eml"
+    copy.write_bytes((site / "content" / path).read_bytes().replace(log.encode(), b"[log removed]\n"))
+    run_listlib("redact", call, "--from-file", copy, "--reason", "too long", cwd=site, check=True)
+    build(site)
+    assert not (site / "output" / root_page.replace(".html", "-2.html")).exists()
+    assert check_links(site / "output") == []
+    assert tree(site / "output") == _clean_build_of(site, tmp_path)
