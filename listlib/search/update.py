@@ -55,6 +55,7 @@ from ..codedigest import search_digest
 from ..config import Config
 from ..forkpool import ForkPool
 from ..fsutil import naming, read_file
+from ..heap import trim_heap
 from ..render.writer import changed_files, changed_folders, digest_of, folder_marks, folder_of
 from ..store.core import Store
 from ..store.index import FILED, HIDDEN, Index, Row
@@ -311,7 +312,9 @@ def _inverted(jobs: Iterator[_Job], count: int, analysing: _Analysing, workers: 
     if workers <= 1 or count < _PARALLEL_FROM:
         yield (_invert_rows(job, analysing) for job in jobs)
         return
-    # Late: the workers share this process's pages (numpy included).
+    # Late: the workers share this process's pages (numpy included); the memory it freed
+    # is given back first, or each worker would keep its own copy of the pages reused.
+    trim_heap()
     with ForkPool(workers, _init_worker, analysing, late=True) as pool:
         yield _in_order(pool, jobs, workers * _AHEAD)
 
