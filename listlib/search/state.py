@@ -131,14 +131,14 @@ class SearchState:
             "PRAGMA temp_store = FILE;"
             " DROP TABLE IF EXISTS temp.incoming; DROP TABLE IF EXISTS temp.staged;"
             " CREATE TEMP TABLE incoming (list TEXT NOT NULL, date INTEGER NOT NULL, call TEXT NOT NULL,"
-            " year INTEGER NOT NULL, month INTEGER NOT NULL, raw_hash TEXT NOT NULL, row TEXT NOT NULL);"
+            " year INTEGER NOT NULL, month INTEGER NOT NULL, raw_hash TEXT NOT NULL, row BLOB NOT NULL);"
             " CREATE TEMP TABLE staged (doc INTEGER PRIMARY KEY, call TEXT NOT NULL, list TEXT NOT NULL,"
-            " year INTEGER NOT NULL, month INTEGER NOT NULL, raw_hash TEXT NOT NULL, row TEXT NOT NULL);"
+            " year INTEGER NOT NULL, month INTEGER NOT NULL, raw_hash TEXT NOT NULL, row BLOB NOT NULL);"
         )
 
-    def stage_rows(self, rows: Iterable[tuple[str, int, str, int, int, str, str]]) -> None:
+    def stage_rows(self, rows: Iterable[tuple[str, int, str, int, int, str, bytes]]) -> None:
         """(list, date, call, year, month, raw_hash, row) of messages to add; ``row``: what
-        the caller needs of it again, as text."""
+        the caller needs of it again, as bytes."""
         self.db.execute("BEGIN")
         self.db.executemany("INSERT INTO incoming VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
         self.db.execute("COMMIT")
@@ -152,7 +152,7 @@ class SearchState:
         )
         return int(self.db.execute("SELECT count(*) FROM staged").fetchone()[0])
 
-    def staged_rows(self, start: int, end: int) -> list[str]:
+    def staged_rows(self, start: int, end: int) -> list[bytes]:
         """The ``row`` of the messages staged numbered from ``start`` to before ``end``, in order."""
         cursor = self.db.execute("SELECT row FROM staged WHERE doc >= ? AND doc < ? ORDER BY doc", (start, end))
         return [row for (row,) in cursor]

@@ -38,6 +38,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import secrets
 import shutil
 import sys
@@ -191,6 +192,9 @@ def _analyse_rows(
     return docs
 
 
+_PICKLE = pickle.HIGHEST_PROTOCOL
+
+
 class _Adding:
     """The messages an update adds, staged in the search state in doc-number order
     (``SearchState.stage``), read back a run at a time with their classes: an update
@@ -202,7 +206,7 @@ class _Adding:
 
     def stage(self, rows: list[Row]) -> None:
         self.state.stage_rows(
-            (row.list, row.date, row.call, row.year, row.month, row.raw_hash, json.dumps(row, separators=(",", ":")))
+            (row.list, row.date, row.call, row.year, row.month, row.raw_hash, pickle.dumps(tuple(row), _PICKLE))
             for row in rows
         )
 
@@ -211,7 +215,7 @@ class _Adding:
 
     def job(self, first: int, start: int, end: int) -> _Job:
         """The messages numbered ``start`` to before ``end``, as the job of the doc number ``first``."""
-        rows = [Row(*json.loads(text)) for text in self.state.staged_rows(start, end)]
+        rows = [Row(*pickle.loads(data)) for data in self.state.staged_rows(start, end)]
         return first, rows, self.class_cache.classes(row.call for row in rows)
 
 
