@@ -10,7 +10,7 @@ dropped. Reads the store's files, never writes them.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from .classify import Rule, classify_message, rules_digest
@@ -85,17 +85,15 @@ class ClassCache:
         no longer filed; returns how many were classified (on ``workers`` cores when they
         are many). A file that cannot be read is left for the next update (its pages show
         no class meanwhile)."""
-        filed = index.filed_contents()
-        known = dict(self.db.execute("SELECT call, token FROM classes"))
-        gone = [call for call in known if call not in filed]
-        todo = sorted(call for call, (raw_hash, _path) in filed.items() if known.get(call) != raw_hash)
+        known = self.db.execute("SELECT call, token FROM classes ORDER BY call")
+        gone, todo = _changes(index.iter_filed_contents(), known)
         self.db.execute("BEGIN")
         try:
             for start in range(0, len(gone), _BATCH):
                 chunk = gone[start : start + _BATCH]
                 self.db.execute(f"DELETE FROM classes WHERE call IN ({_marks(chunk)})", chunk)
-            classes = self._classify(content_dir, [filed[call][1] for call in todo], workers)
-            rows = [(call, filed[call][0], cls) for call, cls in zip(todo, classes, strict=True) if cls is not None]
+            classes = self._classify(content_dir, [path for _call, _hash, path in todo], workers)
+            rows = [(call, raw, cls) for (call, raw, _path), cls in zip(todo, classes, strict=True) if cls is not None]
             self.db.executemany("INSERT OR REPLACE INTO classes (call, token, class) VALUES (?, ?, ?)", rows)
         except BaseException:
             self.db.execute("ROLLBACK")
@@ -122,6 +120,31 @@ class ClassCache:
     def all(self) -> dict[str, str]:
         """Every call -> class."""
         return dict(self.db.execute("SELECT call, class FROM classes"))
+
+
+def _changes(
+    filed: Iterator[tuple[str, str, str]], known: Iterator[tuple[str, str]]
+) -> tuple[list[str], list[tuple[str, str, str]]]:
+    """The calls classified but no longer filed, and the (call, raw hash, path) filed but
+    not classified from those bytes, from both in call order, read side by side: what is
+    held is what changed, not every message."""
+    gone: list[str] = []
+    todo: list[tuple[str, str, str]] = []
+    mine = next(known, None)
+    for call, raw_hash, path in filed:
+        while mine is not None and mine[0] < call:
+            gone.append(mine[0])
+            mine = next(known, None)
+        if mine is not None and mine[0] == call:
+            if mine[1] != raw_hash:
+                todo.append((call, raw_hash, path))
+            mine = next(known, None)
+        else:
+            todo.append((call, raw_hash, path))
+    while mine is not None:
+        gone.append(mine[0])
+        mine = next(known, None)
+    return gone, todo
 
 
 def _marks(values: list[str]) -> str:

@@ -5,8 +5,10 @@ raw-bytes hash and where it lives (segment, doc number); and the manifest
 generation it matches. When that generation is not the one in ``output/search/``
 (a crash between the two, an emptied output) the index is rebuilt. And every file of
 the index with its digest, size and mtime, and the mtime of its folders, for the
-next update to find files deleted or edited since (``files``, ``folders``). Knows SQL
-only.
+next update to find files deleted or edited since (``files``, ``folders``). For
+the length of one update, the messages it adds (``stage``): in temporary tables (a
+file of SQLite's, not memory), numbered in doc-number order, so that an update holds
+none of them but the run being indexed. Knows SQL only.
 """
 
 from __future__ import annotations
@@ -78,10 +80,6 @@ class SearchState:
     def remove_docs(self, calls: Iterable[str]) -> None:
         self.db.executemany("DELETE FROM docs WHERE call = ?", ((c,) for c in calls))
 
-    def add_docs(self, rows: Iterable[tuple[str, str, int, int, str, str, int]]) -> None:
-        """(call, list, year, month, raw_hash, segment, doc) of newly indexed messages."""
-        self.db.executemany("INSERT OR REPLACE INTO docs VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
-
     def move_docs(self, moves: Iterable[tuple[str, int, str]]) -> None:
         """(segment, doc, call): where merged messages live now."""
         self.db.executemany("UPDATE docs SET segment = ?, doc = ? WHERE call = ?", moves)
@@ -126,6 +124,50 @@ class SearchState:
         """Replace the folder marks (None: the folder is gone)."""
         self.db.execute("DELETE FROM folders")
         self.db.executemany("INSERT INTO folders VALUES (?, ?)", ((p, m) for p, m in marks.items() if m is not None))
+
+    def stage(self) -> None:
+        """Start staging the messages to add (none yet): ``stage_rows``, then ``number_staged``."""
+        self.db.executescript(
+            "PRAGMA temp_store = FILE;"
+            " DROP TABLE IF EXISTS temp.incoming; DROP TABLE IF EXISTS temp.staged;"
+            " CREATE TEMP TABLE incoming (list TEXT NOT NULL, date INTEGER NOT NULL, call TEXT NOT NULL,"
+            " year INTEGER NOT NULL, month INTEGER NOT NULL, raw_hash TEXT NOT NULL, row BLOB NOT NULL);"
+            " CREATE TEMP TABLE staged (doc INTEGER PRIMARY KEY, call TEXT NOT NULL, list TEXT NOT NULL,"
+            " year INTEGER NOT NULL, month INTEGER NOT NULL, raw_hash TEXT NOT NULL, row BLOB NOT NULL);"
+        )
+
+    def stage_rows(self, rows: Iterable[tuple[str, int, str, int, int, str, bytes]]) -> None:
+        """(list, date, call, year, month, raw_hash, row) of messages to add; ``row``: what
+        the caller needs of it again, as bytes."""
+        self.db.execute("BEGIN")
+        self.db.executemany("INSERT INTO incoming VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
+        self.db.execute("COMMIT")
+
+    def number_staged(self) -> int:
+        """Number the messages staged from 0 in (list, date, call) order (doc-number order:
+        text compares as Python compares it); how many there are."""
+        self.db.executescript(
+            "BEGIN; INSERT INTO staged SELECT row_number() OVER (ORDER BY list, date, call) - 1,"
+            " call, list, year, month, raw_hash, row FROM incoming; DELETE FROM incoming; COMMIT;"
+        )
+        return int(self.db.execute("SELECT count(*) FROM staged").fetchone()[0])
+
+    def staged_rows(self, start: int, end: int) -> list[bytes]:
+        """The ``row`` of the messages staged numbered from ``start`` to before ``end``, in order."""
+        cursor = self.db.execute("SELECT row FROM staged WHERE doc >= ? AND doc < ? ORDER BY doc", (start, end))
+        return [row for (row,) in cursor]
+
+    def add_staged_docs(self, segment: str, start: int, end: int) -> None:
+        """Record the messages staged numbered from ``start`` to before ``end`` as the
+        documents of ``segment`` from 0."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO docs SELECT call, list, year, month, raw_hash, ?, doc - ? FROM staged"
+            " WHERE doc >= ? AND doc < ? ORDER BY doc",
+            (segment, start, start, end),
+        )
+
+    def unstage(self) -> None:
+        self.db.executescript("DROP TABLE IF EXISTS temp.incoming; DROP TABLE IF EXISTS temp.staged;")
 
     def begin(self) -> None:
         self.db.execute("BEGIN IMMEDIATE")

@@ -38,11 +38,14 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import pickle
 import secrets
 import shutil
 import sys
 import time
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -53,6 +56,7 @@ from ..codedigest import search_digest
 from ..config import Config
 from ..forkpool import ForkPool
 from ..fsutil import naming, read_file
+from ..heap import trim_heap
 from ..render.writer import changed_files, changed_folders, digest_of, folder_marks, folder_of
 from ..store.core import Store
 from ..store.index import FILED, HIDDEN, Index, Row
@@ -142,9 +146,12 @@ class SearchReport:
         }
 
 
-_Analysing = tuple[Path, bool, "SpoolReader | None", Classes]
-"""What a message's document is made from (``_analyse_rows``): the content folder,
-whether the site obfuscates addresses, the render pass's spooled text, the classes."""
+_Analysing = tuple[Path, bool, "SpoolReader | None"]
+"""What a message's document is made from (``_analyse_rows``) besides its row and
+class: the content folder, whether the site obfuscates addresses, the render pass's
+spooled text."""
+_Job = tuple[int, list[Row], Classes]
+"""Consecutive messages to index: the first one's doc number, their rows, their classes."""
 
 # Worker-process state (set by _init_worker; never in the main process).
 _worker: _Analysing | None = None
@@ -155,20 +162,22 @@ def _init_worker(*analysing: Any) -> None:
     _worker = analysing  # type: ignore[assignment]
 
 
-def _invert_chunk(job: tuple[int, list[Row]]) -> Columns:
+def _invert_chunk(job: _Job) -> Columns:
     assert _worker is not None
     return _invert_rows(job, _worker)
 
 
-def _invert_rows(job: tuple[int, list[Row]], analysing: _Analysing) -> Columns:
+def _invert_rows(job: _Job, analysing: _Analysing) -> Columns:
     from .bulk import invert_columns  # loaded before the fork
 
-    first, rows = job
-    return invert_columns(_analyse_rows(rows, *analysing), AVGDL, B, first)
+    first, rows, classes = job
+    columns = invert_columns(_analyse_rows(rows, classes, *analysing), AVGDL, B, first)
+    _check_order(columns.rows, rows)
+    return columns
 
 
 def _analyse_rows(
-    rows: list[Row], content: Path, obfuscate: bool, spool: SpoolReader | None, classes: Classes
+    rows: list[Row], classes: Classes, content: Path, obfuscate: bool, spool: SpoolReader | None
 ) -> list[Doc]:
     """The documents of these messages: from the render pass's spooled text when there
     is some for the same bytes, else displayed here; ``classes``: call -> class."""
@@ -183,41 +192,79 @@ def _analyse_rows(
     return docs
 
 
+_PICKLE = pickle.HIGHEST_PROTOCOL
+
+
+class _Adding:
+    """The messages an update adds, staged in the search state in doc-number order
+    (``SearchState.stage``), read back a run at a time with their classes: an update
+    holds the rows of the runs being indexed, not those of every message it adds."""
+
+    def __init__(self, state: SearchState, class_cache: ClassCache) -> None:
+        self.state, self.class_cache = state, class_cache
+        self.count = 0
+
+    def stage(self, rows: list[Row]) -> None:
+        self.state.stage_rows(
+            (row.list, row.date, row.call, row.year, row.month, row.raw_hash, pickle.dumps(tuple(row), _PICKLE))
+            for row in rows
+        )
+
+    def number(self) -> None:
+        self.count = self.state.number_staged()
+
+    def job(self, first: int, start: int, end: int) -> _Job:
+        """The messages numbered ``start`` to before ``end``, as the job of the doc number ``first``."""
+        rows = [Row(*pickle.loads(data)) for data in self.state.staged_rows(start, end)]
+        return first, rows, self.class_cache.classes(row.call for row in rows)
+
+
 def _write_batch(
     folder: Path,
-    rows: list[Row],
+    adding: _Adding,
+    bounds: tuple[int, int],
     analysing: _Analysing,
     workers: int,
     generation: int,
     made: dict[str, tuple[str, int, int]],
     twins: bool,
 ) -> dict[str, Any]:
-    """Index these messages (``rows`` in (list, date, call) order: doc-number order) as a
-    new segment; its manifest entry. A few are
-    inverted token by token (``invert``); many with numpy (``bulk``), on every core,
-    and written as they come (``_invert_into``)."""
-    if len(rows) < _BULK_FROM:
-        data = invert(_analyse_rows(rows, *analysing), AVGDL, B)
-        _check_order(data.rows, rows, 0)
+    """Index the messages staged numbered ``bounds`` (start, end) as a new segment; its
+    manifest entry. A few are inverted token by token (``invert``); many with numpy
+    (``bulk``), on every core, and written as they come (``_invert_into``)."""
+    start, end = bounds
+    if end - start < _BULK_FROM:
+        _first, rows, classes = adding.job(0, start, end)
+        data = invert(_analyse_rows(rows, classes, *analysing), AVGDL, B)
+        _check_order(data.rows, rows)
         return _write(folder, data, generation, made, twins)
     sid = _new_id(generation)
     writer = SegmentWriter(folder / "seg" / sid, _recorder(made, sid), twins=twins)
     try:
-        _invert_into(writer, rows, analysing, workers, folder / "seg" / f"{sid}.runs")
+        _invert_into(writer, adding, bounds, analysing, workers, folder / "seg" / f"{sid}.runs")
     except BaseException:
         writer.abort()
         raise
     return _entry(sid, writer.finish())
 
 
-def _check_order(shown: Sequence[DisplayRow], rows: list[Row], start: int) -> None:
-    """The documents numbered from ``start`` are ``rows`` from there (the state records them so)."""
-    for number, row in enumerate(shown, start):
-        if row.call != rows[number].call:
-            raise AssertionError(f"document {number} of a new segment is {row.call}, not {rows[number].call}")
+def _check_order(shown: Sequence[DisplayRow], rows: list[Row]) -> None:
+    """The documents made are ``rows``, in order (the state records them so)."""
+    if len(shown) != len(rows):
+        raise AssertionError(f"{len(rows)} messages made {len(shown)} documents")
+    for number, (row, wanted) in enumerate(zip(shown, rows, strict=True)):
+        if row.call != wanted.call:
+            raise AssertionError(f"document {number} of a run is {row.call}, not {wanted.call}")
 
 
-def _invert_into(writer: SegmentWriter, rows: list[Row], analysing: _Analysing, workers: int, scratch: Path) -> None:
+def _invert_into(
+    writer: SegmentWriter,
+    adding: _Adding,
+    bounds: tuple[int, int],
+    analysing: _Analysing,
+    workers: int,
+    scratch: Path,
+) -> None:
     """Hand ``writer`` the segment of these messages. Runs of consecutive documents are
     inverted (by the workers: small runs, as a worker's analysed documents, every token
     a string, are the biggest thing it holds) and merged as they come back, their rows
@@ -228,8 +275,10 @@ def _invert_into(writer: SegmentWriter, rows: list[Row], analysing: _Analysing, 
     from .bulk import collect_runs, layout_of, merge_columns  # numpy: worth its import for a batch
     from .spill import spill_run, write_runs
 
-    size = max(100, min(_CHUNK_DOCS, len(rows) // (workers * 4)))
-    chunks = [(i, rows[i : i + size]) for i in range(0, len(rows), size)]
+    start, end = bounds
+    count = end - start
+    size = max(100, min(_CHUNK_DOCS, count // (workers * 4)))
+    jobs = (adding.job(i, start + i, min(start + i + size, end)) for i in range(0, count, size))
     done = 0
 
     def run_of(parts: Iterator[Columns]) -> Iterator[Columns]:
@@ -238,7 +287,6 @@ def _invert_into(writer: SegmentWriter, rows: list[Row], analysing: _Analysing, 
         docs = 0
         for part in parts:
             writer.add_rows(part.rows)
-            _check_order(part.rows, rows, done)
             done += len(part.rows)
             docs += len(part.rows)
             yield part._replace(rows=[])
@@ -248,10 +296,10 @@ def _invert_into(writer: SegmentWriter, rows: list[Row], analysing: _Analysing, 
     runs = []
     shutil.rmtree(scratch, ignore_errors=True)
     try:
-        with _inverted(chunks, analysing, workers) as parts:
-            while done < len(rows):
+        with _inverted(jobs, count, analysing, workers) as parts:
+            while done < count:
                 run = merge_columns(collect_runs(run_of(parts)), by_key=True)
-                if not runs and done == len(rows):
+                if not runs and done == count:
                     writer.add_terms(layout_of(run))  # one run: nothing to spill
                     return
                 runs.append(spill_run(scratch / str(len(runs)), run))
@@ -262,14 +310,33 @@ def _invert_into(writer: SegmentWriter, rows: list[Row], analysing: _Analysing, 
 
 
 @contextlib.contextmanager
-def _inverted(chunks: list[tuple[int, list[Row]]], analysing: _Analysing, workers: int) -> Iterator[Iterator[Columns]]:
-    """The runs of ``chunks`` inverted, in order: by a pool of workers, or here."""
-    if workers <= 1 or sum(len(rows) for _first, rows in chunks) < _PARALLEL_FROM:
-        yield (_invert_rows(job, analysing) for job in chunks)
+def _inverted(jobs: Iterator[_Job], count: int, analysing: _Analysing, workers: int) -> Iterator[Iterator[Columns]]:
+    """The runs of ``jobs`` (``count`` messages) inverted, in order: by a pool of
+    workers, or here. Jobs are read as the workers need them (``_AHEAD`` per worker)."""
+    if workers <= 1 or count < _PARALLEL_FROM:
+        yield (_invert_rows(job, analysing) for job in jobs)
         return
-    # Late: the workers share this process's pages (numpy included).
+    # Late: the workers share this process's pages (numpy included); the memory it freed
+    # is given back first, or each worker would keep its own copy of the pages reused.
+    trim_heap()
     with ForkPool(workers, _init_worker, analysing, late=True) as pool:
-        yield iter(pool.map(_invert_chunk, chunks))
+        yield _in_order(pool, jobs, workers * _AHEAD)
+
+
+_AHEAD = 4
+"""Jobs handed to the pool per worker before the first of them is waited for."""
+
+
+def _in_order(pool: ForkPool, jobs: Iterator[_Job], ahead: int) -> Iterator[Columns]:
+    """``pool.map`` of ``_invert_chunk`` over ``jobs`` that takes a job only when fewer
+    than ``ahead`` are under way (``map`` takes them all at once)."""
+    pending: deque[Future[Columns]] = deque()
+    for job in jobs:
+        pending.append(pool.submit(_invert_chunk, job))
+        if len(pending) >= ahead:
+            yield pending.popleft().result()
+    while pending:
+        yield pending.popleft().result()
 
 
 def _settings(config: Config) -> str:
@@ -398,10 +465,33 @@ def _update(
     made: dict[str, tuple[str, int, int]],
 ) -> bool:
     """Whether it wrote anything; each segment file written goes into ``made`` (``_write``)."""
+    rules = config.classes.rules
+    with ClassCache(config.site.cache_dir, rules) as class_cache:
+        adding = _Adding(state, class_cache)
+        state.stage()
+        try:
+            return _update_with(config, folder, state, manifest, settings, workers, spool, report, fault, made, adding)
+        finally:
+            state.unstage()
+
+
+def _update_with(
+    config: Config,
+    folder: Path,
+    state: SearchState,
+    manifest: dict[str, Any],
+    settings: str,
+    workers: int,
+    spool: SpoolReader | None,
+    report: SearchReport,
+    fault: Callable[[str], None],
+    made: dict[str, tuple[str, int, int]],
+    adding: _Adding,
+) -> bool:
+    """``_update``, the messages to add staged by ``adding`` (read back a run at a time)."""
     content = config.site.content_dir
     slugs = [lst.slug for lst in config.published_lists]
     known = state.months()
-    add: list[Row] = []
     remove: list[tuple[str, str, int]] = []  # (call, segment, doc)
     hashes: dict[str, str] = {}  # call -> the raw hash indexed, of the documents removed
     months: dict[tuple[str, int, int], str | None] = {}
@@ -424,22 +514,22 @@ def _update(
                     if row is None or row.raw_hash != raw_hash or row.no_archive:
                         remove.append((call, segment, doc))
                         hashes[call] = raw_hash
+                new = []
                 for call, row in rows.items():
                     if row.no_archive:
                         continue
                     old = indexed.get(call)
                     if old is None or old[0] != row.raw_hash:
-                        add.append(_kept(row))
+                        new.append(_kept(row))
+                adding.stage(new)
             obfuscate = config.site.obfuscate_addresses
             rules = config.classes.rules
             hints = {}
             if len(remove) <= HINTS_UP_TO:
                 hints = _terms_of(index, content, hashes, obfuscate, rules, load_terms(config.site.cache_dir))
-            with ClassCache(config.site.cache_dir, rules) as class_cache:
-                class_cache.update(index, content)  # a build did already: then a read
-                classes = class_cache.classes(row.call for row in add)
+            adding.class_cache.update(index, content)  # a build did already: then a read
     twins = config.site.search_from_disk
-    add.sort(key=lambda row: (row.list, row.date, row.call))  # months came in set order
+    adding.number()  # in doc-number order: months came in set order
     segments: list[dict[str, Any]] = manifest["segments"]
     by_id = {str(info["id"]): info for info in segments}
     # A segment's terms of its documents deleted, when every one deleted since its last
@@ -462,11 +552,11 @@ def _update(
     generation = int(manifest["generation"]) + 1
     revised: set[str] = set()  # segments purged in place
     stale: list[str] = []  # the files their purges replaced
-    new_docs: list[tuple[str, int, int]] = []  # (segment, start, end): add[start:end] are its docs
+    new_docs: list[tuple[str, int, int]] = []  # (segment, start, end): the docs staged so numbered are its
     moves: list[tuple[str, int, str]] = []
-    analysing: _Analysing = (content, obfuscate, spool, classes)
-    for start, end in piece_bounds(len(add), SEGMENT_DOCS):
-        info = _write_batch(folder, add[start:end], analysing, workers, generation, made, twins)
+    analysing: _Analysing = (content, obfuscate, spool)
+    for start, end in piece_bounds(adding.count, SEGMENT_DOCS):
+        info = _write_batch(folder, adding, (start, end), analysing, workers, generation, made, twins)
         fault("search-segment")
         segments.append(info)
         new_docs.append((str(info["id"]), start, end))
@@ -501,7 +591,7 @@ def _update(
             moves.extend((str(info["id"]), number, row.call) for number, row in enumerate(piece.rows))
     segments.sort(key=lambda info: str(info["id"]))
     names = {lst.slug: lst.name for lst in config.published_lists}
-    changed = add or remove or report.merged or report.rebuilt or revised or not manifest.get("purged")
+    changed = adding.count or remove or report.merged or report.rebuilt or revised or not manifest.get("purged")
     if not changed and manifest["lists"] == names:
         # Nothing to write: remember the fingerprints seen (their months had nothing indexable).
         state.begin()
@@ -521,11 +611,8 @@ def _update(
     fault("search-manifest")
     state.begin()
     state.remove_docs(call for call, _segment, _doc in remove)
-    state.add_docs(
-        (r.call, r.list, r.year, r.month, r.raw_hash, sid, number)
-        for sid, start, end in new_docs
-        for number, r in enumerate(add[start:end])
-    )
+    for sid, start, end in new_docs:
+        state.add_staged_docs(sid, start, end)
     state.move_docs(moves)
     # The files purges wrote and replaced, recorded with the update that names them.
     revised &= {str(info["id"]) for info in segments}  # not merged since
@@ -540,7 +627,7 @@ def _update(
     fault("search-state")
     _delete_stale(folder, state)
     _remove_folders(folder, {str(info["id"]) for info in segments} | previous)
-    report.indexed = len(add)
+    report.indexed = adding.count
     report.removed = len(remove)
     return True
 

@@ -541,11 +541,11 @@ class Index:
         found.sort()
         return found
 
-    def filed_contents(self) -> dict[str, tuple[str, str]]:
-        """Call -> (raw hash, path in the store) of every filed message of every list: what
-        a cache keyed by content (``classcache``) compares with, in one narrow read."""
-        cursor = self.db.execute(f"SELECT call, raw_hash, path FROM messages WHERE state = {FILED}")
-        return {call: (raw, path) for call, raw, path in cursor}
+    def iter_filed_contents(self) -> Iterator[tuple[str, str, str]]:
+        """(call, raw hash, path in the store) of every filed message of every list, in
+        call order: what a cache keyed by content (``classcache``) compares with, in one
+        narrow read, as it goes."""
+        yield from self.db.execute(f"SELECT call, raw_hash, path FROM messages WHERE state = {FILED} ORDER BY call")
 
     def filed_rows(self, slug: str) -> list[Row]:
         """Every filed message of a list."""
