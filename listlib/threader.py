@@ -77,6 +77,7 @@ __all__ = [
     "ThreadInput",
     "cluster_keys",
     "digest",
+    "forget_threading",
     "normalize_subject",
     "override_keys",
     "reference_chain",
@@ -188,6 +189,13 @@ def normalize_subject(subject: str) -> tuple[str, bool]:
             replied = True
         text = text[match.end() :]
     return _SPACE_RE.sub(" ", text).strip().casefold(), replied
+
+
+def forget_threading() -> None:
+    """Empty the caches of Message-ID digests and normalized subjects (a caller that
+    threads list after list, so that they hold one list's at most)."""
+    digest.cache_clear()
+    normalize_subject.cache_clear()
 
 
 def _subject_key(message: ThreadInput) -> tuple[str, bool]:

@@ -67,6 +67,7 @@ from .threader import (
     Thread,
     ThreadInput,
     cluster_keys,
+    forget_threading,
     override_keys,
     reference_chain,
     stand_in_from_text,
@@ -210,6 +211,9 @@ class ThreadSet:
                     # since the last collection is in it; a full collection walks the whole
                     # heap, each list again (27 ms a list in the test process).
                     gc.collect(0)
+                    # The threader's caches hold this list's Message-IDs and subjects (up to
+                    # 16,384 each, some 4 MB): a list's messages rarely name another's.
+                    forget_threading()
         return ThreadChanges(
             epoch=cache.epoch,
             generation=cache.generation,

@@ -47,7 +47,7 @@ from .sources import month_of
 from .state import BuildState
 from .stored import StoredList
 
-__all__ = ["BATCH_WEIGHT", "StreamedPlan", "estimate_full", "full_shards"]
+__all__ = ["BATCH_JOBS", "BATCH_WEIGHT", "StreamedPlan", "estimate_full", "full_shards"]
 
 
 def full_shards(
@@ -235,6 +235,10 @@ def _mid_shards(jobs: SiteJobs, state: BuildState) -> Iterator[list[Job]]:
 BATCH_WEIGHT = 2_000
 """Work (job weights, about one per message shown) planned together and handed to the
 renderers heaviest job first: what a full build holds of its plan at a time."""
+BATCH_JOBS = 500
+"""Jobs planned together at most, whatever their weight: a lookup bucket of two messages
+weighs 1 (``mid_job``), and 2,000 of them held some 5 MB (issue 28: the peak of a full
+build grew with the site's messages by that much, at the end, where the buckets are planned)."""
 
 
 class StreamedPlan:
@@ -267,7 +271,7 @@ class StreamedPlan:
         self._held = held
 
     def batches(self) -> Iterator[list[Job]]:
-        """The jobs to run, about ``BATCH_WEIGHT`` of work at a time (read once)."""
+        """The jobs to run, about ``BATCH_WEIGHT`` of work (or ``BATCH_JOBS`` jobs) at a time (read once)."""
         state = self.state
         batch: list[Job] = []
         weight = 0
@@ -287,7 +291,7 @@ class StreamedPlan:
                         self.weight += job.weight
                     else:
                         self.kept += 1
-                if weight >= BATCH_WEIGHT:
+                if weight >= BATCH_WEIGHT or len(batch) >= BATCH_JOBS:
                     self.seconds += time.monotonic() - started
                     yield batch
                     started = time.monotonic()

@@ -134,6 +134,7 @@ def test_a_full_build_renders_its_first_jobs_before_the_plan_is_made_and_makes_t
     assert events.index("job-done") < last_planned, "the first jobs rendered before the last shard was planned"
     streamed = tree(site / "output")
     monkeypatch.setattr(full, "BATCH_WEIGHT", 10**9)  # the whole plan one batch
+    monkeypatch.setattr(full, "BATCH_JOBS", 10**9)
     events.clear()
     again = build(site, clean=True, fault=lambda point: events.append(point) if point == "job-done" else None)
     last_planned = len(events) - 1 - events[::-1].index("planned")
