@@ -17,8 +17,6 @@ passes, strict xfail fails it, and the mark must go.
 
 from __future__ import annotations
 
-import importlib
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -26,7 +24,8 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.helpers import REPO, subprocess_env
+from tests.support.generated import bench_module, imported_site
+from tests.support.helpers import subprocess_env
 
 PER_LIST = 700
 SMALL, BIG = 3, 12
@@ -38,11 +37,6 @@ allocator noise). Before the plan was sharded, four times the messages took some
 more per message in the planning process alone (the full plan held every job's record,
 every row and every thread): some 16 MB more here in that process, and more in the
 render workers that inherit its pages."""
-
-
-def _bench(monkeypatch: pytest.MonkeyPatch, name: str) -> ModuleType:
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
-    return importlib.import_module(name)
 
 
 def _peak_of_plan_and_render(scale: ModuleType, watch: ModuleType, site: Path) -> int:
@@ -62,23 +56,6 @@ def _peak_of_plan_and_render(scale: ModuleType, watch: ModuleType, site: Path) -
     return watched.peak
 
 
-def _site(scale: ModuleType, root: Path, lists: int) -> Path:
-    site = root / f"site-{lists}"
-    site.mkdir()
-    (site / "listlib.toml").write_text(scale.site_toml(lists))
-    mbox = scale.generate([PER_LIST] * lists, root / f"{lists}.mbox")
-    imported = subprocess.run(
-        [sys.executable, "-m", "listlib", "import", "--json", str(mbox)],
-        cwd=site,
-        env=subprocess_env(),
-        capture_output=True,
-        check=True,
-    )
-    assert json.loads(imported.stdout)["filed"] == PER_LIST * lists
-    mbox.unlink()
-    return site
-
-
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux's smaps_rollup")
 @pytest.mark.xfail(
@@ -91,11 +68,11 @@ def _site(scale: ModuleType, root: Path, lists: int) -> Path:
 def test_four_times_the_messages_take_no_more_memory_to_plan_and_render(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    scale = _bench(monkeypatch, "scale_bench")
-    watch = _bench(monkeypatch, "import_bench")
+    scale = bench_module(monkeypatch, "scale_bench")
+    watch = bench_module(monkeypatch, "import_bench")
     peaks = {}
     for lists in (SMALL, BIG):
-        site = _site(scale, tmp_path, lists)
+        site = imported_site(scale, tmp_path, lists, PER_LIST)
         peaks[lists] = _peak_of_plan_and_render(scale, watch, site)
     small, big = peaks[SMALL], peaks[BIG]
     assert big <= small * GROWTH + SLACK, f"peak {small / 2**20:.0f} MB at {SMALL * PER_LIST} messages, " + (

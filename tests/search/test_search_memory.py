@@ -19,8 +19,6 @@ passes, strict xfail fails it, and the mark must go.
 
 from __future__ import annotations
 
-import importlib
-import json
 import subprocess
 import sys
 from pathlib import Path
@@ -28,7 +26,8 @@ from types import ModuleType
 
 import pytest
 
-from tests.support.helpers import REPO, subprocess_env
+from tests.support.generated import bench_module, imported_site
+from tests.support.helpers import subprocess_env
 
 PER_LIST = 700
 SMALL, BIG = 3, 12
@@ -62,25 +61,8 @@ assert report.indexed == {{indexed}}, report
 """
 
 
-def _bench(monkeypatch: pytest.MonkeyPatch, name: str) -> ModuleType:
-    monkeypatch.syspath_prepend(str(REPO / "bench"))
-    return importlib.import_module(name)
-
-
 def _site(scale: ModuleType, root: Path, lists: int) -> Path:
-    site = root / f"site-{lists}"
-    site.mkdir()
-    (site / "listlib.toml").write_text(scale.site_toml(lists))
-    mbox = scale.generate([PER_LIST] * lists, root / f"{lists}.mbox")
-    imported = subprocess.run(
-        [sys.executable, "-m", "listlib", "import", "--json", str(mbox)],
-        cwd=site,
-        env=subprocess_env(),
-        capture_output=True,
-        check=True,
-    )
-    assert json.loads(imported.stdout)["filed"] == PER_LIST * lists
-    mbox.unlink()
+    site = imported_site(scale, root, lists, PER_LIST)
     subprocess.run([sys.executable, "-c", _CLASSIFY], cwd=site, env=subprocess_env(), check=True)
     return site
 
@@ -114,8 +96,8 @@ def _peak_of_indexing(watch: ModuleType, site: Path, messages: int) -> int:
     "114 MB",
 )
 def test_four_times_the_messages_take_no_more_memory_to_index(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    scale = _bench(monkeypatch, "scale_bench")
-    watch = _bench(monkeypatch, "import_bench")
+    scale = bench_module(monkeypatch, "scale_bench")
+    watch = bench_module(monkeypatch, "import_bench")
     peaks = {}
     for lists in (SMALL, BIG):
         site = _site(scale, tmp_path, lists)
