@@ -436,9 +436,20 @@ def update_index(
         spooled = SpoolReader(spool) if spool is not None else None
         made: dict[str, tuple[str, int, int]] = {}
         try:
-            wrote = _update(
-                config, folder, state, manifest, settings, workers, spooled, report, fault or _no_fault, made
-            )
+            with _staging(config, state) as adding:
+                wrote = _update(
+                    config,
+                    folder,
+                    state,
+                    manifest,
+                    settings,
+                    workers,
+                    spooled,
+                    report,
+                    fault or _no_fault,
+                    made,
+                    adding,
+                )
         finally:
             if spooled is not None:
                 spooled.close()
@@ -452,30 +463,19 @@ def update_index(
     return report
 
 
-def _update(
-    config: Config,
-    folder: Path,
-    state: SearchState,
-    manifest: dict[str, Any],
-    settings: str,
-    workers: int,
-    spool: SpoolReader | None,
-    report: SearchReport,
-    fault: Callable[[str], None],
-    made: dict[str, tuple[str, int, int]],
-) -> bool:
-    """Whether it wrote anything; each segment file written goes into ``made`` (``_write``)."""
-    rules = config.classes.rules
-    with ClassCache(config.site.cache_dir, rules) as class_cache:
-        adding = _Adding(state, class_cache)
+@contextlib.contextmanager
+def _staging(config: Config, state: SearchState) -> Iterator[_Adding]:
+    """The stage of the messages an update adds (``_Adding``), with the class cache their
+    classes are read from; the staged tables are dropped at the end, whatever happens."""
+    with ClassCache(config.site.cache_dir, config.classes.rules) as class_cache:
         state.stage()
         try:
-            return _update_with(config, folder, state, manifest, settings, workers, spool, report, fault, made, adding)
+            yield _Adding(state, class_cache)
         finally:
             state.unstage()
 
 
-def _update_with(
+def _update(
     config: Config,
     folder: Path,
     state: SearchState,
@@ -488,7 +488,8 @@ def _update_with(
     made: dict[str, tuple[str, int, int]],
     adding: _Adding,
 ) -> bool:
-    """``_update``, the messages to add staged by ``adding`` (read back a run at a time)."""
+    """Whether it wrote anything; each segment file written goes into ``made`` (``_write``).
+    The messages to add are staged by ``adding`` (read back a run at a time)."""
     content = config.site.content_dir
     slugs = [lst.slug for lst in config.published_lists]
     known = state.months()
