@@ -21,7 +21,7 @@ from .plan.state import BuildState, lock_output
 from .search.state import SearchState
 from .urls import SEARCH_DIR
 
-__all__ = ["load_manifest"]
+__all__ = ["load_manifest", "manifest_stamp"]
 
 
 def load_manifest(config: Config, *, locked: bool = False) -> dict[str, tuple[str, int]]:
@@ -33,8 +33,7 @@ def load_manifest(config: Config, *, locked: bool = False) -> dict[str, tuple[st
     try:
         files: dict[str, tuple[str, int]] = {}
         with BuildState(cache / "build.sqlite") as state:
-            if state.get("running") is not None:
-                raise BuildError(f"{config.site.output_dir}: the last build did not finish; run 'listlib build'")
+            _check_finished(config, state)
             for path, digest, size in state.manifest():
                 if not digest or size is None:
                     raise BuildError(f"{config.site.output_dir}/{path}: not made again since it was found damaged")
@@ -49,3 +48,27 @@ def load_manifest(config: Config, *, locked: bool = False) -> dict[str, tuple[st
         if lock is not None:
             release_lock(lock)
     return files
+
+
+def manifest_stamp(config: Config) -> str | None:
+    """A token for the manifest as it stands, which changes whenever the build or the
+    search index records a file written, removed or found damaged: the same token, the
+    same ``load_manifest``, read in milliseconds where the manifest of a large site takes
+    most of a second. None while either record has no token. The caller holds the build
+    lock (a build running beside it could change the files between the two reads)."""
+    cache = config.site.cache_dir
+    with BuildState(cache / "build.sqlite") as state:
+        _check_finished(config, state)
+        built = state.files_stamp()
+    search = SearchState(cache / "search.sqlite")
+    try:
+        # No token and no files: a site built without search (or an old index of no files).
+        indexed = search.files_stamp() or (None if search.has_files() else "none")
+    finally:
+        search.close()
+    return None if built is None or indexed is None else f"{built}/{indexed}"
+
+
+def _check_finished(config: Config, state: BuildState) -> None:
+    if state.get("running") is not None:
+        raise BuildError(f"{config.site.output_dir}: the last build did not finish; run 'listlib build'")

@@ -21,6 +21,7 @@ message files). ``snapshot`` reads a consistent view of any of them.
 
 from __future__ import annotations
 
+import secrets
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
@@ -29,7 +30,7 @@ from typing import Any
 
 from .errors import DiskError
 
-__all__ = ["connect", "discard", "open_derived", "snapshot", "use_wal"]
+__all__ = ["connect", "discard", "files_changed", "files_stamp", "open_derived", "snapshot", "use_wal"]
 
 # Primary result codes (the low byte of an extended code): the disk, not the data.
 _DISK_CODES = {sqlite3.SQLITE_FULL: "no space left on the disk", sqlite3.SQLITE_IOERR: "disk I/O error"}
@@ -125,6 +126,20 @@ def _open_derived(path: Path, schema: str, version: str) -> sqlite3.Connection:
         db.close()
         raise
     return db
+
+
+def files_changed(db: sqlite3.Connection) -> None:
+    """Note in a derived file's ``meta`` that the output files it records changed: a new
+    random token, so that a file made anew (whose counter would start again) never
+    repeats one."""
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('files_stamp', ?)", (secrets.token_hex(8),))
+
+
+def files_stamp(db: sqlite3.Connection) -> str | None:
+    """The token ``files_changed`` left last (None before the first): the same token,
+    the same files recorded."""
+    row = db.execute("SELECT value FROM meta WHERE key = 'files_stamp'").fetchone()
+    return row[0] if row else None
 
 
 @contextmanager

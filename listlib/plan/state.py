@@ -23,7 +23,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..fsutil import acquire_lock
-from ..sqlfile import open_derived
+from ..sqlfile import files_changed, files_stamp, open_derived
 
 __all__ = ["STATE_VERSION", "BuildState", "RecordedFiles", "lock_output"]
 
@@ -350,6 +350,8 @@ class BuildState:
         self.db.executemany(
             "UPDATE files SET digest = '', size = NULL, mtime = NULL WHERE path = ?", ((p,) for p in items)
         )
+        if items:
+            self._files_changed()
         self.db.executemany("UPDATE jobs SET key = '' WHERE id = ?", ((job,) for job in jobs))
         return jobs
 
@@ -386,15 +388,32 @@ class BuildState:
             ),
         )
         self.db.executemany("INSERT OR REPLACE INTO jobs VALUES (?, ?)", ((job[0], job[1]) for job in jobs))
+        if jobs:
+            self._files_changed()
 
     def forget(self, job_ids: Iterable[str]) -> None:
+        changed = False
         for job_id in job_ids:
             self.db.execute("DELETE FROM files WHERE job = ?", (job_id,))
             self.db.execute("DELETE FROM jobs WHERE id = ?", (job_id,))
+            changed = True
+        if changed:
+            self._files_changed()
 
     def forget_files(self, paths: Iterable[str]) -> None:
-        self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in paths))
+        items = list(paths)
+        if items:
+            self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in items))
+            self._files_changed()
 
     def clear(self) -> None:
         self.db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM mids; DELETE FROM folders;")
         self.db.execute("DELETE FROM meta WHERE key != 'version'")
+        self._files_changed()
+
+    def files_stamp(self) -> str | None:
+        """See ``sqlfile.files_stamp``."""
+        return files_stamp(self.db)
+
+    def _files_changed(self) -> None:
+        files_changed(self.db)

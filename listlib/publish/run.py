@@ -4,7 +4,10 @@ due, and write the record last (``s3`` does the I/O).
 
 The record lives in the bucket (``<prefix>/.listlib-published.json.gz``, its root, and
 the shards it names: ``shards``) and a copy in the cache folder with its ETag, so a
-publish with nothing new reads nothing but a "not modified" answer. Before the first
+publish with nothing new reads nothing but a "not modified" answer. When a publish
+leaves the bucket equal to the manifest, it notes the manifest's token and the root's
+ETag beside that copy: the next publish with the same token asks only whether the root
+is still that one, and reads neither the manifest nor the record. Before the first
 new object goes up, the root is written again with the record unchanged and the new
 objects named (the intent); after the last, with the new record. Nothing is deleted
 unless every upload succeeded.
@@ -28,7 +31,7 @@ from typing import Any
 from ..config import Config, PublishConfig
 from ..errors import PublishError
 from ..fsutil import make_dirs, release_lock
-from ..manifest import load_manifest
+from ..manifest import load_manifest, manifest_stamp
 from ..plan.state import lock_output
 from ..values import plural
 from .plan import (
@@ -157,6 +160,18 @@ def _publish(
     progress: Progress | None,
     fault: Fault,
 ) -> PublishReport:
+    headers = Headers(target.cache_control)
+    bucket = Bucket(target)
+    cache = _Cache(config.site.cache_dir, target)
+    stamp = manifest_stamp(config)
+    quiet = None if verify or stamp is None else cache.quiet(stamp, headers.fingerprint())
+    if quiet is not None:
+        # The last publish left the bucket equal to this very manifest: one request says
+        # whether anyone published over it since; neither record needs reading.
+        etag, files = quiet
+        data, current = bucket.get(RECORD_NAME, etag)
+        if data is None and current is not None:
+            return PublishReport(target=target.target, unchanged=files, dry_run=dry_run, repaired=None)
     manifest = load_manifest(config, locked=True)
     if not manifest:
         # Never plan from an empty manifest: with the build records deleted (the cache
@@ -164,9 +179,7 @@ def _publish(
         raise PublishError(
             f"{config.site.output_dir}: no build recorded in {config.site.cache_dir}; run 'listlib build' first"
         )
-    bucket = Bucket(target)
-    cache = _Cache(config.site.cache_dir, target)
-    stored = _read_record(bucket, cache, target.workers)
+    stored, etag = _read_record(bucket, cache, target.workers)
     record = stored.record
     repaired = 0
     if verify:
@@ -174,7 +187,7 @@ def _publish(
         repaired = _verified(record, sizes, config.site.output_dir)
         _clear_orphan_shards(bucket, stored, sizes)
     interrupted = _read_intent(bucket, stored)
-    plan = plan_publish(manifest, record, interrupted.files, Headers(target.cache_control))
+    plan = plan_publish(manifest, record, interrupted.files, headers)
     report = PublishReport(
         target=target.target,
         uploaded=plan.uploads,
@@ -187,8 +200,13 @@ def _publish(
         deletes=plan.delete,
         repaired=repaired,
     )
-    if not dry_run and (not plan.empty or interrupted.shards or interrupted.legacy or stored.retired):
-        _carry_out(plan, stored, interrupted, bucket, cache, config.site.output_dir, target.workers, progress, fault)
+    if dry_run:
+        return report
+    if not plan.empty or interrupted.shards or interrupted.legacy or stored.retired:
+        output = config.site.output_dir
+        etag = _carry_out(plan, stored, interrupted, bucket, cache, output, target.workers, progress, fault)
+    if etag is not None and stamp is not None and not plan.record.pending and plan.record.files == manifest:
+        cache.save_quiet(stamp, plan.record.headers, etag, len(manifest))
     return report
 
 
@@ -202,7 +220,8 @@ def _carry_out(
     workers: int,
     progress: Progress | None,
     fault: Fault,
-) -> None:
+) -> str | None:
+    """Upload, delete and write the record as ``plan`` says; the new root's ETag."""
     total = plan.uploads
     done = 0
     names, shards, delta = _next_shards(plan, stored)
@@ -249,6 +268,7 @@ def _carry_out(
         bucket.delete(retired)
         root.retired = []  # the next publish need not delete them again
     cache.save(Stored(plan.record, root), etag)
+    return etag
 
 
 def _next_shards(plan: Plan, stored: Stored) -> tuple[dict[str, str], dict[str, bytes], Delta]:
@@ -378,15 +398,15 @@ class Stored:
         return self.root.retired
 
 
-def _read_record(bucket: Bucket, cache: _Cache, workers: int) -> Stored:
+def _read_record(bucket: Bucket, cache: _Cache, workers: int) -> tuple[Stored, str | None]:
     """The bucket's record (the cached copy when the root's ETag still matches; else the
-    shards whose names changed), or an empty one."""
+    shards whose names changed), or an empty one; and its root's ETag."""
     cached, etag = cache.load()
     data, current = bucket.get(RECORD_NAME, etag if cached is not None else None)
     if data is None and current is not None and cached is not None:
-        return cached
+        return cached, current
     if data is None:
-        return Stored(Record())
+        return Stored(Record()), None
     root = parse_root(data, f"{bucket.where}/{RECORD_NAME}")
     if isinstance(root, Record):  # format 1: one object; written as shards next time
         stored = Stored(root, Root(root.generation, root.headers, {}, legacy=True))
@@ -400,7 +420,7 @@ def _read_record(bucket: Bucket, cache: _Cache, workers: int) -> Stored:
             fetched = dict(zip(missing, pool.map(lambda name: _read_shard(bucket, name), missing), strict=True))
         stored = Stored(assemble(root, (known.get(name) or fetched[name] for name in root.names.values())), root)
     cache.save(stored, current)  # the next publish reads only "not modified"
-    return stored
+    return stored, current
 
 
 def _cached_shards(stored: Stored) -> dict[str, tuple[Files, Files]]:
@@ -437,6 +457,7 @@ class _Cache:
         name = hashlib.sha256(f"{target.endpoint_url or ''}\n{target.target}".encode()).hexdigest()[:16]
         self.folder = cache_dir / "publish"
         self.path = self.folder / f"{name}.marshal"
+        self.quiet_path = self.folder / f"{name}.quiet.json"
 
     def load(self) -> tuple[Stored | None, str | None]:
         try:
@@ -449,6 +470,28 @@ class _Cache:
             return None, None
         root = Root(generation, headers, names, Delta(*delta), retired=retired)
         return Stored(Record(files=files, pending=pending, generation=generation, headers=headers), root), etag
+
+    def quiet(self, stamp: str, headers: str) -> tuple[str, int] | None:
+        """(root ETag, files) of the record the last publish left in the bucket when it
+        equalled the manifest of token ``stamp`` (``manifest.manifest_stamp``) and the
+        header rules of fingerprint ``headers``, with nothing left to delete; else None."""
+        try:
+            found = json.loads(self.quiet_path.read_bytes())
+            if found["version"] == _CACHE_VERSION and found["stamp"] == stamp and found["headers"] == headers:
+                return str(found["etag"]), int(found["files"])
+        except (OSError, ValueError, KeyError, TypeError):
+            pass
+        return None
+
+    def save_quiet(self, stamp: str, headers: str, etag: str, files: int) -> None:
+        """Note that the bucket's record of root ``etag`` equals the manifest of token
+        ``stamp``: true once, true for good (a token never comes back, and a root's bytes
+        name its generation), so nothing ever needs to take it back."""
+        make_dirs(self.folder)
+        data = {"version": _CACHE_VERSION, "stamp": stamp, "headers": headers, "etag": etag, "files": files}
+        temporary = self.quiet_path.with_name(self.quiet_path.name + ".tmp")
+        temporary.write_text(json.dumps(data))
+        os.replace(temporary, self.quiet_path)
 
     def save(self, stored: Stored, etag: str | None) -> None:
         record = stored.record

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..sqlfile import open_derived
+from ..sqlfile import files_changed, files_stamp, open_derived
 
 __all__ = ["SearchState"]
 
@@ -59,6 +59,7 @@ class SearchState:
             "BEGIN; DELETE FROM months; DELETE FROM docs; DELETE FROM meta WHERE key != 'version';"
             " DELETE FROM files; DELETE FROM folders; COMMIT;"
         )
+        self._files_changed()
 
     def months(self) -> dict[tuple[str, int, int], str]:
         return {(s, y, m): fp for s, y, m, fp in self.db.execute("SELECT list, year, month, fingerprint FROM months")}
@@ -88,6 +89,9 @@ class SearchState:
         """Path under ``search/`` -> (digest, size, mtime_ns) of every file of the index."""
         return {path: (digest, size, mtime) for path, digest, size, mtime in self.db.execute("SELECT * FROM files")}
 
+    def has_files(self) -> bool:
+        return self.db.execute("SELECT 1 FROM files LIMIT 1").fetchone() is not None
+
     def files_in(self, folders: Iterable[str]) -> dict[str, tuple[str, int, int]]:
         """``files`` directly in these folders ("" is ``search/`` itself)."""
         found: dict[str, tuple[str, int, int]] = {}
@@ -108,14 +112,27 @@ class SearchState:
 
     def forget_segments(self, segments: Iterable[str]) -> None:
         """Forget the files of these segments."""
+        changed = False
         for sid in segments:
             prefix = f"seg/{sid}/"
             self.db.execute("DELETE FROM files WHERE path >= ? AND path < ?", (prefix, prefix + "\U0010ffff"))
+            changed = True
+        if changed:
+            self._files_changed()
 
     def set_files(self, add: Iterable[tuple[str, str, int, int]], remove: Iterable[str]) -> None:
         """Record (path, digest, size, mtime_ns) of files written; forget files removed."""
-        self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in remove))
-        self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", add)
+        removed = self.db.executemany("DELETE FROM files WHERE path = ?", ((p,) for p in remove)).rowcount
+        added = self.db.executemany("INSERT OR REPLACE INTO files VALUES (?, ?, ?, ?)", add).rowcount
+        if removed or added:
+            self._files_changed()
+
+    def files_stamp(self) -> str | None:
+        """See ``sqlfile.files_stamp``."""
+        return files_stamp(self.db)
+
+    def _files_changed(self) -> None:
+        files_changed(self.db)
 
     def folders(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT path, mtime FROM folders"))

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from listlib.config import load_config
-from listlib.manifest import load_manifest
+from listlib.manifest import load_manifest, manifest_stamp
 from listlib.search.reader import Source, search
 from listlib.search.state import SearchState
 from listlib.store.core import Store
@@ -206,6 +206,49 @@ def test_the_manifest_lists_exactly_the_files_the_build_owns(built: Path) -> Non
     shutil.rmtree(output / "search")
     build(built)
     assert_manifest_is_output(built)
+
+
+def test_the_manifest_token_is_the_same_only_for_the_same_manifest_and_kept_by_a_build_of_nothing(
+    built: Path,
+) -> None:
+    """``manifest_stamp`` lets a publish with nothing new skip reading the manifest: after
+    every kind of change a build makes (new pages, removals, repairs, a lost search
+    index, a clean build) the token is one never seen before, unless the manifest is
+    the very one it stood for; a build with nothing to do keeps it."""
+    config = load_config(built / "listlib.toml")
+    seen: dict[str, dict[str, tuple[str, int]]] = {}
+
+    def step() -> str:
+        token = manifest_stamp(config)
+        assert token is not None
+        manifest = load_manifest(config)
+        assert seen.setdefault(token, manifest) == manifest, "one token, two manifests"
+        return token
+
+    first = step()
+    build(built)
+    assert step() == first, "a build with nothing to do keeps the token"
+    add(built, post(6, "Re: A thread", reply_to=5))
+    build(built)
+    assert step() != first
+    _call, path = call_of(built, 9)
+    (config.site.content_dir / path).unlink()
+    with Store(config.site.content_dir).open() as store:
+        repair_store(store)
+    build(built)
+    step()
+    for what in ("page", "page-edited", "search-segment", "search-manifest", "output"):
+        before = step()
+        damage(built, what)
+        build(built, verify=what.endswith("-edited"))
+        assert step() != before, what
+    shutil.rmtree(built / "output" / "search")
+    build(built)
+    step()
+    before = step()
+    build(built, clean=True)
+    assert step() != before
+    assert len(seen) >= 9
 
 
 def test_the_search_index_records_its_files_as_they_are_on_disk(built: Path) -> None:

@@ -245,6 +245,50 @@ def test_nothing_changed_puts_nothing(site: Path, s3: S3Server) -> None:
     assert [status for _, path, status in s3.log.requests[mark:] if path.startswith(under)] == [304]
 
 
+def test_nothing_new_reads_neither_the_manifest_nor_the_record(
+    site: Path, s3: S3Server, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A publish after a publish with only builds of nothing between (a cron job's usual
+    run) asks the bucket one question and reads no record: the manifest's token and the
+    root's ETag say enough. Any change the build made, or another publisher's, is not
+    taken for nothing (the tests around this one)."""
+    from listlib.publish import run
+
+    publish(site)
+    run_listlib("build", "-q", cwd=site, check=True)  # nothing to do: the same manifest
+    for name, value in CREDENTIALS.items():
+        monkeypatch.setenv(name, value)
+
+    def unread(*_args: object, **_kwargs: object) -> None:
+        raise AssertionError("read")
+
+    config = load_config(site / "listlib.toml")
+    assert config.publish is not None
+    with monkeypatch.context() as patch:
+        patch.setattr(run, "load_manifest", unread)
+        patch.setattr(run._Cache, "load", unread)
+        mark = s3.mark()
+        report = run.publish_site(config, config.publish)
+    assert report.uploaded == 0 and report.unchanged == len(output_files(site)) and report.deleted == 0
+    assert [status for _, path, status in s3.log.requests[mark:] if path.startswith(f"/{bucket_of(site)}/")] == [304]
+    # --verify lists the bucket, whatever the token says
+    with monkeypatch.context() as patch:
+        patch.setattr(run, "load_manifest", unread)
+        with pytest.raises(AssertionError, match="read"):
+            run.publish_site(config, config.publish, verify=True)
+
+
+def test_new_cache_control_rules_put_every_file_again(site: Path, s3: S3Server) -> None:
+    publish(site)
+    with (site / "listlib.toml").open("a") as file:
+        file.write('\n[publish.cache_control]\npages = "no-cache"\n')
+    report = publish(site)
+    assert report["uploaded"] == len(output_files(site))
+    head = s3.client.head_object(Bucket=bucket_of(site), Key="archive/index.html")
+    assert head["CacheControl"] == "no-cache"
+    assert publish(site)["uploaded"] == 0
+
+
 def test_a_new_message_puts_only_the_objects_that_changed(site: Path, s3: S3Server) -> None:
     publish(site)
     config = load_config(site / "listlib.toml")
