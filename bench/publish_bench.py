@@ -14,7 +14,10 @@ fresh site, then published (real commands, subprocesses) to:
   in the scratch folder; requests are not counted there.
 
 Measured: the first publish (files, bytes, wall time, files/second, peak PSS); a publish
-with nothing new (target: no PUT, <= 1 s at 50,000 messages); one reply to an old
+with nothing new after a build with nothing new (target: no PUT, <= 1 s at 50,000
+messages), once more without the last publish's note of the manifest's token (so it
+reads the manifest and the record, as before that note: "records read"), and again
+with the note; one reply to an old
 thread, imported, built and published (target: <= 30 requests and <= 2 s at 50,000
 messages). With ``--aws PATH`` (the AWS CLI, e.g. ``pip install awscli`` in a venv of its
 own), ``aws s3 sync output/ s3://bench/sync`` runs on the same server right after, first
@@ -144,6 +147,11 @@ def main() -> None:
         publish("first")
         if args.aws:
             sync("sync first")
+        listlib("build", "-q", cwd=site)  # what cron runs first: a build with nothing new
+        publish("no change")
+        for note in (site / ".cache" / "publish").glob("*.quiet.json"):
+            note.unlink()  # the same publish the way it went before the note: both records read
+        publish("records read")
         publish("no change")
         if args.aws:
             sync("sync again")
