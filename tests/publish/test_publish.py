@@ -278,6 +278,23 @@ def test_nothing_new_reads_neither_the_manifest_nor_the_record(
             run.publish_site(config, config.publish, verify=True)
 
 
+def test_after_a_killed_build_a_publish_is_one_clear_line_and_puts_nothing(site: Path, s3: S3Server) -> None:
+    """Whatever the last publish noted: the files of an unfinished build are not published."""
+    publish(site)
+    mbox = site / "new.mbox"
+    mbox.write_bytes(mboxrd([make_message("Cut short", message_id="<cut@example.org>", to="dev@lists.example.org")]))
+    run_listlib("import", mbox, cwd=site, check=True)
+    killed = run_listlib("build", "-q", cwd=site, env={"LISTLIB_CRASH_AT": "job-done:1"})
+    assert killed.returncode == -signal.SIGKILL, killed.stderr
+    mark = s3.mark()
+    result = run_listlib("publish", cwd=site, env=CREDENTIALS)
+    assert result.returncode == 1 and result.stderr.count("\n") == 1, result.stderr
+    assert "the last build did not finish" in result.stderr
+    assert s3.since(mark, "PUT", f"/{bucket_of(site)}/") == []
+    run_listlib("build", "-q", cwd=site, check=True)
+    assert publish(site)["uploaded"] > 0
+
+
 def test_new_cache_control_rules_put_every_file_again(site: Path, s3: S3Server) -> None:
     publish(site)
     with (site / "listlib.toml").open("a") as file:
