@@ -105,3 +105,41 @@ def test_stale_and_torn_spool_records_are_not_used(tmp_path: Path) -> None:
     assert reader.text("AAAAAAAA", "hash-1") == text
     assert reader.text("BBBBBBBB", "hash-2") is None
     reader.close()
+
+
+def test_the_places_are_found_by_call_number_first_last_and_missing(tmp_path: Path) -> None:
+    folder = tmp_path / "spool"
+    text = SearchText("Subject", "Ann", "Ann", "", "", "Body")
+    calls = ["AAAAAAAM", "AAAAAAAA", "zzzzzzzz", "AAAAAAAB", "-AAAAAAA", "AAAAAAA_"]  # unsorted, "-" sorts first
+    first, second = SpoolWriter(folder), SpoolWriter(folder)
+    for n, call in enumerate(calls):
+        (first if n % 2 else second).add(call, f"hash-{call}", text._replace(body=call))
+    first.close()
+    second.close()
+    reader = SpoolReader(folder)
+    assert len(reader.places) == len(calls)
+    for call in calls:  # "-AAAAAAA" is the first key, "zzzzzzzz" the last
+        assert reader.text(call, f"hash-{call}") == text._replace(body=call), call
+    for missing in ["--------", "AAAAAAA-", "AAAAAAAC", "zzzzzzzy", "zzzzzzz~", "~~~~~~~~", "AAAA", "AAAAAAAAA", ""]:
+        assert reader.places.find(missing) is None, missing
+        assert reader.text(missing, f"hash-{missing}") is None, missing
+    reader.close()
+
+
+def test_of_records_of_one_call_number_the_last_read_is_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "spool"
+    text = SearchText("Subject", "Ann", "Ann", "", "", "Body")
+    writer = SpoolWriter(folder)
+    writer.add("BBBBBBBB", "hash-old", text._replace(body="old"))
+    writer.add("AAAAAAAA", "hash-a", text)
+    writer.add("BBBBBBBB", "hash-new", text._replace(body="new"))
+    writer.add("CCCCCCCCC", "hash-c", text)  # not a call number's length: not kept
+    writer.close()
+    reader = SpoolReader(folder)
+    assert len(reader.places) == 2
+    assert reader.text("BBBBBBBB", "hash-new") == text._replace(body="new")
+    assert reader.text("BBBBBBBB", "hash-old") is None  # as when the store's bytes changed since
+    assert reader.text("AAAAAAAA", "hash-a") == text
+    assert reader.text("CCCCCCCCC", "hash-c") is None
+    reader.close()
+    assert len(SpoolReader(tmp_path / "none").places) == 0
