@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from listlib.search import update
 from listlib.search.document import SearchText, indexer_options, search_text
 from listlib.search.spool import SpoolReader, SpoolWriter
 from listlib.search.update import update_index
+from listlib.values import call_number_from_int
 
 from ..build.test_build import add, build, post
 from ..support.helpers import CORPORA
@@ -143,3 +145,26 @@ def test_of_records_of_one_call_number_the_last_read_is_kept(tmp_path: Path) -> 
     assert reader.text("CCCCCCCCC", "hash-c") is None
     reader.close()
     assert len(SpoolReader(tmp_path / "none").places) == 0
+
+
+def test_the_places_take_a_few_bytes_a_record_not_an_object(tmp_path: Path) -> None:
+    """The search step's inverting workers are forked holding the reader: a dict of
+    objects (some 290 bytes a record) was copied into each of them as their lookups
+    touched it (issue 28). Flat arrays take 24 bytes a record and are only read."""
+    folder = tmp_path / "spool"
+    writer = SpoolWriter(folder)
+    text = SearchText("Subject", "Ann", "Ann", "", "", "Body")
+    count = 5_000
+    for n in range(count):
+        writer.add(call_number_from_int(10**9 + n * 7_919 % count), f"{n:032x}", text)
+    writer.close()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        reader = SpoolReader(folder)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(reader.places) == count
+    assert held < count * 40, f"{held / count:.0f} bytes a record"
+    reader.close()
