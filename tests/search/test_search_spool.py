@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from listlib.search import update
 from listlib.search.document import SearchText, indexer_options, search_text
 from listlib.search.spool import SpoolReader, SpoolWriter
 from listlib.search.update import update_index
+from listlib.values import call_number_from_int
 
 from ..build.test_build import add, build, post
 from ..support.helpers import CORPORA
@@ -104,4 +106,65 @@ def test_stale_and_torn_spool_records_are_not_used(tmp_path: Path) -> None:
     reader = SpoolReader(folder)
     assert reader.text("AAAAAAAA", "hash-1") == text
     assert reader.text("BBBBBBBB", "hash-2") is None
+    reader.close()
+
+
+def test_the_places_are_found_by_call_number_first_last_and_missing(tmp_path: Path) -> None:
+    folder = tmp_path / "spool"
+    text = SearchText("Subject", "Ann", "Ann", "", "", "Body")
+    calls = ["AAAAAAAM", "AAAAAAAA", "zzzzzzzz", "AAAAAAAB", "-AAAAAAA", "AAAAAAA_"]  # unsorted, "-" sorts first
+    first, second = SpoolWriter(folder), SpoolWriter(folder)
+    for n, call in enumerate(calls):
+        (first if n % 2 else second).add(call, f"hash-{call}", text._replace(body=call))
+    first.close()
+    second.close()
+    reader = SpoolReader(folder)
+    assert len(reader.places) == len(calls)
+    for call in calls:  # "-AAAAAAA" is the first key, "zzzzzzzz" the last
+        assert reader.text(call, f"hash-{call}") == text._replace(body=call), call
+    for missing in ["--------", "AAAAAAA-", "AAAAAAAC", "zzzzzzzy", "zzzzzzz~", "~~~~~~~~", "AAAA", "AAAAAAAAA", ""]:
+        assert reader.places.find(missing) is None, missing
+        assert reader.text(missing, f"hash-{missing}") is None, missing
+    reader.close()
+
+
+def test_of_records_of_one_call_number_the_last_read_is_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "spool"
+    text = SearchText("Subject", "Ann", "Ann", "", "", "Body")
+    writer = SpoolWriter(folder)
+    writer.add("BBBBBBBB", "hash-old", text._replace(body="old"))
+    writer.add("AAAAAAAA", "hash-a", text)
+    writer.add("BBBBBBBB", "hash-new", text._replace(body="new"))
+    writer.add("CCCCCCCCC", "hash-c", text)  # not a call number's length: not kept
+    writer.close()
+    reader = SpoolReader(folder)
+    assert len(reader.places) == 2
+    assert reader.text("BBBBBBBB", "hash-new") == text._replace(body="new")
+    assert reader.text("BBBBBBBB", "hash-old") is None  # as when the store's bytes changed since
+    assert reader.text("AAAAAAAA", "hash-a") == text
+    assert reader.text("CCCCCCCCC", "hash-c") is None
+    reader.close()
+    assert len(SpoolReader(tmp_path / "none").places) == 0
+
+
+def test_the_places_take_a_few_bytes_a_record_not_an_object(tmp_path: Path) -> None:
+    """The search step's inverting workers are forked holding the reader: a dict of
+    objects (some 290 bytes a record) was copied into each of them as their lookups
+    touched it (issue 28). Flat arrays take 24 bytes a record and are only read."""
+    folder = tmp_path / "spool"
+    writer = SpoolWriter(folder)
+    text = SearchText("Subject", "Ann", "Ann", "", "", "Body")
+    count = 5_000
+    for n in range(count):
+        writer.add(call_number_from_int(10**9 + n * 7_919 % count), f"{n:032x}", text)
+    writer.close()
+    tracemalloc.start()
+    try:
+        before = tracemalloc.get_traced_memory()[0]
+        reader = SpoolReader(folder)
+        held = tracemalloc.get_traced_memory()[0] - before
+    finally:
+        tracemalloc.stop()
+    assert len(reader.places) == count
+    assert held < count * 40, f"{held / count:.0f} bytes a record"
     reader.close()
