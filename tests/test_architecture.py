@@ -80,7 +80,7 @@ LAYERS = [
         "delivery.intake",
     }
     | {"unrouted", "manifest", "stewardship", "threadedit", "legacy.importer", "upstream"}
-    | {"publish", "publish.plan", "publish.shards", "publish.s3", "publish.run", "mailman3"},
+    | {"publish", "publish.plan", "publish.shards", "publish.local", "publish.s3", "publish.run", "mailman3"},
     {"cli", "cli.common", "cli.hooks", "cli.init", "cli.import_", "cli.build", "cli.serve", "cli.search", "cli.fetch"}
     | {"cli.check", "cli.unrouted", "cli.threads", "cli.deliver", "cli.bounces", "cli.steward", "cli.legacy"}
     | {"cli.publish", "cli.watch", "cli.series"}

@@ -16,9 +16,7 @@ unless every upload succeeded.
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import marshal
 import os
 import posixpath
 import time
@@ -30,10 +28,11 @@ from typing import Any
 
 from ..config import Config, PublishConfig
 from ..errors import PublishError
-from ..fsutil import make_dirs, release_lock
+from ..fsutil import release_lock
 from ..manifest import load_manifest, manifest_stamp
 from ..plan.state import lock_output
 from ..values import plural
+from .local import LocalCopy, Stored
 from .plan import (
     INTENT_NAME,
     RECORD_NAME,
@@ -63,7 +62,6 @@ from .shards import (
 
 __all__ = ["PublishReport", "publish_site", "publish_target"]
 
-_CACHE_VERSION = 4
 Fault = Callable[[str], None]
 Progress = Callable[[int, int, int], None]
 
@@ -162,7 +160,7 @@ def _publish(
 ) -> PublishReport:
     headers = Headers(target.cache_control)
     bucket = Bucket(target)
-    cache = _Cache(config.site.cache_dir, target)
+    cache = LocalCopy(config.site.cache_dir, target)
     stamp = manifest_stamp(config)
     quiet = None if verify or stamp is None else cache.quiet(stamp, headers.fingerprint())
     if quiet is not None:
@@ -215,7 +213,7 @@ def _carry_out(
     stored: Stored,
     interrupted: Intent,
     bucket: Bucket,
-    cache: _Cache,
+    cache: LocalCopy,
     output: Path,
     workers: int,
     progress: Progress | None,
@@ -382,23 +380,7 @@ def _read_intent(bucket: Bucket, stored: Stored) -> Intent:
         ) from None
 
 
-@dataclass
-class Stored:
-    """The bucket's record and the root it was read from (shard names, delta, intent)."""
-
-    record: Record
-    root: Root = field(default_factory=lambda: Root(0, "", {}))
-
-    @property
-    def names(self) -> dict[str, str]:
-        return self.root.names
-
-    @property
-    def retired(self) -> list[str]:
-        return self.root.retired
-
-
-def _read_record(bucket: Bucket, cache: _Cache, workers: int) -> tuple[Stored, str | None]:
+def _read_record(bucket: Bucket, cache: LocalCopy, workers: int) -> tuple[Stored, str | None]:
     """The bucket's record (the cached copy when the root's ETag still matches; else the
     shards whose names changed), or an empty one; and its root's ETag."""
     cached, etag = cache.load()
@@ -446,76 +428,6 @@ def _clear_orphan_shards(bucket: Bucket, stored: Stored, sizes: dict[str, int]) 
     named = set(stored.names.values()) | set(stored.root.intent_shards)
     orphans = sorted(path for path in sizes if path.startswith(f"{SHARD_DIR}/") and path not in named)
     bucket.delete(orphans)
-
-
-class _Cache:
-    """The local copy of the bucket's record with the ETag it had, in marshal's format
-    (read back in a few milliseconds where the record's JSON takes most of a second at
-    200,000 files); any problem with it only means reading the bucket's record again."""
-
-    def __init__(self, cache_dir: Path, target: PublishConfig) -> None:
-        name = hashlib.sha256(f"{target.endpoint_url or ''}\n{target.target}".encode()).hexdigest()[:16]
-        self.folder = cache_dir / "publish"
-        self.path = self.folder / f"{name}.marshal"
-        self.quiet_path = self.folder / f"{name}.quiet.json"
-
-    def load(self) -> tuple[Stored | None, str | None]:
-        try:
-            version, etag, files, pending, generation, headers, names, delta, retired = marshal.loads(
-                self.path.read_bytes()
-            )
-        except (OSError, EOFError, ValueError, TypeError):
-            return None, None
-        if version != _CACHE_VERSION or not isinstance(etag, str) or not etag:
-            return None, None
-        root = Root(generation, headers, names, Delta(*delta), retired=retired)
-        return Stored(Record(files=files, pending=pending, generation=generation, headers=headers), root), etag
-
-    def quiet(self, stamp: str, headers: str) -> tuple[str, int] | None:
-        """(root ETag, files) of the record the last publish left in the bucket when it
-        equalled the manifest of token ``stamp`` (``manifest.manifest_stamp``) and the
-        header rules of fingerprint ``headers``, with nothing left to delete; else None."""
-        try:
-            found = json.loads(self.quiet_path.read_bytes())
-            if found["version"] == _CACHE_VERSION and found["stamp"] == stamp and found["headers"] == headers:
-                return str(found["etag"]), int(found["files"])
-        except (OSError, ValueError, KeyError, TypeError):
-            pass
-        return None
-
-    def save_quiet(self, stamp: str, headers: str, etag: str, files: int) -> None:
-        """Note that the bucket's record of root ``etag`` equals the manifest of token
-        ``stamp``: true once, true for good (a token never comes back, and a root's bytes
-        name its generation), so nothing ever needs to take it back."""
-        make_dirs(self.folder)
-        data = {"version": _CACHE_VERSION, "stamp": stamp, "headers": headers, "etag": etag, "files": files}
-        temporary = self.quiet_path.with_name(self.quiet_path.name + ".tmp")
-        temporary.write_text(json.dumps(data))
-        os.replace(temporary, self.quiet_path)
-
-    def save(self, stored: Stored, etag: str | None) -> None:
-        record = stored.record
-        make_dirs(self.folder)
-        if not etag:
-            self.path.unlink(missing_ok=True)
-            return
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_bytes(
-            marshal.dumps(
-                (
-                    _CACHE_VERSION,
-                    etag,
-                    record.files,
-                    record.pending,
-                    record.generation,
-                    record.headers,
-                    stored.names,
-                    (stored.root.delta.files, stored.root.delta.pending),
-                    stored.retired,
-                )
-            )
-        )
-        os.replace(temporary, self.path)
 
 
 def _no_fault(_point: str) -> None:

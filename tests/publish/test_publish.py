@@ -266,7 +266,7 @@ def test_nothing_new_reads_neither_the_manifest_nor_the_record(
     assert config.publish is not None
     with monkeypatch.context() as patch:
         patch.setattr(run, "load_manifest", unread)
-        patch.setattr(run._Cache, "load", unread)
+        patch.setattr(run.LocalCopy, "load", unread)
         mark = s3.mark()
         report = run.publish_site(config, config.publish)
     assert report.uploaded == 0 and report.unchanged == len(output_files(site)) and report.deleted == 0
