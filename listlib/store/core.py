@@ -454,7 +454,7 @@ class Store:
         """File many batches, each one's wait for the disk overlapping the next one's
         decisions (see ``Pipeline``); holds the store lock, letting others in between
         batches every ``pipeline._LOCK_TURN`` seconds."""
-        with self.locked():
+        with self.locked(), self.index.filing_cache():
             pipeline = Pipeline(self)
             try:
                 yield pipeline

@@ -80,6 +80,37 @@ def test_messages_without_message_id_are_matched_on_content(site: Path) -> None:
     assert do_import(site, mbox).duplicates == 3
 
 
+def test_only_messages_without_message_id_are_indexed_by_vitals(site: Path) -> None:
+    """Dedup looks vitals up only among messages without a Message-ID: the index of
+    vitals holds just those (a random B-tree insert per message filed was the cost of a
+    full one), and an index file from before loses its full one on opening."""
+    without_id = make_message(message_id=None, body="no id here\n")
+    mbox = write_mbox(site / "a.mbox", [without_id, make_message(message_id="<with@x>")])
+    assert do_import(site, mbox).filed == 2
+    index_file = site / "content" / ".index" / "index.sqlite"
+    db = sqlite3.connect(index_file)
+    db.execute("CREATE INDEX messages_by_vitals ON messages (list, vitals)")  # as listlib made it before
+    db.close()
+    store = Store(site / "content").open()
+    try:
+        indexes = dict(store.index.db.execute("SELECT name, sql FROM sqlite_master WHERE type = 'index'").fetchall())
+        assert "messages_by_vitals" not in indexes
+        assert indexes["messages_by_vitals_without_id"].endswith("WHERE message_id IS NULL")
+        vitals = next(row.vitals for row in store.index.iter_rows() if row.message_id is None)
+        traced: list[str] = []
+        store.index.db.set_trace_callback(traced.append)
+        [row] = store.index.find_related("dev", [], [], [vitals])
+        store.index.db.set_trace_callback(None)
+        assert row.message_id is None
+        (query,) = [sql for sql in traced if "vitals IN" in sql]
+        plan = store.index.db.execute(f"EXPLAIN QUERY PLAN {query}").fetchall()
+        expected = "SEARCH messages USING INDEX messages_by_vitals_without_id (list=? AND vitals=?)"
+        assert [r[-1] for r in plan] == [expected]
+    finally:
+        store.close()
+    assert do_import(site, mbox).duplicates == 2
+
+
 def test_routing_by_list_id_then_addresses_then_no_list(site: Path) -> None:
     by_id = make_message(
         message_id="<1@x>", to="someone@example.org", extra={"List-Id": "Announcements <announce.lists.example.org>"}

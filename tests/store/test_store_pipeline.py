@@ -148,3 +148,25 @@ def test_a_batch_holds_the_store_lock_until_its_files_are_in_place(site: Path, p
     with Store(config.site.content_dir, fault=try_the_lock).open() as store:
         Filer(store, config.lists).file(mails(make_message()))
     assert others_got_in == [False]
+
+
+def test_a_pipeline_files_with_a_larger_page_cache_and_gives_it_back(site: Path) -> None:
+    """Large lists dirty a page of each hash index per message: a batch's pages must fit
+    SQLite's cache while an import files, and whoever reads the index after it in the
+    same process (``import --build``) gets the default size again."""
+    from listlib.store.index import _FILING_CACHE_KIB
+
+    config = load_config(site / "listlib.toml")
+    with Store(config.site.content_dir).open() as store:
+
+        def cache_size() -> int:
+            return int(store.index.db.execute("PRAGMA cache_size").fetchone()[0])
+
+        default = cache_size()
+        filer = Filer(store, config.lists)
+        with store.pipeline() as pipeline:
+            assert cache_size() == -_FILING_CACHE_KIB != default
+            batch = mails(make_message())
+            filer.submit(pipeline, batch, [filer.decide(m) for m in batch], lambda: None)
+        assert cache_size() == default
+        assert filer.report.filed == 1
