@@ -294,8 +294,10 @@ class BuildState:
         cursor = self.db.execute("SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM files")
         return {folder[:-1] for (folder,) in cursor}
 
-    def all_files(self) -> set[str]:
-        return {path for (path,) in self.db.execute("SELECT path FROM files")}
+    def all_files(self) -> Iterator[str]:
+        """Every recorded path, read as it is used (a million-message site has some 3.5
+        million: a set of them took some 450 MB); nothing may write to the state meanwhile."""
+        return (path for (path,) in self.db.execute("SELECT path FROM files"))
 
     def recorded(self) -> RecordedFiles:
         """Whether a path is a recorded file, read a folder at a time (for ``sweep``,
