@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import heapq
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from operator import attrgetter
 from typing import Any
 
@@ -351,13 +351,19 @@ class SiteJobs:
     def _month_rows(self, source: ListSource, month: Month) -> list[Row]:
         return sorted(source.month_rows(month), key=lambda r: (r.date, r.call))
 
-    def messages(self, slug: str, month: Month) -> list[Job]:
+    def messages(self, slug: str, month: Month, groups: Collection[str] | None = None) -> list[Job]:
         """The month's messages jobs: one per thread its messages are in (a removed
         message in no thread has one of its own), so that a message hidden, shown again
-        or removed makes only its thread's copies and redirects again, not the month's."""
+        or removed makes only its thread's copies and redirects again, not the month's.
+        ``groups``: only the jobs of these threads (and removed messages in none), when
+        the caller knows no other can have changed."""
         source = self.sources[slug]
         month_rows = self._month_rows(source, month)
         removed = sorted(source.removed_rows(month))
+        if groups is not None:
+            thread_of = source.thread_of([*(r.call for r in month_rows), *(r.call for r in removed)])
+            month_rows = [r for r in month_rows if thread_of[r.call] in groups]
+            removed = [r for r in removed if thread_of.get(r.call, r.call) in groups]
         if not month_rows and not removed:
             return []
         links, thread_of = source.links([*(r.call for r in month_rows), *(r.call for r in removed)])

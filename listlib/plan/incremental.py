@@ -217,13 +217,23 @@ def dirty_jobs(
         # links (to their threads' pages) only when its mark does.
         marks = _recorded_marks(state, slug)
         marks_now = {Month(*m): mark for m, mark in month_marks(slug, dirty_months).items()}
+        # A messages job (a thread's copies and redirects in a month) changes only with its
+        # thread (its messages, their pages) or a message stewards revised: in a month the
+        # last build knew, only those are described again.
+        groups = threads | set(revised.get(slug, ()))
         for month in sorted(dirty_months):
             same_messages = month in marks_now and marks.get(month) == marks_now[month] and month not in revised_months
             if not same_messages or month in relinked:
-                copies = jobs.messages(slug, month)  # one job per thread: only those whose record changed run
+                prefix = job_id("messages", slug, month) + ":"
+                recorded_copies = state.job_ids_from(prefix)
+                if month in marks:
+                    copies = jobs.messages(slug, month, groups)  # only those whose record changed run
+                    recorded_copies = [i for i in recorded_copies if i[len(prefix) :] in groups]
+                else:
+                    copies = jobs.messages(slug, month)
+                considered.update(recorded_copies)
                 built.extend(copies)
                 considered.update(job.id for job in copies)
-                considered.update(state.job_ids_from(job_id("messages", slug, month) + ":"))
             consider(job_id("month", slug, month), jobs.month(slug, month))
             if not same_messages or month in moved_months or month in relinked:
                 consider(job_id("date", slug, month), jobs.date(slug, month))

@@ -23,7 +23,7 @@ import pytest
 from listlib.config import load_config
 from listlib.errors import SearchError
 from listlib.search import purge, segment, update
-from listlib.search.bulk import postings_holding
+from listlib.search.bulk import drop_postings_of, postings_holding
 from listlib.search.codec import drop_positions, drop_postings, encode_positions, encode_postings, postings_hold
 from listlib.search.hints import HINTS_FILE
 from listlib.search.merge import read_segment
@@ -319,6 +319,27 @@ def test_postings_without_some_documents_are_the_postings_of_the_others() -> Non
             assert postings == encode_postings([doc for doc, _ in kept], bytes(impact for _, impact in kept))
         else:
             assert postings is None
+
+
+def test_the_postings_of_many_terms_lose_documents_alike_with_numpy_and_without() -> None:
+    rng = random.Random(27)
+    for _ in range(150):
+        data, starts, everything, blobs = bytearray(), [], [], []
+        span = rng.choice([300, 70_000, 20_000_000])
+        for _term in range(rng.randint(1, 12)):
+            df = min(span, rng.choice([1, 2, 5, 127, 128, 129, 300, 1000, 3000]))
+            docs = sorted(rng.sample(range(span), df))
+            everything.extend(docs)
+            starts.append(len(data))
+            blobs.append(encode_postings(docs, bytes(rng.randint(1, 255) for _ in docs)))
+            data += blobs[-1]
+        some = rng.sample(everything, min(len(everything), rng.choice([1, 2, 10, 100, 1000])))
+        deleted = sorted({*some, rng.randrange(span)})
+        expected = []
+        for blob in blobs:
+            postings, dropped = drop_postings(blob, deleted)
+            expected.append((postings, dropped) if dropped else (blob, []))
+        assert drop_postings_of(bytes(data), starts, deleted) == expected
 
 
 @pytest.mark.parametrize("told", ["right", "wrong"])
