@@ -52,7 +52,7 @@ LAYERS = [
         "delivery.transport",
     }
     | {"search.query", "search.segment", "search.merge", "search.purge", "search.reader", "search.state", "search.bulk"}
-    | {"search.document", "search.spool", "search.hints", "search.writer", "search.spill"}
+    | {"search.document", "search.spool", "search.hints", "search.writer", "search.spill", "search.bulkpurge"}
     | {"legacy.mhonarc", "legacy.pipermail"},
     {
         "plan.builders",
@@ -97,7 +97,7 @@ ONLY_IN = {
     "watchfiles": {"serve"},
     "smtplib": {"delivery.transport"},
     "aiosmtpd": set(),
-    "numpy": {"search.bulk", "search.spill"},
+    "numpy": {"search.bulk", "search.bulkpurge", "search.spill"},
     "multiprocessing": {"forkpool"},
     "boto3": {"publish.s3"},
     "mailman": {"mailman3"},

@@ -5,7 +5,7 @@ seconds, where this takes a tenth of one.
 
 The terms holding the deleted documents are the ones the caller names (a hidden
 message displayed again), each checked, or else found by decoding every postings
-list (with numpy in a big dictionary: ``bulk.postings_holding``).
+list (with numpy in a big dictionary: ``bulkpurge.postings_holding``).
 
 The purge makes the next *revision* of the segment in its own folder (the naming is
 ``segment``'s: ``meta_name``, ``dict_name``, ``docs_name``): written again, under names
@@ -329,7 +329,7 @@ def _edge(entries: list[list[Any]], at: int, numbers: set[int], *, first: bool) 
 
 def _holding(chunks: list[list[list[Any]]], blob: Callable[[str], bytes], deleted: Sequence[int]) -> list[list[Any]]:
     """The dictionary entries whose postings hold any of ``deleted``: looked up with
-    numpy (``bulk.postings_holding``) in a dictionary of ``VECTOR_FROM`` terms or more,
+    numpy (``bulkpurge.postings_holding``) in a dictionary of ``VECTOR_FROM`` terms or more,
     else term by term."""
     entries = [entry for chunk in chunks for entry in chunk]
     if len(entries) < VECTOR_FROM:
@@ -342,7 +342,7 @@ def _holding(chunks: list[list[list[Any]]], blob: Callable[[str], bytes], delete
             if postings_hold(data, deleted):
                 found.append(entry)
         return found
-    from .bulk import postings_holding  # numpy: worth its import for a big dictionary
+    from .bulkpurge import postings_holding  # numpy: worth its import for a big dictionary
 
     # The postings files one after another, each term's postings found by its file's place.
     files = sorted({entry[2] for entry in entries})
@@ -356,11 +356,11 @@ def _drop_long(
     holding: list[list[Any]], blob: Callable[[str], bytes], deleted: Sequence[int]
 ) -> dict[str, tuple[bytes | None, list[int]]]:
     """``codec.drop_postings`` of the terms of ``LONG_FROM`` postings or more, all at once
-    with numpy (``bulk.drop_postings_of``): term -> (postings left, indexes dropped)."""
+    with numpy (``bulkpurge.drop_postings_of``): term -> (postings left, indexes dropped)."""
     long = [entry for entry in holding if entry[1] >= LONG_FROM]
     if not long:
         return {}
-    from .bulk import drop_postings_of  # numpy: worth its import for long postings
+    from .bulkpurge import drop_postings_of  # numpy: worth its import for long postings
 
     parts = [memoryview(blob(f"p{entry[2]}.bin"))[entry[3] : entry[3] + entry[4]] for entry in long]
     starts = list(accumulate((len(part) for part in parts), initial=0))[:-1]

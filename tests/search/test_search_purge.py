@@ -23,7 +23,7 @@ import pytest
 from listlib.config import load_config
 from listlib.errors import SearchError
 from listlib.search import purge, segment, update
-from listlib.search.bulk import drop_postings_of, postings_holding
+from listlib.search.bulkpurge import drop_postings_of, postings_holding
 from listlib.search.codec import drop_positions, drop_postings, encode_positions, encode_postings, postings_hold
 from listlib.search.hints import HINTS_FILE
 from listlib.search.merge import read_segment
