@@ -25,15 +25,10 @@ def _u32(buf: np.ndarray, at: np.ndarray) -> np.ndarray:
     return out
 
 
-def postings_holding(data: bytes | memoryview, starts: Sequence[int], docs: Sequence[int]) -> list[int]:
-    """The indexes ``i`` (ascending) of the terms whose postings, encoded as
-    ``codec.encode_postings`` from offset ``starts[i]`` of ``data``, hold any of ``docs``:
-    ``[i for i, s in enumerate(starts) if codec.postings_hold(data[s:], docs)]``, with
-    every block of every term decoded at once."""
-    if not starts or not docs:
-        return []
-    buf = np.frombuffer(data, np.uint8)
-    wanted = np.asarray(sorted(docs), np.int64)
+def _blocks(buf: np.ndarray, starts: Sequence[int]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Every block of the postings starting at each offset of ``starts`` in ``buf``: its
+    term's index, its offset and its number of postings (the first blocks of all terms,
+    then the second ones, and so on)."""
     at = np.asarray(starts, np.int64)
     left = _u32(buf, at)
     at = at + 4
@@ -48,7 +43,19 @@ def postings_holding(data: bytes | memoryview, starts: Sequence[int], docs: Sequ
         left = left - n
         going = left > 0
         term, at, left = term[going], at[going], left[going]
-    block_term, block_at, block_n = np.concatenate(terms), np.concatenate(offsets), np.concatenate(sizes)
+    return np.concatenate(terms), np.concatenate(offsets), np.concatenate(sizes)
+
+
+def postings_holding(data: bytes | memoryview, starts: Sequence[int], docs: Sequence[int]) -> list[int]:
+    """The indexes ``i`` (ascending) of the terms whose postings, encoded as
+    ``codec.encode_postings`` from offset ``starts[i]`` of ``data``, hold any of ``docs``:
+    ``[i for i, s in enumerate(starts) if codec.postings_hold(data[s:], docs)]``, with
+    every block of every term decoded at once."""
+    if not starts or not docs:
+        return []
+    buf = np.frombuffer(data, np.uint8)
+    wanted = np.asarray(sorted(docs), np.int64)
+    block_term, block_at, block_n = _blocks(buf, starts)
     width = buf[block_at].astype(np.int64)
     first = _u32(buf, block_at + 1)
     hit = np.isin(first, wanted)
@@ -84,21 +91,7 @@ def drop_postings_of(
         return []
     buf = np.frombuffer(data, np.uint8)
     wanted = np.asarray(sorted(docs), np.int64)
-    at = np.asarray(starts, np.int64)
-    left = _u32(buf, at)
-    at = at + 4
-    term = np.arange(len(at))
-    terms, offsets, sizes = [], [], []
-    while len(term):  # one round per block: the n-th block of every term that has one
-        n = np.minimum(left, BLOCK)
-        terms.append(term)
-        offsets.append(at)
-        sizes.append(n)
-        at = at + 5 + (n - 1) * buf[at].astype(np.int64) + n
-        left = left - n
-        going = left > 0
-        term, at, left = term[going], at[going], left[going]
-    block_term, block_at, block_n = np.concatenate(terms), np.concatenate(offsets), np.concatenate(sizes)
+    block_term, block_at, block_n = _blocks(buf, starts)
     order = np.lexsort((block_at, block_term))  # every term's blocks, in order
     block_term, block_at, block_n = block_term[order], block_at[order], block_n[order]
     width = buf[block_at].astype(np.int64)
