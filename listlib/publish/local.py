@@ -76,20 +76,16 @@ class LocalCopy:
         """Note that the bucket's record of root ``etag`` equals the manifest of token
         ``stamp``: true once, true for good (a token never comes back, and a root's bytes
         name its generation), so nothing ever needs to take it back."""
-        make_dirs(self.folder)
         data = {"version": _VERSION, "stamp": stamp, "headers": headers, "etag": etag, "files": files}
-        temporary = self.quiet_path.with_name(self.quiet_path.name + ".tmp")
-        temporary.write_text(json.dumps(data))
-        os.replace(temporary, self.quiet_path)
+        self._replace(self.quiet_path, json.dumps(data).encode())
 
     def save(self, stored: Stored, etag: str | None) -> None:
         record = stored.record
-        make_dirs(self.folder)
         if not etag:
             self.path.unlink(missing_ok=True)
             return
-        temporary = self.path.with_name(self.path.name + ".tmp")
-        temporary.write_bytes(
+        self._replace(
+            self.path,
             marshal.dumps(
                 (
                     _VERSION,
@@ -102,6 +98,12 @@ class LocalCopy:
                     (stored.root.delta.files, stored.root.delta.pending),
                     stored.retired,
                 )
-            )
+            ),
         )
-        os.replace(temporary, self.path)
+
+    def _replace(self, path: Path, data: bytes) -> None:
+        """Write ``path`` whole or not at all (a temporary file renamed over it)."""
+        make_dirs(self.folder)
+        temporary = path.with_name(path.name + ".tmp")
+        temporary.write_bytes(data)
+        os.replace(temporary, path)

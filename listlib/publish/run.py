@@ -169,7 +169,7 @@ def _publish(
         etag, files = quiet
         data, current = bucket.get(RECORD_NAME, etag)
         if data is None and current is not None:
-            return PublishReport(target=target.target, unchanged=files, dry_run=dry_run, repaired=None)
+            return PublishReport(target=target.target, unchanged=files, dry_run=dry_run)
     manifest = load_manifest(config, locked=True)
     if not manifest:
         # Never plan from an empty manifest: with the build records deleted (the cache
