@@ -5,12 +5,16 @@ A message is read and classified once; again only when its bytes change (a redac
 the rules or the classifier's code do: the file's version is ``classes_digest``, so
 either starts it afresh. ``update`` brings it in line with the index: the
 classes of new and changed messages are worked out, those of messages no longer filed
-dropped. Reads the store's files, never writes them.
+dropped. It reads only the months of the index whose filed messages changed since it
+last did (the index's month versions, within the index's ``epoch``; another epoch, an
+index made again, is read whole): a build reads a handful of rows, not every message.
+Reads the store's files, never writes them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import nullcontext
 from pathlib import Path
 
 from .classify import Rule, classify_message, rules_digest
@@ -24,8 +28,21 @@ __all__ = ["CLASS_CACHE", "ClassCache", "classes_digest"]
 CLASS_CACHE = "classes.sqlite"
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS classes (call TEXT PRIMARY KEY, token TEXT NOT NULL, class TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS classes (
+    call TEXT PRIMARY KEY, token TEXT NOT NULL, class TEXT NOT NULL, list TEXT NOT NULL, year INTEGER NOT NULL,
+    month INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS classes_by_month ON classes (list, year, month, call);
+-- The index's month versions the classes are up to date with (under meta's ``epoch``).
+CREATE TABLE IF NOT EXISTS months (
+    list TEXT NOT NULL, year INTEGER NOT NULL, month INTEGER NOT NULL, version INTEGER NOT NULL,
+    PRIMARY KEY (list, year, month)
+) WITHOUT ROWID;
 """
+_FORMAT = "months-1"
+"""The file's layout, beside ``classes_digest`` in its version."""
+_Filed = tuple[str, str, str, str, int, int]
+"""A filed message as ``Index.iter_filed_contents`` gives it."""
 _BATCH = 500
 _PARALLEL_FROM = 2_000
 """Messages to classify from which the work is spread over the cores (a first build)."""
@@ -69,7 +86,7 @@ class ClassCache:
     def __init__(self, cache_dir: Path, rules: Sequence[Rule]) -> None:
         self.rules = tuple(rules)
         self.digest = classes_digest(self.rules)
-        self.db = open_derived(cache_dir / CLASS_CACHE, _SCHEMA, self.digest)
+        self.db = open_derived(cache_dir / CLASS_CACHE, _SCHEMA, f"{self.digest}:{_FORMAT}")
 
     def close(self) -> None:
         self.db.close()
@@ -85,16 +102,45 @@ class ClassCache:
         no longer filed; returns how many were classified (on ``workers`` cores when they
         are many). A file that cannot be read is left for the next update (its pages show
         no class meanwhile)."""
-        known = self.db.execute("SELECT call, token FROM classes ORDER BY call")
-        gone, todo = _changes(index.iter_filed_contents(), known)
+        with nullcontext() if index.db.in_transaction else index.snapshot():
+            epoch = index.get_meta("epoch") or ""
+            versions = index.all_month_versions()
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
+            if row is not None and row[0] == epoch:
+                seen = {(slug, y, m): v for slug, y, m, v in self.db.execute("SELECT * FROM months")}
+                months = sorted(key for key in versions.keys() | seen.keys() if versions.get(key) != seen.get(key))
+                gone: list[str] = []
+                todo: list[_Filed] = []
+                for key in months:
+                    known = self.db.execute(
+                        "SELECT call, token FROM classes WHERE list = ? AND year = ? AND month = ? ORDER BY call", key
+                    )
+                    month_gone, month_todo = _changes(index.month_contents(*key), known)
+                    gone += month_gone
+                    todo += month_todo
+                everything = False
+            else:
+                known = self.db.execute("SELECT call, token FROM classes ORDER BY call")
+                gone, todo = _changes(index.iter_filed_contents(), known)
+                months, everything = sorted(versions), True
         self.db.execute("BEGIN")
         try:
             for start in range(0, len(gone), _BATCH):
                 chunk = gone[start : start + _BATCH]
                 self.db.execute(f"DELETE FROM classes WHERE call IN ({_marks(chunk)})", chunk)
-            classes = self._classify(content_dir, [path for _call, _hash, path in todo], workers)
-            rows = [(call, raw, cls) for (call, raw, _path), cls in zip(todo, classes, strict=True) if cls is not None]
-            self.db.executemany("INSERT OR REPLACE INTO classes (call, token, class) VALUES (?, ?, ?)", rows)
+            classes = self._classify(content_dir, [filed[2] for filed in todo], workers)
+            rows = [(*filed[:2], cls, *filed[3:]) for filed, cls in zip(todo, classes, strict=True) if cls is not None]
+            self.db.executemany("INSERT OR REPLACE INTO classes VALUES (?, ?, ?, ?, ?, ?)", rows)
+            # A month with a message left unread is read again by the next update.
+            unread = {filed[3:] for filed, cls in zip(todo, classes, strict=True) if cls is None}
+            if everything:
+                self.db.execute("DELETE FROM months")
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('epoch', ?)", (epoch,))
+            for key in months:
+                if key in unread or key not in versions:
+                    self.db.execute("DELETE FROM months WHERE list = ? AND year = ? AND month = ?", key)
+                else:
+                    self.db.execute("INSERT OR REPLACE INTO months VALUES (?, ?, ?, ?)", (*key, versions[key]))
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
@@ -122,25 +168,24 @@ class ClassCache:
         return dict(self.db.execute("SELECT call, class FROM classes"))
 
 
-def _changes(
-    filed: Iterator[tuple[str, str, str]], known: Iterator[tuple[str, str]]
-) -> tuple[list[str], list[tuple[str, str, str]]]:
-    """The calls classified but no longer filed, and the (call, raw hash, path) filed but
-    not classified from those bytes, from both in call order, read side by side: what is
-    held is what changed, not every message."""
+def _changes(filed: Iterator[_Filed], known: Iterator[tuple[str, str]]) -> tuple[list[str], list[_Filed]]:
+    """The calls classified but no longer filed, and the messages filed (call, raw hash,
+    path, list, year, month) but not classified from those bytes, from both in call
+    order, read side by side: what is held is what changed, not every message."""
     gone: list[str] = []
-    todo: list[tuple[str, str, str]] = []
+    todo: list[_Filed] = []
     mine = next(known, None)
-    for call, raw_hash, path in filed:
+    for item in filed:
+        call = item[0]
         while mine is not None and mine[0] < call:
             gone.append(mine[0])
             mine = next(known, None)
         if mine is not None and mine[0] == call:
-            if mine[1] != raw_hash:
-                todo.append((call, raw_hash, path))
+            if mine[1] != item[1]:
+                todo.append(item)
             mine = next(known, None)
         else:
-            todo.append((call, raw_hash, path))
+            todo.append(item)
     while mine is not None:
         gone.append(mine[0])
         mine = next(known, None)

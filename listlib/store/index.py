@@ -562,11 +562,28 @@ class Index:
         found.sort()
         return found
 
-    def iter_filed_contents(self) -> Iterator[tuple[str, str, str]]:
-        """(call, raw hash, path in the store) of every filed message of every list, in
-        call order: what a cache keyed by content (``classcache``) compares with, in one
-        narrow read, as it goes."""
-        yield from self.db.execute(f"SELECT call, raw_hash, path FROM messages WHERE state = {FILED} ORDER BY call")
+    def iter_filed_contents(self) -> Iterator[tuple[str, str, str, str, int, int]]:
+        """(call, raw hash, path in the store, list, year, month) of every filed message of
+        every list, in call order: what a cache keyed by content (``classcache``) compares
+        with, in one narrow read, as it goes."""
+        yield from self.db.execute(
+            f"SELECT call, raw_hash, path, list, year, month FROM messages WHERE state = {FILED} ORDER BY call"
+        )
+
+    def month_contents(self, slug: str, year: int, month: int) -> Iterator[tuple[str, str, str, str, int, int]]:
+        """``iter_filed_contents`` of one month of a list (an index seek, not a scan)."""
+        yield from self.db.execute(
+            "SELECT call, raw_hash, path, list, year, month FROM messages"
+            f" WHERE list = ? AND state = {FILED} AND year = ? AND month = ? ORDER BY call",
+            (slug, year, month),
+        )
+
+    def all_month_versions(self) -> dict[tuple[str, int, int], int]:
+        """(list, year, month) -> the month's version (``month_fingerprints``), of every
+        month of every list that ever had filed messages: with the index's ``epoch``, it
+        says which months' filed messages changed since another reading."""
+        cursor = self.db.execute("SELECT list, year, month, version FROM month_versions")
+        return {(slug, year, month): version for slug, year, month, version in cursor}
 
     def filed_rows(self, slug: str) -> list[Row]:
         """Every filed message of a list."""

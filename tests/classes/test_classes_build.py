@@ -4,6 +4,7 @@ whose badges change."""
 
 from __future__ import annotations
 
+import shutil
 from datetime import timedelta
 from pathlib import Path
 
@@ -93,3 +94,94 @@ def test_many_messages_are_classified_on_every_core_with_the_same_classes(
         with ClassCache(config.site.cache_dir / "forked", config.classes.rules) as forked:
             assert forked.update(store.index, store.root, workers=2) == 4
             assert forked.all() == expected
+
+
+def _fresh_classes(site: Path) -> dict[str, str]:
+    """The classes a cache made from nothing has of the store as it is now."""
+    config = load_config(site / "listlib.toml")
+    folder = config.site.cache_dir / "fresh"
+    shutil.rmtree(folder, ignore_errors=True)
+    with Store(config.site.content_dir).open() as store, ClassCache(folder, []) as fresh:
+        fresh.update(store.index, store.root)
+        return fresh.all()
+
+
+def test_an_update_reads_only_the_months_whose_messages_changed(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from listlib.stewardship import Selector, redact, steward
+    from listlib.store.index import Index
+
+    from ..build.test_build import call_of
+
+    add(site, *MESSAGES, post(5, "Later thread", at=timedelta(days=40)))
+    config = load_config(site / "listlib.toml")
+    with Store(config.site.content_dir).open() as store, ClassCache(config.site.cache_dir, []) as cache:
+        assert cache.update(store.index, store.root) == 5
+    # From now on no update may read every filed message: only those of months that changed.
+    read_months: list[tuple[str, int, int]] = []
+    whole = Index.iter_filed_contents
+    monkeypatch.setattr(Index, "iter_filed_contents", lambda self: pytest.fail("read every message"))
+    month_contents = Index.month_contents
+
+    def counting(self: Index, slug: str, year: int, month: int):  # type: ignore[no-untyped-def]
+        read_months.append((slug, year, month))
+        return month_contents(self, slug, year, month)
+
+    monkeypatch.setattr(Index, "month_contents", counting)
+
+    def month_of(n: int) -> tuple[str, int, int]:
+        slug, year, month, _name = call_of(site, n)[1].split("/")
+        return slug, int(year), int(month)
+
+    def update() -> int:
+        read_months.clear()
+        with Store(config.site.content_dir).open() as store, ClassCache(config.site.cache_dir, []) as cache:
+            found = cache.update(store.index, store.root)
+            assert cache.all() == expected()
+        return found
+
+    def expected() -> dict[str, str]:
+        monkeypatch.setattr(Index, "iter_filed_contents", whole)
+        try:
+            return _fresh_classes(site)
+        finally:
+            monkeypatch.setattr(Index, "iter_filed_contents", lambda self: pytest.fail("read every message"))
+
+    assert update() == 0 and read_months == []  # nothing changed: nothing read
+    add(site, post(6, "Re: Later thread", reply_to=5, refs=(5,), at=timedelta(days=41)))
+    assert update() == 1 and read_months == [month_of(6)]
+    hidden, _path = call_of(site, 3)
+    steward(config, "hide", Selector(ids=(hidden,)), reason="spam", by="test")
+    assert update() == 0 and read_months == [month_of(1)]  # its class forgotten
+    steward(config, "unhide", Selector(ids=(hidden,)), reason="", by="test")
+    assert update() == 1 and read_months == [month_of(1)]
+    # A redaction changes the bytes under the same call number: classified again.
+    edited, path = call_of(site, 1)
+    raw = (site / "content" / path).read_bytes().replace(b"+new", b"+[redacted]")
+    redact(config, edited, raw, reason="secret", by="test")
+    assert update() == 1 and read_months == [month_of(1)]
+    # A store whose index was made again (another life: its months counted afresh) is read whole.
+    monkeypatch.setattr(Index, "iter_filed_contents", whole)
+    with Store(config.site.content_dir).open() as store:
+        store.rebuild_index()
+    assert update() == 0 and read_months == []
+
+
+def test_a_message_that_cannot_be_read_is_classified_by_the_next_update(site: Path) -> None:
+    from ..build.test_build import call_of
+
+    add(site, *MESSAGES)
+    config = load_config(site / "listlib.toml")
+    with Store(config.site.content_dir).open() as store, ClassCache(config.site.cache_dir, []) as cache:
+        cache.update(store.index, store.root)
+    add(site, post(6, "New thread", at=timedelta(hours=6)))
+    call, path = call_of(site, 6)
+    stored = site / "content" / path
+    raw = stored.read_bytes()
+    stored.unlink()
+    with Store(config.site.content_dir).open() as store, ClassCache(config.site.cache_dir, []) as cache:
+        assert cache.update(store.index, store.root) == 0
+        assert call not in cache.all()
+    stored.write_bytes(raw)
+    with Store(config.site.content_dir).open() as store, ClassCache(config.site.cache_dir, []) as cache:
+        assert cache.update(store.index, store.root) == 1
+        assert cache.all() == _fresh_classes(site)
