@@ -1,5 +1,6 @@
 """A link checker for a built site: every internal link, image, stylesheet and redirect
-points at a file that exists, and every #fragment at an element id of its page.
+points at a file that exists, and every #fragment at an element id of its page; every
+URL of the sitemaps (found from ``robots.txt``) is one of the site's files.
 Pages are parsed once; the parse also lists each page's message sections and any
 markup that could run, for tests that want those."""
 
@@ -7,6 +8,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from html import unescape
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
@@ -17,6 +19,8 @@ _ACTIVE_URL_RE = re.compile(r"\s*(javascript|vbscript|data:text)", re.IGNORECASE
 _THEME_SCRIPT_RE = re.compile(r"(\.\./)*static/[a-z]+\.js")
 _ACTIVE_TAGS = ("script", "iframe", "object", "embed", "form", "base")
 _SEARCH_PAGE_RE = re.compile(r"\A(?:\.\./)*(?:/[\w./-]*)?search/index\.html\Z")
+_SITEMAP_RE = re.compile(r"^Sitemap:\s*(\S+)/sitemap\.xml\s*$", re.MULTILINE)
+_LOC_RE = re.compile(r"<loc>([^<]*)</loc>")
 
 
 class Page(HTMLParser):
@@ -102,4 +106,28 @@ def check_links(root: Path, pages: dict[Path, Page] | None = None, base_path: st
                 other = parsed.get(target) or parse_page(target)
                 if fragment not in other.ids:
                     problems.append(f"{rel} -> {link} (no id {fragment!r})")
+    return problems + _sitemap_problems(root)
+
+
+def _sitemap_problems(root: Path) -> list[str]:
+    """Every URL of every sitemap under ``root`` that is not the URL of one of its files
+    (the site's own URL is the one ``robots.txt`` gives its root sitemap)."""
+    robots = root / "robots.txt"
+    found = _SITEMAP_RE.search(robots.read_text(encoding="utf-8")) if robots.is_file() else None
+    if found is None:
+        return []
+    base = found.group(1) + "/"
+    problems = []
+    for sitemap in sorted(root.rglob("sitemap.xml")):
+        rel = sitemap.relative_to(root).as_posix()
+        for loc in _LOC_RE.findall(sitemap.read_text(encoding="utf-8")):
+            url = unescape(loc)
+            if not url.startswith(base):
+                problems.append(f"{rel} -> {url} (outside {base})")
+                continue
+            target = root / unquote(urlsplit(url[len(base) :]).path)
+            if url.endswith("/") or target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                problems.append(f"{rel} -> {url} (missing)")
     return problems
