@@ -300,7 +300,7 @@ class SiteJobs:
     def _series_sections(self, source: ListSource, thread_id: str) -> tuple[SeriesSection, ...]:
         """The patch series of a thread, each with links to its other versions."""
         index = source.series_index()
-        found = index.by_thread.get(thread_id, ())
+        found = index.of_thread(thread_id)
         if not found:
             return ()
         chains = {series.head: index.chain(series.head) for series in found}
@@ -308,7 +308,7 @@ class SiteJobs:
         sections = []
         for series in found:
             versions = tuple(
-                (version_label(index.by_head[head]), links.get(head, ""), head == series.head)
+                (version_label(index.get(head)), links.get(head, ""), head == series.head)
                 for head in chains[series.head]
             )
             sections.append(
@@ -507,7 +507,7 @@ class SiteJobs:
     def series_feed(self, slug: str) -> Job:
         """The list's newest patch series (by the date of their heads)."""
         source = self.sources[slug]
-        newest = source.series_index().series[-SERIES_FEED_SIZE:][::-1]
+        newest = source.series_index().newest(SERIES_FEED_SIZE)
         heads = [series.head for series in newest]
         rows = source.rows(heads)
         links, _thread_of = source.links(heads)

@@ -15,8 +15,9 @@ the jobs a change can reach are:
   per thread: all are described, and only those whose key changed run);
 - list, feed and series feed of every list with a change, and the site index;
 - the thread pages of the series whose chain of versions changed: the list's series
-  are the last build's (``series:<slug>`` in the state), those of the looked-at threads
-  grouped again, and their version chains compared with the last build's;
+  are the last build's (the state's ``series``), those of the looked-at threads
+  grouped again, and the version chains of the series that share a key with theirs
+  compared with the last build's (``plan.storedseries``: no other chain can change);
 - the sitemaps of changed months and of the root months of the threads looked at (a
   thread's page count can change with a redacted, hidden or removed message);
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
@@ -48,15 +49,17 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from ..series import Series
 from ..store.index import Row
 from ..threadset import ThreadChanges
 from ..values import Month
 from .builders import SiteJobs, mid_bucket, mid_digest
 from .jobs import Job, job_id
-from .series import SeriesIndex, decode_series, encode_series, thread_series
+from .series import decode_item, encode_series, thread_series
 from .sources import ListSource, month_of
 from .state import BuildState
 from .stored import StoredList
+from .storedseries import StoredSeries, record_series
 
 __all__ = ["Memory", "dirty_jobs", "full_memory", "load_memory"]
 
@@ -81,8 +84,9 @@ class Memory:
     """List slug -> its ``Index.revisions``."""
     pages: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
     """List slug -> thread id -> call -> its page, for the messages not on page 1."""
-    series: dict[str, str] = field(default_factory=dict)
-    """List slug -> its patch series (``plan.series.encode_series``)."""
+    series: dict[str, tuple[set[str] | None, list[Series]]] = field(default_factory=dict)
+    """List slug -> (threads, their patch series now): the series to record in place of
+    those of these threads (None: of every thread of the list)."""
     forget_mids: set[str] = field(default_factory=set)
     add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
     replace_mids: bool = False
@@ -104,8 +108,8 @@ class Memory:
             state.set(f"revisions:{slug}", json.dumps(revisions, sort_keys=True))
         for slug, pages in self.pages.items():
             state.set(f"pages:{slug}", json.dumps(pages, sort_keys=True))
-        for slug, series in self.series.items():
-            state.set(f"series:{slug}", series)
+        for slug, (threads, series) in self.series.items():
+            record_series(state, slug, threads, series)
         if self.spooled_mids:
             state.adopt_spooled_mids()
         else:
@@ -138,7 +142,7 @@ def full_memory(
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())
         memory.pages[slug] = {tid: pages for tid, pages in source.thread_pages(memory.orders[slug]).items() if pages}
-        memory.series[slug] = encode_series(source.series_index().series)
+        memory.series[slug] = (None, source.all_series())
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
             memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call]).get(call, ""), prefix))
@@ -297,27 +301,19 @@ def dirty_jobs(
 def _series_changes(source: ListSource, state: BuildState, regroup: set[str], memory: Memory) -> set[str]:
     """The threads whose series' version chains changed: the last build's series, those of
     the ``regroup`` threads grouped again. Gives the list's series to ``source`` and
-    records them in ``memory``."""
+    records those of ``regroup`` in ``memory`` when they changed."""
     slug = source.slug
-    recorded = state.get(f"series:{slug}")
-    before = decode_series(recorded)
-    kept = [series for series in before if series.thread not in regroup]
+    before = [decode_item(json.loads(item)) for item in state.series_of_threads(slug, regroup)]
     entries = source.threads(regroup)
     rows = source.rows(call for entry in entries.values() for call, _p, _d in entry.messages)
-    now = kept + [series for entry in entries.values() for series in thread_series(entry, rows)]
+    now = [series for entry in entries.values() for series in thread_series(entry, rows)]
+    lookup = StoredSeries(state, slug, regroup, before, now)
     if isinstance(source, StoredList):
-        source.use_series(now)
-    text = encode_series(now)
-    if text == (recorded or "[]"):
+        source.use_series(lookup)
+    if encode_series(before) == encode_series(now):
         return set()  # no series changed: no chain did (the common case: a reply to a discussion)
-    memory.series[slug] = text
-    old, new = SeriesIndex(before).chains(), source.series_index().chains()
-    index = source.series_index()
-    touched = set()
-    for head in old.keys() | new.keys():
-        if old.get(head) != new.get(head):
-            touched.update(head for head in (*old.get(head, ()), *new.get(head, ())))
-    return {index.by_head[head].thread for head in touched if head in index.by_head}
+    memory.series[slug] = (set(regroup), now)
+    return lookup.changed_chains()
 
 
 def _repaged(source: ListSource, state: BuildState, threads: Iterable[str], memory: Memory) -> list[Row]:

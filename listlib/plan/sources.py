@@ -23,7 +23,7 @@ from ..threadcache import ThreadEntry, ThreadLine
 from ..urls import message_path, thread_page_path
 from ..values import Month
 from .paging import message_weight, page_numbers
-from .series import SeriesIndex, thread_series
+from .series import SeriesIndex, SeriesLookup, thread_series
 
 __all__ = ["ClassLookup", "ListSource", "LoadedList", "ThreadSummary", "month_of"]
 
@@ -62,7 +62,7 @@ class ListSource(ABC):
         self._position: dict[str, int] | None = None
         self._months: list[Month] | None = None
         self._pages: dict[str, dict[str, int]] = {}
-        self._series: SeriesIndex | None = None
+        self._series: SeriesLookup | None = None
 
     # -- primitives -------------------------------------------------------------------
 
@@ -131,7 +131,7 @@ class ListSource(ABC):
 
     # -- derived ----------------------------------------------------------------------
 
-    def series_index(self) -> SeriesIndex:
+    def series_index(self) -> SeriesLookup:
         """The list's series with their version chains, worked out once."""
         if self._series is None:
             self._series = SeriesIndex(self.all_series())

@@ -9,8 +9,11 @@ sweeps the output for files nobody owns (``render.writer.sweep``).
 
 A complete build also leaves what the next one needs to plan incrementally (see
 ``plan.incremental``): the thread cache's epoch and generation it saw, a fingerprint of
-everything site-wide, each list's thread and month order, and the Message-ID
-lookup bucket and thread of every message (``mids``).
+everything site-wide, each list's thread and month order, the Message-ID
+lookup bucket and thread of every message (``mids``), and each list's patch series
+(``series``, a JSON item each, with the keys its versions are matched by in
+``series_keys``: an incremental plan reads only the series of the threads it looks at
+and of their versions, ``plan.storedseries``).
 
 ``lock_output`` is the lock a build holds while it writes and a publish while it reads
 output/ (``<cache_dir>/build.lock``), so neither sees the other's half-done work.
@@ -27,7 +30,7 @@ from ..sqlfile import files_changed, files_stamp, open_derived
 
 __all__ = ["STATE_VERSION", "BuildState", "RecordedFiles", "lock_output"]
 
-STATE_VERSION = "5"
+STATE_VERSION = "6"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,6 +45,15 @@ CREATE TABLE IF NOT EXISTS mids (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mids_by_prefix ON mids (prefix);
 CREATE INDEX IF NOT EXISTS mids_by_thread ON mids (slug, thread);
+CREATE TABLE IF NOT EXISTS series (
+    slug TEXT NOT NULL, head TEXT NOT NULL, thread TEXT NOT NULL, date INTEGER NOT NULL, item TEXT NOT NULL,
+    PRIMARY KEY (slug, head)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS series_by_thread ON series (slug, thread);
+CREATE INDEX IF NOT EXISTS series_by_date ON series (slug, date, head);
+CREATE TABLE IF NOT EXISTS series_keys (
+    slug TEXT NOT NULL, key TEXT NOT NULL, head TEXT NOT NULL, PRIMARY KEY (slug, key, head)
+) WITHOUT ROWID;
 """
 
 _PLAN_SCHEMA = """
@@ -72,12 +84,15 @@ def lock_output(cache: Path) -> int:
     return acquire_lock(cache / "build.lock", LOCK_WAIT, "another listlib build or publish is running for this site")
 
 
-def _where_in_rows(db: sqlite3.Connection, select: str, values: Iterable[str]) -> Iterator[tuple[object, ...]]:
-    """Rows of ``select`` (ending in a column name) ``IN`` the values, chunked."""
+def _where_in_rows(
+    db: sqlite3.Connection, select: str, values: Iterable[str], before: tuple[object, ...] = ()
+) -> Iterator[tuple[object, ...]]:
+    """Rows of ``select`` (ending in a column name) ``IN`` the values, chunked;
+    ``before``: the values of the placeholders ``select`` has itself."""
     values = list(values)
     for start in range(0, len(values), _IN_CHUNK):
         chunk = values[start : start + _IN_CHUNK]
-        yield from db.execute(f"{select} IN ({','.join('?' * len(chunk))})", chunk)
+        yield from db.execute(f"{select} IN ({','.join('?' * len(chunk))})", (*before, *chunk))
 
 
 class RecordedFiles:
@@ -186,6 +201,50 @@ class BuildState:
         else:
             self.db.executemany("DELETE FROM mids WHERE call = ?", ((c,) for c in forget))
         self.db.executemany("INSERT OR REPLACE INTO mids VALUES (?, ?, ?, ?)", add)
+
+    # -- patch series ---------------------------------------------------------------------
+
+    def replace_series(
+        self, slug: str, threads: Iterable[str] | None, series: Iterable[tuple[str, str, int, str, Iterable[str]]]
+    ) -> None:
+        """Forget the series of these threads of list ``slug`` (None: all of its series) and
+        record (head, thread, date, item, keys) ones."""
+        if threads is None:
+            self.db.execute("DELETE FROM series WHERE slug = ?", (slug,))
+            self.db.execute("DELETE FROM series_keys WHERE slug = ?", (slug,))
+        else:
+            select = "SELECT head FROM series WHERE slug = ? AND thread"
+            heads = [str(head) for (head,) in _where_in_rows(self.db, select, threads, (slug,))]
+            self.db.executemany("DELETE FROM series WHERE slug = ? AND head = ?", ((slug, h) for h in heads))
+            self.db.executemany("DELETE FROM series_keys WHERE slug = ? AND head = ?", ((slug, h) for h in heads))
+        items = list(series)
+        self.db.executemany(
+            "INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?, ?)",
+            ((slug, head, thread, date, item) for head, thread, date, item, _keys in items),
+        )
+        self.db.executemany(
+            "INSERT OR REPLACE INTO series_keys VALUES (?, ?, ?)",
+            ((slug, key, head) for head, _thread, _date, _item, keys in items for key in keys),
+        )
+
+    def series_of_threads(self, slug: str, threads: Iterable[str]) -> list[str]:
+        """The items of the series of these threads of list ``slug``."""
+        select = "SELECT item FROM series WHERE slug = ? AND thread"
+        return [str(item) for (item,) in _where_in_rows(self.db, select, threads, (slug,))]
+
+    def series_with_keys(self, slug: str, keys: Iterable[str]) -> list[str]:
+        """The items of the series of list ``slug`` matched by any of these keys."""
+        heads = {
+            str(h)
+            for (h,) in _where_in_rows(self.db, "SELECT head FROM series_keys WHERE slug = ? AND key", keys, (slug,))
+        }
+        select = "SELECT item FROM series WHERE slug = ? AND head"
+        return [str(item) for (item,) in _where_in_rows(self.db, select, sorted(heads), (slug,))]
+
+    def newest_series(self, slug: str, count: int) -> list[str]:
+        """The items of the ``count`` latest series of list ``slug`` by (date, head), latest first."""
+        select = "SELECT item FROM series WHERE slug = ? ORDER BY date DESC, head DESC LIMIT ?"
+        return [str(item) for (item,) in self.db.execute(select, (slug, count))]
 
     # -- a full plan, spooled (temporary tables: gone with the connection) ----------------
 
@@ -409,7 +468,10 @@ class BuildState:
             self._files_changed()
 
     def clear(self) -> None:
-        self.db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM mids; DELETE FROM folders;")
+        self.db.executescript(
+            "DELETE FROM jobs; DELETE FROM files; DELETE FROM mids; DELETE FROM folders;"
+            " DELETE FROM series; DELETE FROM series_keys;"
+        )
         self.db.execute("DELETE FROM meta WHERE key != 'version'")
         self._files_changed()
 

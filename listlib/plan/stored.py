@@ -18,6 +18,7 @@ from ..store.index import FILED, REMOVED, Index, Row
 from ..threadcache import ThreadEntry, ThreadLine
 from ..threadset import ThreadSet
 from ..values import Month
+from .series import SeriesLookup
 from .sources import ClassLookup, ListSource, ThreadSummary
 
 __all__ = ["StoredList"]
@@ -45,11 +46,14 @@ class StoredList(ListSource):
         self._month_rows: dict[Month, list[Row]] = {}
         self._all_series: list[Series] | None = None
 
-    def use_series(self, series: list[Series]) -> None:
-        """Give the list's series (``plan.incremental`` works them out from the last
-        build's and the changed threads: regrouping every thread is O(archive))."""
-        self._all_series = series
-        self._series = None
+    def use_series(self, series: list[Series] | SeriesLookup) -> None:
+        """Give the list's series, all of them or a lookup (``plan.incremental`` reads
+        them from the last build's and the changed threads: regrouping every thread is
+        O(archive), ``plan.storedseries``)."""
+        if isinstance(series, SeriesLookup):
+            self._all_series, self._series = None, series
+        else:
+            self._all_series, self._series = series, None
 
     def all_series(self) -> list[Series]:
         if self._all_series is None:
