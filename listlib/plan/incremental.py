@@ -23,7 +23,8 @@ the jobs a change can reach are:
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
   thread (a message's lookup entry depends on nothing else);
 - for each message of a looked-at thread that moved to another page of it (the memory
-  keeps the page of every message not on page 1 of its thread, ``plan.paging``): the
+  keeps the page of every message not on page 1 of its thread, ``plan.paging``; the
+  links to the messages of the other threads are to the pages it keeps): the
   messages and date jobs of its month and its bucket, whose links lead to that page. A
   reply at the end of a thread's order moves none; one in the middle moves those after
   it whose page break moved (the thread's own pages all change: each lists the whole
@@ -206,10 +207,15 @@ def dirty_jobs(
             if revised_threads.get(call) == call:  # a root: its subject, in its neighbours' links, changed
                 threads.update(n for n in source.neighbours(call) if n is not None)
         threads |= _series_changes(source, state, altered | set(revised_threads.values()), memory)
+        # The pages of the other threads are the last build's (a thread's pages change only
+        # with its messages, or a revised one: it is looked at): links to their messages
+        # need none of their rows.
+        recorded_pages: dict[str, dict[str, int]] = json.loads(state.get(f"pages:{slug}") or "{}")
+        source.use_pages(recorded_pages, threads)
         for thread_id in sorted(threads):
             consider(job_id("thread", slug, thread_id), jobs.thread(slug, thread_id))
             consider(job_id("tmbox", slug, thread_id), jobs.tmbox(slug, thread_id))
-        repaged = _repaged(source, state, threads, memory)
+        repaged = _repaged(source, recorded_pages, threads, memory)
         months = source.months()
         before = [Month(*m) for m in json.loads(state.get(f"months:{slug}") or "[]")]
         moved_months = _moved(before, months)
@@ -316,11 +322,13 @@ def _series_changes(source: ListSource, state: BuildState, regroup: set[str], me
     return lookup.changed_chains()
 
 
-def _repaged(source: ListSource, state: BuildState, threads: Iterable[str], memory: Memory) -> list[Row]:
+def _repaged(
+    source: ListSource, recorded: dict[str, dict[str, int]], threads: Iterable[str], memory: Memory
+) -> list[Row]:
     """The rows of the messages of these threads whose page (``ListSource.thread_pages``)
-    differs from the one the last build recorded; records the new pages in ``memory``."""
+    differs from the one the last build ``recorded``; records the new pages in ``memory``
+    (``recorded`` is changed too)."""
     slug = source.slug
-    recorded: dict[str, dict[str, int]] = json.loads(state.get(f"pages:{slug}") or "{}")
     moved: set[str] = set()
     changed = False
     for thread_id, now in source.thread_pages(threads).items():

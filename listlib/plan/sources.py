@@ -13,7 +13,7 @@ import functools
 import itertools
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from typing import NamedTuple
 
 from ..config import ListConfig
@@ -62,6 +62,8 @@ class ListSource(ABC):
         self._position: dict[str, int] | None = None
         self._months: list[Month] | None = None
         self._pages: dict[str, dict[str, int]] = {}
+        self._known_pages: Mapping[str, dict[str, int]] = {}
+        self._unknown_pages: Collection[str] | None = None
         self._series: SeriesLookup | None = None
 
     # -- primitives -------------------------------------------------------------------
@@ -176,12 +178,21 @@ class ListSource(ABC):
     def page(self, thread_id: str, root: Row) -> str:
         return message_path(self.slug, month_of(root), thread_id)
 
+    def use_pages(self, known: Mapping[str, dict[str, int]], unknown: Collection[str]) -> None:
+        """Take the ``thread_pages`` of every thread but the ``unknown`` ones from ``known``
+        (the last build's: ``plan.incremental``), instead of reading their messages."""
+        self._known_pages, self._unknown_pages = known, set(unknown)
+
     def thread_pages(self, ids: Iterable[str]) -> dict[str, dict[str, int]]:
         """Thread id -> call -> the page of the thread that shows it (``plan.paging``),
         for the messages not on page 1 (a thread on one page maps to nothing); worked
-        out once per thread."""
+        out once per thread (or given: ``use_pages``)."""
         wanted = set(ids)
         missing = [key for key in wanted if key not in self._pages]
+        if missing and self._unknown_pages is not None:
+            unknown = self._unknown_pages
+            self._pages.update((key, self._known_pages.get(key, {})) for key in missing if key not in unknown)
+            missing = [key for key in missing if key in unknown]
         if missing:
             entries = self.threads(missing)
             long = [e for e in entries.values() if e.count > 1]
