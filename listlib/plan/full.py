@@ -62,7 +62,7 @@ def full_shards(
             raise TypeError("a sharded plan reads its lists through StoredList")
         yield from _list_shards(jobs, source, state, memory)
         slug = source.slug
-        memory.orders[slug] = [t.id for t in source.order()]
+        memory.orders[slug] = (None, [(t.id, t.first) for t in source.order()])
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())

@@ -7,7 +7,8 @@ and month order and the Message-ID bucket and thread of every message. From thes
 the jobs a change can reach are:
 
 - changed and vanished threads, and threads whose prev/next neighbour changed (the
-  thread order is diffed): their thread and tmbox jobs;
+  neighbours of the changed and vanished threads, then and now, are compared; no
+  other thread changes place): their thread and tmbox jobs;
 - changed months and months whose prev/next month changed: their month job; their
   messages and mmbox jobs unless the month's *mark* (thread cache: the same messages
   in the same threads) is the one the last build recorded, and their date job unless
@@ -76,8 +77,9 @@ class Memory:
     epoch: str
     generation: int
     fingerprint: str
-    orders: dict[str, list[str]] = field(default_factory=dict)
-    """List slug -> thread ids by (first date, id)."""
+    orders: dict[str, tuple[set[str] | None, list[tuple[str, int]]]] = field(default_factory=dict)
+    """List slug -> (threads, (id, first date) of those that exist now): the thread order
+    to record in place of these threads' (None: of every thread of the list)."""
     months: dict[str, list[Month]] = field(default_factory=dict)
     marks: dict[str, dict[Month, str]] = field(default_factory=dict)
     """List slug -> the mark of each month, as its month jobs were planned."""
@@ -99,8 +101,8 @@ class Memory:
         state.set("epoch", self.epoch)
         state.set("generation", str(self.generation))
         state.set("fingerprint", self.fingerprint)
-        for slug, order in self.orders.items():
-            state.set(f"order:{slug}", json.dumps(order))
+        for slug, (forget, order) in self.orders.items():
+            state.replace_order(slug, forget, order)
         for slug, months in self.months.items():
             state.set(f"months:{slug}", json.dumps([list(m) for m in months]))
         for slug, marks in self.marks.items():
@@ -138,11 +140,12 @@ def full_memory(
     list's month marks, read with the threads the build used."""
     memory = Memory(epoch, generation, fingerprint, replace_mids=True)
     for slug, source in jobs.sources.items():
-        memory.orders[slug] = [t.id for t in source.order()]
+        order = source.order()
+        memory.orders[slug] = (None, [(t.id, t.first) for t in order])
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())
-        memory.pages[slug] = {tid: pages for tid, pages in source.thread_pages(memory.orders[slug]).items() if pages}
+        memory.pages[slug] = {tid: pages for tid, pages in source.thread_pages(t.id for t in order).items() if pages}
         memory.series[slug] = (None, source.all_series())
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
@@ -196,13 +199,11 @@ def dirty_jobs(
     legacy_looked = False
     for slug in sorted(slugs):
         source = jobs.sources[slug]
-        order = [t.id for t in source.order()]
         changed = {t for s, t in changes.threads if s == slug}
         altered = changed | {t for s, t in changes.gone if s == slug}
-        before_order: list[str] = json.loads(state.get(f"order:{slug}") or "[]")
         revised_rows = source.rows(revised.get(slug, ())).values()
         revised_threads = source.thread_of(row.call for row in revised_rows)
-        threads = altered | _moved(before_order, order) | set(revised_threads.values())
+        threads = altered | _reordered(source, state, altered, memory) | set(revised_threads.values())
         for call in revised.get(slug, ()):
             if revised_threads.get(call) == call:  # a root: its subject, in its neighbours' links, changed
                 threads.update(n for n in source.neighbours(call) if n is not None)
@@ -266,15 +267,14 @@ def dirty_jobs(
         # changed months of its messages), when one of those threads changes, or when
         # one's page count does (a redacted, hidden or removed message weighs more or
         # less on its page; the messages it moves may all be in other months).
-        by_month = jobs.sitemap_months(slug)
-        root_month = {t.id: month for month, summaries in by_month.items() for t in summaries}
-        sitemap_months = dirty_months | {root_month[t] for t in threads if t in root_month}
-        sitemaps = jobs.sitemaps(slug, {m: by_month[m] for m in sitemap_months if m in by_month})
+        roots = source.summaries_of(threads)
+        sitemap_months = dirty_months | {Month(t.year, t.month) for t in roots.values()}
+        rooted = {month: found for month in sitemap_months if (found := jobs.rooted(slug, month))}
+        sitemaps = jobs.sitemaps(slug, rooted)
         built.extend(sitemaps)
         considered.update(job.id for job in sitemaps)
         for month in sitemap_months:
             considered.update(state.job_ids_from(job_id("sitemap", slug, month) + ":"))
-        memory.orders[slug] = order
         memory.months[slug] = months
         memory.marks[slug] = marks
         _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)
@@ -302,6 +302,39 @@ def dirty_jobs(
     memory.forget_mids = forget
     memory.add_mids = fresh
     return built, considered, memory
+
+
+def _reordered(source: ListSource, state: BuildState, altered: set[str], memory: Memory) -> set[str]:
+    """The threads whose prev/next neighbour in the thread order (by first date, id)
+    differs from the last build's, found from the ``altered`` threads alone: the others
+    keep their place, so a thread with another neighbour has an altered one either as
+    its neighbour now or as the one it had. Records the altered threads' places in
+    ``memory``."""
+    slug = source.slug
+    summaries = source.summaries_of(altered)
+    candidates = set(altered)
+    then: dict[str, tuple[str | None, str | None] | None] = {}
+    now: dict[str, tuple[str | None, str | None]] = {}
+    for thread_id in altered:
+        then[thread_id] = state.order_neighbours(slug, thread_id)
+        candidates.update(n for n in then[thread_id] or () if n is not None)
+        if thread_id in summaries:
+            now[thread_id] = source.neighbours(thread_id)
+            candidates.update(n for n in now[thread_id] if n is not None)
+    present = source.summaries_of(candidates)
+    moved = set()
+    for thread_id in candidates:
+        if thread_id not in present:
+            continue  # gone
+        if thread_id not in then:
+            then[thread_id] = state.order_neighbours(slug, thread_id)
+        if thread_id not in now:
+            now[thread_id] = source.neighbours(thread_id)
+        if then[thread_id] != now[thread_id]:
+            moved.add(thread_id)
+    if altered:
+        memory.orders[slug] = (set(altered), [(t.id, t.first) for t in summaries.values()])
+    return moved
 
 
 def _series_changes(source: ListSource, state: BuildState, regroup: set[str], memory: Memory) -> set[str]:

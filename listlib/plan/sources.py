@@ -10,10 +10,12 @@ it looks at need. Never touches the disk itself.
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
 from abc import ABC, abstractmethod
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Mapping
+from operator import attrgetter
 from typing import NamedTuple
 
 from ..config import ListConfig
@@ -157,6 +159,34 @@ class ListSource(ABC):
         before = order[position - 1].id if position > 0 else None
         after = order[position + 1].id if position + 1 < len(order) else None
         return before, after
+
+    def summaries_of(self, ids: Iterable[str]) -> dict[str, ThreadSummary]:
+        """Thread id -> its summary, for those of these threads that exist."""
+        order = self.order()
+        if self._position is None:
+            self._position = {summary.id: position for position, summary in enumerate(order)}
+        return {tid: order[self._position[tid]] for tid in ids if tid in self._position}
+
+    def latest(self, count: int) -> list[ThreadSummary]:
+        """The ``count`` threads with the latest (last date, id), latest first."""
+        return heapq.nlargest(count, self.order(), key=attrgetter("last", "id"))
+
+    def thread_count(self) -> int:
+        return len(self.order())
+
+    def root_totals(self) -> dict[Month, tuple[int, int]]:
+        """Month -> (threads rooted in it, their latest last date), for the months that
+        hold a thread's root."""
+        found: dict[Month, tuple[int, int]] = {}
+        for summary in self.order():
+            month = _month(summary.year, summary.month)
+            count, last = found.get(month, (0, summary.last))
+            found[month] = (count + 1, max(last, summary.last))
+        return found
+
+    def rooted(self, month: Month) -> list[ThreadSummary]:
+        """The threads rooted in a month, in thread order."""
+        return [summary for summary in self.order() if (summary.year, summary.month) == month]
 
     def months(self) -> list[Month]:
         if self._months is None:

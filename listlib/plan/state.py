@@ -9,11 +9,15 @@ sweeps the output for files nobody owns (``render.writer.sweep``).
 
 A complete build also leaves what the next one needs to plan incrementally (see
 ``plan.incremental``): the thread cache's epoch and generation it saw, a fingerprint of
-everything site-wide, each list's thread and month order, the Message-ID
+everything site-wide, each list's thread order (``thread_order``: an incremental plan
+asks for the neighbours a thread had) and month order, the Message-ID
 lookup bucket and thread of every message (``mids``), and each list's patch series
 (``series``, a JSON item each, with the keys its versions are matched by in
 ``series_keys``: an incremental plan reads only the series of the threads it looks at
 and of their versions, ``plan.storedseries``).
+
+Length: a few lines per record the builds keep (jobs, files, folders, lookup entries,
+thread order, series, a full plan's spool), all on one connection and its schema.
 
 ``lock_output`` is the lock a build holds while it writes and a publish while it reads
 output/ (``<cache_dir>/build.lock``), so neither sees the other's half-done work.
@@ -45,6 +49,10 @@ CREATE TABLE IF NOT EXISTS mids (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mids_by_prefix ON mids (prefix);
 CREATE INDEX IF NOT EXISTS mids_by_thread ON mids (slug, thread);
+CREATE TABLE IF NOT EXISTS thread_order (
+    slug TEXT NOT NULL, id TEXT NOT NULL, first INTEGER NOT NULL, PRIMARY KEY (slug, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS thread_order_by_first ON thread_order (slug, first, id);
 CREATE TABLE IF NOT EXISTS series (
     slug TEXT NOT NULL, head TEXT NOT NULL, thread TEXT NOT NULL, date INTEGER NOT NULL, item TEXT NOT NULL,
     PRIMARY KEY (slug, head)
@@ -201,6 +209,35 @@ class BuildState:
         else:
             self.db.executemany("DELETE FROM mids WHERE call = ?", ((c,) for c in forget))
         self.db.executemany("INSERT OR REPLACE INTO mids VALUES (?, ?, ?, ?)", add)
+
+    # -- thread order -------------------------------------------------------------------
+
+    def replace_order(self, slug: str, forget: Iterable[str] | None, add: Iterable[tuple[str, int]]) -> None:
+        """Forget these threads of list ``slug`` in its recorded thread order (None: all)
+        and record (id, first date) ones."""
+        if forget is None:
+            self.db.execute("DELETE FROM thread_order WHERE slug = ?", (slug,))
+        else:
+            self.db.executemany("DELETE FROM thread_order WHERE slug = ? AND id = ?", ((slug, t) for t in forget))
+        self.db.executemany("INSERT OR REPLACE INTO thread_order VALUES (?, ?, ?)", ((slug, t, f) for t, f in add))
+
+    def order_neighbours(self, slug: str, thread_id: str) -> tuple[str | None, str | None] | None:
+        """The threads before and after a thread in the recorded order of list ``slug``
+        (by first date, id); None when it is not in it."""
+        found = self.db.execute(
+            "SELECT first FROM thread_order WHERE slug = ? AND id = ?", (slug, thread_id)
+        ).fetchone()
+        if found is None:
+            return None
+        key = (slug, found[0], thread_id)
+        before = self.db.execute(
+            "SELECT id FROM thread_order WHERE slug = ? AND (first, id) < (?, ?) ORDER BY first DESC, id DESC LIMIT 1",
+            key,
+        ).fetchone()
+        after = self.db.execute(
+            "SELECT id FROM thread_order WHERE slug = ? AND (first, id) > (?, ?) ORDER BY first, id LIMIT 1", key
+        ).fetchone()
+        return (before[0] if before else None, after[0] if after else None)
 
     # -- patch series ---------------------------------------------------------------------
 
@@ -470,7 +507,7 @@ class BuildState:
     def clear(self) -> None:
         self.db.executescript(
             "DELETE FROM jobs; DELETE FROM files; DELETE FROM mids; DELETE FROM folders;"
-            " DELETE FROM series; DELETE FROM series_keys;"
+            " DELETE FROM series; DELETE FROM series_keys; DELETE FROM thread_order;"
         )
         self.db.execute("DELETE FROM meta WHERE key != 'version'")
         self._files_changed()

@@ -14,12 +14,13 @@ import pytest
 
 from listlib.build import _load_theme, _plan, compare_plans
 from listlib.config import load_config
+from listlib.plan import builders
 from listlib.plan.builders import SiteJobs
 from listlib.plan.jobs import Plan
 from listlib.plan.state import BuildState
 from listlib.plan.stored import StoredList
 from listlib.store.core import Store
-from listlib.threadcache import ThreadEntry
+from listlib.threadcache import ThreadCache, ThreadEntry
 from listlib.values import Month
 from listlib.verify import repair_store
 
@@ -219,3 +220,31 @@ def test_links_to_a_long_thread_the_change_leaves_alone_come_from_its_recorded_p
     assert _plan_calls_on_work(site) == 1
     long_thread, _path = call_of(site, 1)
     assert read and long_thread not in read
+
+
+def test_an_incremental_plan_never_reads_every_thread_of_a_list(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    add(site, post(1, "Plans"), post(2, "Other", at=timedelta(days=1)), post(3, "Third", at=timedelta(days=2)))
+    add(site, post(4, "Later", at=timedelta(days=40)))
+    build(site)
+    # A thread between two others, a reply, and a thread that took the first place.
+    add(site, post(5, "Between", at=timedelta(days=1, hours=1)), post(6, "Re: Plans", reply_to=1, refs=(1,)))
+    add(site, post(7, "Earliest", at=timedelta(days=-1)))
+    assert_same_plan(site)
+
+    def refuse(self: ThreadCache, slug: str) -> list[tuple[int, str, int, int, int, int]]:
+        raise AssertionError("the whole thread order was read")
+
+    monkeypatch.setattr(ThreadCache, "thread_summaries", refuse)
+    assert _plan_calls_on_work(site) == 1
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_a_month_with_more_threads_than_a_sitemap_holds_plans_the_same_sitemaps(
+    site: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    monkeypatch.setattr(builders, "SITEMAP_SIZE", size)
+    add(site, *(post(n, f"Topic {n}", at=timedelta(days=n)) for n in range(1, 6)))
+    build(site)
+    add(site, post(9, "Topic 9", at=timedelta(days=2, hours=3)), post(10, "Re: Topic 5", reply_to=5, refs=(5,)))
+    plan = assert_same_plan(site)
+    assert any(job.kind == "site" for job in plan.run)
