@@ -135,7 +135,7 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
     filed = set(months)
     # A month whose every message was removed keeps their tombstones (its messages jobs).
     emptied = {month_of(row) for row in source.rows(source.removed_calls()).values()} - filed
-    pages = memory.pages.setdefault(slug, {})
+    pages = memory.pages.setdefault(slug, (None, {}))[1]
     series: list[Series] = []
     for month in sorted(filed | emptied | by_root.keys()):
         rooted = [t.id for t in by_root.get(month, ())]

@@ -85,8 +85,9 @@ class Memory:
     """List slug -> the mark of each month, as its month jobs were planned."""
     revisions: dict[str, dict[str, str]] = field(default_factory=dict)
     """List slug -> its ``Index.revisions``."""
-    pages: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
-    """List slug -> thread id -> call -> its page, for the messages not on page 1."""
+    pages: dict[str, tuple[set[str] | None, dict[str, dict[str, int]]]] = field(default_factory=dict)
+    """List slug -> (threads, thread id -> call -> its page, for the messages not on page 1):
+    the pages to record in place of these threads' (None: of every thread of the list)."""
     series: dict[str, tuple[set[str] | None, list[Series]]] = field(default_factory=dict)
     """List slug -> (threads, their patch series now): the series to record in place of
     those of these threads (None: of every thread of the list)."""
@@ -109,8 +110,9 @@ class Memory:
             state.set(f"marks:{slug}", json.dumps({str(month): mark for month, mark in marks.items()}))
         for slug, revisions in self.revisions.items():
             state.set(f"revisions:{slug}", json.dumps(revisions, sort_keys=True))
-        for slug, pages in self.pages.items():
-            state.set(f"pages:{slug}", json.dumps(pages, sort_keys=True))
+        for slug, (threads, pages) in self.pages.items():
+            encoded = ((tid, json.dumps(found, sort_keys=True)) for tid, found in pages.items() if found)
+            state.replace_pages(slug, threads, encoded)
         for slug, (threads, series) in self.series.items():
             record_series(state, slug, threads, series)
         if self.spooled_mids:
@@ -145,7 +147,8 @@ def full_memory(
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())
-        memory.pages[slug] = {tid: pages for tid, pages in source.thread_pages(t.id for t in order).items() if pages}
+        paged = source.thread_pages(t.id for t in order)
+        memory.pages[slug] = (None, {tid: pages for tid, pages in paged.items() if pages})
         memory.series[slug] = (None, source.all_series())
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
@@ -211,12 +214,11 @@ def dirty_jobs(
         # The pages of the other threads are the last build's (a thread's pages change only
         # with its messages, or a revised one: it is looked at): links to their messages
         # need none of their rows.
-        recorded_pages: dict[str, dict[str, int]] = json.loads(state.get(f"pages:{slug}") or "{}")
-        source.use_pages(recorded_pages, threads)
+        source.use_pages(lambda ids, slug=slug: _recorded_pages(state, slug, ids), threads)
         for thread_id in sorted(threads):
             consider(job_id("thread", slug, thread_id), jobs.thread(slug, thread_id))
             consider(job_id("tmbox", slug, thread_id), jobs.tmbox(slug, thread_id))
-        repaged = _repaged(source, recorded_pages, threads, memory)
+        repaged = _repaged(source, state, threads, memory)
         months = source.months()
         before = [Month(*m) for m in json.loads(state.get(f"months:{slug}") or "[]")]
         moved_months = _moved(before, months)
@@ -355,27 +357,26 @@ def _series_changes(source: ListSource, state: BuildState, regroup: set[str], me
     return lookup.changed_chains()
 
 
-def _repaged(
-    source: ListSource, recorded: dict[str, dict[str, int]], threads: Iterable[str], memory: Memory
-) -> list[Row]:
+def _recorded_pages(state: BuildState, slug: str, threads: Iterable[str]) -> dict[str, dict[str, int]]:
+    """The pages the last build recorded for these threads (those on one page have none)."""
+    return {tid: json.loads(pages) for tid, pages in state.pages_of(slug, threads).items()}
+
+
+def _repaged(source: ListSource, state: BuildState, threads: Iterable[str], memory: Memory) -> list[Row]:
     """The rows of the messages of these threads whose page (``ListSource.thread_pages``)
-    differs from the one the last build ``recorded``; records the new pages in ``memory``
-    (``recorded`` is changed too)."""
+    differs from the one the last build recorded; records the new pages in ``memory``."""
     slug = source.slug
+    wanted = set(threads)
+    recorded = _recorded_pages(state, slug, wanted)
     moved: set[str] = set()
-    changed = False
-    for thread_id, now in source.thread_pages(threads).items():
+    changed: dict[str, dict[str, int]] = {}
+    for thread_id, now in source.thread_pages(wanted).items():
         was = recorded.get(thread_id, {})
-        if was == now:
-            continue
-        changed = True
-        moved.update(call for call in was.keys() | now.keys() if was.get(call, 1) != now.get(call, 1))
-        if now:
-            recorded[thread_id] = now
-        else:
-            recorded.pop(thread_id, None)
+        if was != now:
+            changed[thread_id] = now
+            moved.update(call for call in was.keys() | now.keys() if was.get(call, 1) != now.get(call, 1))
     if changed:
-        memory.pages[slug] = recorded
+        memory.pages[slug] = (set(changed), changed)
     return sorted(source.rows(moved).values())
 
 

@@ -27,8 +27,11 @@ from ..values import Month
 from .paging import message_weight, page_numbers
 from .series import SeriesIndex, SeriesLookup, thread_series
 
-__all__ = ["ClassLookup", "ListSource", "LoadedList", "ThreadSummary", "month_of"]
+__all__ = ["ClassLookup", "ListSource", "LoadedList", "PageLookup", "ThreadSummary", "month_of"]
 
+PageLookup = Callable[[Iterable[str]], Mapping[str, dict[str, int]]]
+"""Thread ids -> the pages recorded for them (``ListSource.use_pages``; a thread on one
+page may be left out)."""
 ClassLookup = Callable[[Iterable[str]], Mapping[str, str]]
 """Call numbers -> their messages' classes (``classcache.ClassCache.classes``)."""
 
@@ -64,8 +67,8 @@ class ListSource(ABC):
         self._position: dict[str, int] | None = None
         self._months: list[Month] | None = None
         self._pages: dict[str, dict[str, int]] = {}
-        self._known_pages: Mapping[str, dict[str, int]] = {}
-        self._unknown_pages: Collection[str] | None = None
+        self._known_pages: PageLookup | None = None
+        self._unknown_pages: Collection[str] = ()
         self._series: SeriesLookup | None = None
 
     # -- primitives -------------------------------------------------------------------
@@ -208,7 +211,7 @@ class ListSource(ABC):
     def page(self, thread_id: str, root: Row) -> str:
         return message_path(self.slug, month_of(root), thread_id)
 
-    def use_pages(self, known: Mapping[str, dict[str, int]], unknown: Collection[str]) -> None:
+    def use_pages(self, known: PageLookup, unknown: Collection[str]) -> None:
         """Take the ``thread_pages`` of every thread but the ``unknown`` ones from ``known``
         (the last build's: ``plan.incremental``), instead of reading their messages."""
         self._known_pages, self._unknown_pages = known, set(unknown)
@@ -219,9 +222,11 @@ class ListSource(ABC):
         out once per thread (or given: ``use_pages``)."""
         wanted = set(ids)
         missing = [key for key in wanted if key not in self._pages]
-        if missing and self._unknown_pages is not None:
+        if missing and self._known_pages is not None:
             unknown = self._unknown_pages
-            self._pages.update((key, self._known_pages.get(key, {})) for key in missing if key not in unknown)
+            known = [key for key in missing if key not in unknown]
+            found = self._known_pages(known)
+            self._pages.update((key, found.get(key, {})) for key in known)
             missing = [key for key in missing if key in unknown]
         if missing:
             entries = self.threads(missing)

@@ -10,7 +10,8 @@ sweeps the output for files nobody owns (``render.writer.sweep``).
 A complete build also leaves what the next one needs to plan incrementally (see
 ``plan.incremental``): the thread cache's epoch and generation it saw, a fingerprint of
 everything site-wide, each list's thread order (``thread_order``: an incremental plan
-asks for the neighbours a thread had) and month order, the Message-ID
+asks for the neighbours a thread had) and month order, the page of each message not
+on page 1 of its thread (``thread_pages``), the Message-ID
 lookup bucket and thread of every message (``mids``), and each list's patch series
 (``series``, a JSON item each, with the keys its versions are matched by in
 ``series_keys``: an incremental plan reads only the series of the threads it looks at
@@ -53,6 +54,9 @@ CREATE TABLE IF NOT EXISTS thread_order (
     slug TEXT NOT NULL, id TEXT NOT NULL, first INTEGER NOT NULL, PRIMARY KEY (slug, id)
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS thread_order_by_first ON thread_order (slug, first, id);
+CREATE TABLE IF NOT EXISTS thread_pages (
+    slug TEXT NOT NULL, thread TEXT NOT NULL, pages TEXT NOT NULL, PRIMARY KEY (slug, thread)
+) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS series (
     slug TEXT NOT NULL, head TEXT NOT NULL, thread TEXT NOT NULL, date INTEGER NOT NULL, item TEXT NOT NULL,
     PRIMARY KEY (slug, head)
@@ -238,6 +242,20 @@ class BuildState:
             "SELECT id FROM thread_order WHERE slug = ? AND (first, id) > (?, ?) ORDER BY first, id LIMIT 1", key
         ).fetchone()
         return (before[0] if before else None, after[0] if after else None)
+
+    def replace_pages(self, slug: str, threads: Iterable[str] | None, pages: Iterable[tuple[str, str]]) -> None:
+        """Forget the recorded pages of these threads of list ``slug`` (None: of all) and
+        record (thread, its pages) ones."""
+        if threads is None:
+            self.db.execute("DELETE FROM thread_pages WHERE slug = ?", (slug,))
+        else:
+            self.db.executemany("DELETE FROM thread_pages WHERE slug = ? AND thread = ?", ((slug, t) for t in threads))
+        self.db.executemany("INSERT OR REPLACE INTO thread_pages VALUES (?, ?, ?)", ((slug, t, p) for t, p in pages))
+
+    def pages_of(self, slug: str, threads: Iterable[str]) -> dict[str, str]:
+        """Thread -> its recorded pages, for those of these threads of list ``slug`` that have some."""
+        select = "SELECT thread, pages FROM thread_pages WHERE slug = ? AND thread"
+        return {str(t): str(p) for t, p in _where_in_rows(self.db, select, threads, (slug,))}
 
     # -- patch series ---------------------------------------------------------------------
 
@@ -507,7 +525,7 @@ class BuildState:
     def clear(self) -> None:
         self.db.executescript(
             "DELETE FROM jobs; DELETE FROM files; DELETE FROM mids; DELETE FROM folders;"
-            " DELETE FROM series; DELETE FROM series_keys; DELETE FROM thread_order;"
+            " DELETE FROM series; DELETE FROM series_keys; DELETE FROM thread_order; DELETE FROM thread_pages;"
         )
         self.db.execute("DELETE FROM meta WHERE key != 'version'")
         self._files_changed()
