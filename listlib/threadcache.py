@@ -20,6 +20,13 @@ Tables::
 The cache is thrown away and rebuilt when its version differs or it is damaged;
 a new file gets a new epoch, so readers that remember a generation know to start
 over. This module knows SQL, not mail, threading rules or the store.
+
+The threads are indexed by their order (first date, id), last date and root month, so
+an incremental plan asks for a thread's neighbours, the latest threads and a month's
+threads without reading every thread of a list.
+
+Length: the schema, its writes and one query per question the planners ask; splitting
+the queries from the schema they depend on would scatter the SQL of one file.
 """
 
 from __future__ import annotations
@@ -63,6 +70,9 @@ CREATE TABLE IF NOT EXISTS threads (
     missing_root TEXT, messages TEXT NOT NULL, authors TEXT NOT NULL,
     PRIMARY KEY (list, id)
 ) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS threads_in_order ON threads (list, first, id);
+CREATE INDEX IF NOT EXISTS threads_by_last ON threads (list, last, id);
+CREATE INDEX IF NOT EXISTS threads_by_root ON threads (list, root_year, root_month, first, id, last, count);
 CREATE TABLE IF NOT EXISTS thread_months (
     list TEXT NOT NULL, year INTEGER NOT NULL, month INTEGER NOT NULL, thread TEXT NOT NULL,
     count INTEGER NOT NULL,
@@ -314,6 +324,53 @@ class ThreadCache:
         (the table's first columns: no message list is read)."""
         cursor = self.db.execute(
             "SELECT first, id, last, count, root_year, root_month FROM threads WHERE list = ?", (slug,)
+        )
+        return cursor.fetchall()
+
+    def summaries_of(self, slug: str, ids: Iterable[str]) -> list[tuple[int, str, int, int, int, int]]:
+        """``thread_summaries`` of these threads (unknown ones are left out)."""
+        select = "SELECT first, id, last, count, root_year, root_month FROM threads WHERE list = ? AND id IN ({})"
+        return self._in(select, slug, ids)  # type: ignore[return-value]
+
+    def thread_neighbours(self, slug: str, first: int, thread_id: str) -> tuple[str | None, str | None]:
+        """The threads before and after (first, id) in the list's order by (first date, id)."""
+        before = self.db.execute(
+            "SELECT id FROM threads INDEXED BY threads_in_order WHERE list = ? AND (first, id) < (?, ?)"
+            " ORDER BY first DESC, id DESC LIMIT 1",
+            (slug, first, thread_id),
+        ).fetchone()
+        after = self.db.execute(
+            "SELECT id FROM threads INDEXED BY threads_in_order WHERE list = ? AND (first, id) > (?, ?)"
+            " ORDER BY first, id LIMIT 1",
+            (slug, first, thread_id),
+        ).fetchone()
+        return (before[0] if before else None, after[0] if after else None)
+
+    def latest_threads(self, slug: str, count: int) -> list[tuple[int, str, int, int, int, int]]:
+        """``thread_summaries`` of the ``count`` threads with the latest (last date, id), latest first."""
+        cursor = self.db.execute(
+            "SELECT first, id, last, count, root_year, root_month FROM threads INDEXED BY threads_by_last"
+            " WHERE list = ? ORDER BY last DESC, id DESC LIMIT ?",
+            (slug, count),
+        )
+        return cursor.fetchall()
+
+    def root_totals(self, slug: str) -> dict[tuple[int, int], tuple[int, int]]:
+        """(year, month) -> (threads rooted in it, their latest last date), for the months
+        that hold a thread's root."""
+        cursor = self.db.execute(
+            "SELECT root_year, root_month, count(*), max(last) FROM threads INDEXED BY threads_by_root"
+            " WHERE list = ? GROUP BY root_year, root_month",
+            (slug,),
+        )
+        return {(y, m): (threads, last) for y, m, threads, last in cursor}
+
+    def rooted_summaries(self, slug: str, year: int, month: int) -> list[tuple[int, str, int, int, int, int]]:
+        """``thread_summaries`` of the threads rooted in a month, by (first date, id)."""
+        cursor = self.db.execute(
+            "SELECT first, id, last, count, root_year, root_month FROM threads INDEXED BY threads_by_root"
+            " WHERE list = ? AND root_year = ? AND root_month = ? ORDER BY first, id",
+            (slug, year, month),
         )
         return cursor.fetchall()
 

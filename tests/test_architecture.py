@@ -58,6 +58,7 @@ LAYERS = [
         "plan.builders",
         "threadset",
         "plan.stored",
+        "plan.storedseries",
         "plan.incremental",
         "plan.full",
         "render",

@@ -19,10 +19,8 @@ one builder here); the shared helpers are the rest.
 
 from __future__ import annotations
 
-import heapq
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from operator import attrgetter
 from typing import Any
 
 from ..config import ListConfig
@@ -300,7 +298,7 @@ class SiteJobs:
     def _series_sections(self, source: ListSource, thread_id: str) -> tuple[SeriesSection, ...]:
         """The patch series of a thread, each with links to its other versions."""
         index = source.series_index()
-        found = index.by_thread.get(thread_id, ())
+        found = index.of_thread(thread_id)
         if not found:
             return ()
         chains = {series.head: index.chain(series.head) for series in found}
@@ -308,7 +306,7 @@ class SiteJobs:
         sections = []
         for series in found:
             versions = tuple(
-                (version_label(index.by_head[head]), links.get(head, ""), head == series.head)
+                (version_label(index.get(head)), links.get(head, ""), head == series.head)
                 for head in chains[series.head]
             )
             sections.append(
@@ -464,8 +462,7 @@ class SiteJobs:
         source = self.sources[slug]
         counts = source.month_counts()
         thread_counts = source.month_thread_counts()
-        order = source.order()
-        latest = heapq.nlargest(LATEST_THREADS, order, key=attrgetter("last", "id"))
+        latest = source.latest(LATEST_THREADS)
         roots = source.rows(t.id for t in latest)
         record = ListPage(
             site=self.site,
@@ -478,7 +475,7 @@ class SiteJobs:
                 for t in latest
             ),
             messages=sum(counts.values()),
-            threads=len(order),
+            threads=source.thread_count(),
         )
         return self.make("list", (slug,), record)
 
@@ -507,7 +504,7 @@ class SiteJobs:
     def series_feed(self, slug: str) -> Job:
         """The list's newest patch series (by the date of their heads)."""
         source = self.sources[slug]
-        newest = source.series_index().series[-SERIES_FEED_SIZE:][::-1]
+        newest = source.series_index().newest(SERIES_FEED_SIZE)
         heads = [series.head for series in newest]
         rows = source.rows(heads)
         links, _thread_of = source.links(heads)
@@ -539,6 +536,12 @@ class SiteJobs:
             by_month = self._sitemap_months[slug] = {Month(*key): group for key, group in grouped.items()}
         return by_month
 
+    def rooted(self, slug: str, month: Month) -> Sequence[ThreadSummary]:
+        """The threads rooted in a month, in thread order (a month of ``sitemap_months``)."""
+        if slug in self._sitemap_months:
+            return self._sitemap_months[slug].get(month, ())
+        return self.sources[slug].rooted(month)
+
     def sitemaps(self, slug: str, months: Mapping[Month, Sequence[ThreadSummary]]) -> list[Job]:
         """The sitemap jobs of these months (``sitemap_months``, or a part of it)."""
         jobs = []
@@ -562,21 +565,26 @@ class SiteJobs:
         for source in self.sources.values():
             config, slug = source.config, source.slug
             recent = source.recent(1)
-            sitemaps = tuple(
-                (sitemap_path(slug, month, number), max(t.last for t in part))
-                for month, summaries in sorted(self.sitemap_months(slug).items())
-                for number, part in enumerate(_sitemap_parts(summaries), start=1)
-            )
+            sitemaps = []
+            for month, (count, last) in sorted(source.root_totals().items()):
+                if count <= SITEMAP_SIZE:  # one part: its latest thread is the month's
+                    sitemaps.append((sitemap_path(slug, month, 1), last))
+                    continue
+                parts = _sitemap_parts(self.rooted(slug, month))
+                sitemaps.extend(
+                    (sitemap_path(slug, month, number), max(t.last for t in part))
+                    for number, part in enumerate(parts, start=1)
+                )
             summaries.append(
                 ListSummary(
                     slug=slug,
                     name=config.name,
                     description=config.description,
                     messages=sum(source.month_counts().values()),
-                    threads=len(source.order()),
+                    threads=source.thread_count(),
                     last=recent[0].date if recent else 0,
                     path=list_index_path(slug),
-                    sitemaps=sitemaps,
+                    sitemaps=tuple(sitemaps),
                     feed=feed_path(slug),
                 )
             )

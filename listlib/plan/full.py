@@ -42,7 +42,7 @@ from .builders import SITEMAP_SIZE, SiteJobs, mid_bucket, mid_digest
 from .incremental import Memory
 from .jobs import Job, Plan
 from .kinds import ThreadPage
-from .series import encode_series, thread_series
+from .series import thread_series
 from .sources import month_of
 from .state import BuildState
 from .stored import StoredList
@@ -62,7 +62,7 @@ def full_shards(
             raise TypeError("a sharded plan reads its lists through StoredList")
         yield from _list_shards(jobs, source, state, memory)
         slug = source.slug
-        memory.orders[slug] = [t.id for t in source.order()]
+        memory.orders[slug] = (None, [(t.id, t.first) for t in source.order()])
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())
@@ -135,7 +135,7 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
     filed = set(months)
     # A month whose every message was removed keeps their tombstones (its messages jobs).
     emptied = {month_of(row) for row in source.rows(source.removed_calls()).values()} - filed
-    pages = memory.pages.setdefault(slug, {})
+    pages = memory.pages.setdefault(slug, (None, {}))[1]
     series: list[Series] = []
     for month in sorted(filed | emptied | by_root.keys()):
         rooted = [t.id for t in by_root.get(month, ())]
@@ -178,7 +178,7 @@ def _list_shards(jobs: SiteJobs, source: StoredList, state: BuildState, memory: 
             jobs.forget()
         yield shard
     source.use_series(series)
-    memory.series[slug] = encode_series(series)
+    memory.series[slug] = (None, series)
     yield from _series_threads(jobs, source, state)
     shard = [jobs.list(slug), jobs.feed(slug), jobs.series_feed(slug)]
     for bucket in jobs.legacy_buckets(slug):
@@ -198,10 +198,7 @@ def _series_threads(jobs: SiteJobs, source: StoredList, state: BuildState) -> It
         if records and (data is None or len(records) >= _SERIES_THREADS):
             index = source.series_index()
             heads = {
-                head
-                for record in records
-                for found in index.by_thread.get(record.id, ())
-                for head in index.chain(found.head)
+                head for record in records for found in index.of_thread(record.id) for head in index.chain(found.head)
             }
             source.links(heads)
             yield [jobs.thread_job(source.slug, record, add_series=True) for record in records]

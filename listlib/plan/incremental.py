@@ -7,7 +7,8 @@ and month order and the Message-ID bucket and thread of every message. From thes
 the jobs a change can reach are:
 
 - changed and vanished threads, and threads whose prev/next neighbour changed (the
-  thread order is diffed): their thread and tmbox jobs;
+  neighbours of the changed and vanished threads, then and now, are compared; no
+  other thread changes place): their thread and tmbox jobs;
 - changed months and months whose prev/next month changed: their month job; their
   messages and mmbox jobs unless the month's *mark* (thread cache: the same messages
   in the same threads) is the one the last build recorded, and their date job unless
@@ -15,14 +16,16 @@ the jobs a change can reach are:
   per thread: all are described, and only those whose key changed run);
 - list, feed and series feed of every list with a change, and the site index;
 - the thread pages of the series whose chain of versions changed: the list's series
-  are the last build's (``series:<slug>`` in the state), those of the looked-at threads
-  grouped again, and their version chains compared with the last build's;
+  are the last build's (the state's ``series``), those of the looked-at threads
+  grouped again, and the version chains of the series that share a key with theirs
+  compared with the last build's (``plan.storedseries``: no other chain can change);
 - the sitemaps of changed months and of the root months of the threads looked at (a
   thread's page count can change with a redacted, hidden or removed message);
 - the Message-ID buckets, then and now, of the messages that joined, left or changed
   thread (a message's lookup entry depends on nothing else);
 - for each message of a looked-at thread that moved to another page of it (the memory
-  keeps the page of every message not on page 1 of its thread, ``plan.paging``): the
+  keeps the page of every message not on page 1 of its thread, ``plan.paging``; the
+  links to the messages of the other threads are to the pages it keeps): the
   messages and date jobs of its month and its bucket, whose links lead to that page. A
   reply at the end of a thread's order moves none; one in the middle moves those after
   it whose page break moved (the thread's own pages all change: each lists the whole
@@ -48,15 +51,17 @@ from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from ..series import Series
 from ..store.index import Row
 from ..threadset import ThreadChanges
 from ..values import Month
 from .builders import SiteJobs, mid_bucket, mid_digest
 from .jobs import Job, job_id
-from .series import SeriesIndex, decode_series, encode_series, thread_series
+from .series import decode_item, encode_series, thread_series
 from .sources import ListSource, month_of
 from .state import BuildState
 from .stored import StoredList
+from .storedseries import StoredSeries, record_series
 
 __all__ = ["Memory", "dirty_jobs", "full_memory", "load_memory"]
 
@@ -72,17 +77,20 @@ class Memory:
     epoch: str
     generation: int
     fingerprint: str
-    orders: dict[str, list[str]] = field(default_factory=dict)
-    """List slug -> thread ids by (first date, id)."""
+    orders: dict[str, tuple[set[str] | None, list[tuple[str, int]]]] = field(default_factory=dict)
+    """List slug -> (threads, (id, first date) of those that exist now): the thread order
+    to record in place of these threads' (None: of every thread of the list)."""
     months: dict[str, list[Month]] = field(default_factory=dict)
     marks: dict[str, dict[Month, str]] = field(default_factory=dict)
     """List slug -> the mark of each month, as its month jobs were planned."""
     revisions: dict[str, dict[str, str]] = field(default_factory=dict)
     """List slug -> its ``Index.revisions``."""
-    pages: dict[str, dict[str, dict[str, int]]] = field(default_factory=dict)
-    """List slug -> thread id -> call -> its page, for the messages not on page 1."""
-    series: dict[str, str] = field(default_factory=dict)
-    """List slug -> its patch series (``plan.series.encode_series``)."""
+    pages: dict[str, tuple[set[str] | None, dict[str, dict[str, int]]]] = field(default_factory=dict)
+    """List slug -> (threads, thread id -> call -> its page, for the messages not on page 1):
+    the pages to record in place of these threads' (None: of every thread of the list)."""
+    series: dict[str, tuple[set[str] | None, list[Series]]] = field(default_factory=dict)
+    """List slug -> (threads, their patch series now): the series to record in place of
+    those of these threads (None: of every thread of the list)."""
     forget_mids: set[str] = field(default_factory=set)
     add_mids: list[tuple[str, str, str, str]] = field(default_factory=list)
     replace_mids: bool = False
@@ -94,18 +102,19 @@ class Memory:
         state.set("epoch", self.epoch)
         state.set("generation", str(self.generation))
         state.set("fingerprint", self.fingerprint)
-        for slug, order in self.orders.items():
-            state.set(f"order:{slug}", json.dumps(order))
+        for slug, (forget, order) in self.orders.items():
+            state.replace_order(slug, forget, order)
         for slug, months in self.months.items():
             state.set(f"months:{slug}", json.dumps([list(m) for m in months]))
         for slug, marks in self.marks.items():
             state.set(f"marks:{slug}", json.dumps({str(month): mark for month, mark in marks.items()}))
         for slug, revisions in self.revisions.items():
             state.set(f"revisions:{slug}", json.dumps(revisions, sort_keys=True))
-        for slug, pages in self.pages.items():
-            state.set(f"pages:{slug}", json.dumps(pages, sort_keys=True))
-        for slug, series in self.series.items():
-            state.set(f"series:{slug}", series)
+        for slug, (threads, pages) in self.pages.items():
+            encoded = ((tid, json.dumps(found, sort_keys=True)) for tid, found in pages.items() if found)
+            state.replace_pages(slug, threads, encoded)
+        for slug, (threads, series) in self.series.items():
+            record_series(state, slug, threads, series)
         if self.spooled_mids:
             state.adopt_spooled_mids()
         else:
@@ -133,12 +142,14 @@ def full_memory(
     list's month marks, read with the threads the build used."""
     memory = Memory(epoch, generation, fingerprint, replace_mids=True)
     for slug, source in jobs.sources.items():
-        memory.orders[slug] = [t.id for t in source.order()]
+        order = source.order()
+        memory.orders[slug] = (None, [(t.id, t.first) for t in order])
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())
-        memory.pages[slug] = {tid: pages for tid, pages in source.thread_pages(memory.orders[slug]).items() if pages}
-        memory.series[slug] = encode_series(source.series_index().series)
+        paged = source.thread_pages(t.id for t in order)
+        memory.pages[slug] = (None, {tid: pages for tid, pages in paged.items() if pages})
+        memory.series[slug] = (None, source.all_series())
     for prefix, members in jobs.all_mid_members().items():
         for slug, call in members:
             memory.add_mids.append((call, slug, jobs.sources[slug].thread_of([call]).get(call, ""), prefix))
@@ -191,17 +202,19 @@ def dirty_jobs(
     legacy_looked = False
     for slug in sorted(slugs):
         source = jobs.sources[slug]
-        order = [t.id for t in source.order()]
         changed = {t for s, t in changes.threads if s == slug}
         altered = changed | {t for s, t in changes.gone if s == slug}
-        before_order: list[str] = json.loads(state.get(f"order:{slug}") or "[]")
         revised_rows = source.rows(revised.get(slug, ())).values()
         revised_threads = source.thread_of(row.call for row in revised_rows)
-        threads = altered | _moved(before_order, order) | set(revised_threads.values())
+        threads = altered | _reordered(source, state, altered, memory) | set(revised_threads.values())
         for call in revised.get(slug, ()):
             if revised_threads.get(call) == call:  # a root: its subject, in its neighbours' links, changed
                 threads.update(n for n in source.neighbours(call) if n is not None)
         threads |= _series_changes(source, state, altered | set(revised_threads.values()), memory)
+        # The pages of the other threads are the last build's (a thread's pages change only
+        # with its messages, or a revised one: it is looked at): links to their messages
+        # need none of their rows.
+        source.use_pages(lambda ids, slug=slug: _recorded_pages(state, slug, ids), threads)
         for thread_id in sorted(threads):
             consider(job_id("thread", slug, thread_id), jobs.thread(slug, thread_id))
             consider(job_id("tmbox", slug, thread_id), jobs.tmbox(slug, thread_id))
@@ -256,15 +269,14 @@ def dirty_jobs(
         # changed months of its messages), when one of those threads changes, or when
         # one's page count does (a redacted, hidden or removed message weighs more or
         # less on its page; the messages it moves may all be in other months).
-        by_month = jobs.sitemap_months(slug)
-        root_month = {t.id: month for month, summaries in by_month.items() for t in summaries}
-        sitemap_months = dirty_months | {root_month[t] for t in threads if t in root_month}
-        sitemaps = jobs.sitemaps(slug, {m: by_month[m] for m in sitemap_months if m in by_month})
+        roots = source.summaries_of(threads)
+        sitemap_months = dirty_months | {Month(t.year, t.month) for t in roots.values()}
+        rooted = {month: found for month in sitemap_months if (found := jobs.rooted(slug, month))}
+        sitemaps = jobs.sitemaps(slug, rooted)
         built.extend(sitemaps)
         considered.update(job.id for job in sitemaps)
         for month in sitemap_months:
             considered.update(state.job_ids_from(job_id("sitemap", slug, month) + ":"))
-        memory.orders[slug] = order
         memory.months[slug] = months
         memory.marks[slug] = marks
         _bucket_changes(source, state, changed, altered, forget, fresh, prefixes)
@@ -294,51 +306,77 @@ def dirty_jobs(
     return built, considered, memory
 
 
+def _reordered(source: ListSource, state: BuildState, altered: set[str], memory: Memory) -> set[str]:
+    """The threads whose prev/next neighbour in the thread order (by first date, id)
+    differs from the last build's, found from the ``altered`` threads alone: the others
+    keep their place, so a thread with another neighbour has an altered one either as
+    its neighbour now or as the one it had. Records the altered threads' places in
+    ``memory``."""
+    slug = source.slug
+    summaries = source.summaries_of(altered)
+    candidates = set(altered)
+    then: dict[str, tuple[str | None, str | None] | None] = {}
+    now: dict[str, tuple[str | None, str | None]] = {}
+    for thread_id in altered:
+        then[thread_id] = state.order_neighbours(slug, thread_id)
+        candidates.update(n for n in then[thread_id] or () if n is not None)
+        if thread_id in summaries:
+            now[thread_id] = source.neighbours(thread_id)
+            candidates.update(n for n in now[thread_id] if n is not None)
+    present = source.summaries_of(candidates)
+    moved = set()
+    for thread_id in candidates:
+        if thread_id not in present:
+            continue  # gone
+        if thread_id not in then:
+            then[thread_id] = state.order_neighbours(slug, thread_id)
+        if thread_id not in now:
+            now[thread_id] = source.neighbours(thread_id)
+        if then[thread_id] != now[thread_id]:
+            moved.add(thread_id)
+    if altered:
+        memory.orders[slug] = (set(altered), [(t.id, t.first) for t in summaries.values()])
+    return moved
+
+
 def _series_changes(source: ListSource, state: BuildState, regroup: set[str], memory: Memory) -> set[str]:
     """The threads whose series' version chains changed: the last build's series, those of
     the ``regroup`` threads grouped again. Gives the list's series to ``source`` and
-    records them in ``memory``."""
+    records those of ``regroup`` in ``memory`` when they changed."""
     slug = source.slug
-    recorded = state.get(f"series:{slug}")
-    before = decode_series(recorded)
-    kept = [series for series in before if series.thread not in regroup]
+    before = [decode_item(json.loads(item)) for item in state.series_of_threads(slug, regroup)]
     entries = source.threads(regroup)
     rows = source.rows(call for entry in entries.values() for call, _p, _d in entry.messages)
-    now = kept + [series for entry in entries.values() for series in thread_series(entry, rows)]
+    now = [series for entry in entries.values() for series in thread_series(entry, rows)]
+    lookup = StoredSeries(state, slug, regroup, before, now)
     if isinstance(source, StoredList):
-        source.use_series(now)
-    text = encode_series(now)
-    if text == (recorded or "[]"):
+        source.use_series(lookup)
+    if encode_series(before) == encode_series(now):
         return set()  # no series changed: no chain did (the common case: a reply to a discussion)
-    memory.series[slug] = text
-    old, new = SeriesIndex(before).chains(), source.series_index().chains()
-    index = source.series_index()
-    touched = set()
-    for head in old.keys() | new.keys():
-        if old.get(head) != new.get(head):
-            touched.update(head for head in (*old.get(head, ()), *new.get(head, ())))
-    return {index.by_head[head].thread for head in touched if head in index.by_head}
+    memory.series[slug] = (set(regroup), now)
+    return lookup.changed_chains()
+
+
+def _recorded_pages(state: BuildState, slug: str, threads: Iterable[str]) -> dict[str, dict[str, int]]:
+    """The pages the last build recorded for these threads (those on one page have none)."""
+    return {tid: json.loads(pages) for tid, pages in state.pages_of(slug, threads).items()}
 
 
 def _repaged(source: ListSource, state: BuildState, threads: Iterable[str], memory: Memory) -> list[Row]:
     """The rows of the messages of these threads whose page (``ListSource.thread_pages``)
     differs from the one the last build recorded; records the new pages in ``memory``."""
     slug = source.slug
-    recorded: dict[str, dict[str, int]] = json.loads(state.get(f"pages:{slug}") or "{}")
+    wanted = set(threads)
+    recorded = _recorded_pages(state, slug, wanted)
     moved: set[str] = set()
-    changed = False
-    for thread_id, now in source.thread_pages(threads).items():
+    changed: dict[str, dict[str, int]] = {}
+    for thread_id, now in source.thread_pages(wanted).items():
         was = recorded.get(thread_id, {})
-        if was == now:
-            continue
-        changed = True
-        moved.update(call for call in was.keys() | now.keys() if was.get(call, 1) != now.get(call, 1))
-        if now:
-            recorded[thread_id] = now
-        else:
-            recorded.pop(thread_id, None)
+        if was != now:
+            changed[thread_id] = now
+            moved.update(call for call in was.keys() | now.keys() if was.get(call, 1) != now.get(call, 1))
     if changed:
-        memory.pages[slug] = recorded
+        memory.pages[slug] = (set(changed), changed)
     return sorted(source.rows(moved).values())
 
 

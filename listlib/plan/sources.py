@@ -10,10 +10,12 @@ it looks at need. Never touches the disk itself.
 from __future__ import annotations
 
 import functools
+import heapq
 import itertools
 from abc import ABC, abstractmethod
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
+from operator import attrgetter
 from typing import NamedTuple
 
 from ..config import ListConfig
@@ -23,10 +25,13 @@ from ..threadcache import ThreadEntry, ThreadLine
 from ..urls import message_path, thread_page_path
 from ..values import Month
 from .paging import message_weight, page_numbers
-from .series import SeriesIndex, thread_series
+from .series import SeriesIndex, SeriesLookup, thread_series
 
-__all__ = ["ClassLookup", "ListSource", "LoadedList", "ThreadSummary", "month_of"]
+__all__ = ["ClassLookup", "ListSource", "LoadedList", "PageLookup", "ThreadSummary", "month_of"]
 
+PageLookup = Callable[[Iterable[str]], Mapping[str, dict[str, int]]]
+"""Thread ids -> the pages recorded for them (``ListSource.use_pages``; a thread on one
+page may be left out)."""
 ClassLookup = Callable[[Iterable[str]], Mapping[str, str]]
 """Call numbers -> their messages' classes (``classcache.ClassCache.classes``)."""
 
@@ -62,7 +67,9 @@ class ListSource(ABC):
         self._position: dict[str, int] | None = None
         self._months: list[Month] | None = None
         self._pages: dict[str, dict[str, int]] = {}
-        self._series: SeriesIndex | None = None
+        self._known_pages: PageLookup | None = None
+        self._unknown_pages: Collection[str] = ()
+        self._series: SeriesLookup | None = None
 
     # -- primitives -------------------------------------------------------------------
 
@@ -131,7 +138,7 @@ class ListSource(ABC):
 
     # -- derived ----------------------------------------------------------------------
 
-    def series_index(self) -> SeriesIndex:
+    def series_index(self) -> SeriesLookup:
         """The list's series with their version chains, worked out once."""
         if self._series is None:
             self._series = SeriesIndex(self.all_series())
@@ -156,6 +163,34 @@ class ListSource(ABC):
         after = order[position + 1].id if position + 1 < len(order) else None
         return before, after
 
+    def summaries_of(self, ids: Iterable[str]) -> dict[str, ThreadSummary]:
+        """Thread id -> its summary, for those of these threads that exist."""
+        order = self.order()
+        if self._position is None:
+            self._position = {summary.id: position for position, summary in enumerate(order)}
+        return {tid: order[self._position[tid]] for tid in ids if tid in self._position}
+
+    def latest(self, count: int) -> list[ThreadSummary]:
+        """The ``count`` threads with the latest (last date, id), latest first."""
+        return heapq.nlargest(count, self.order(), key=attrgetter("last", "id"))
+
+    def thread_count(self) -> int:
+        return len(self.order())
+
+    def root_totals(self) -> dict[Month, tuple[int, int]]:
+        """Month -> (threads rooted in it, their latest last date), for the months that
+        hold a thread's root."""
+        found: dict[Month, tuple[int, int]] = {}
+        for summary in self.order():
+            month = _month(summary.year, summary.month)
+            count, last = found.get(month, (0, summary.last))
+            found[month] = (count + 1, max(last, summary.last))
+        return found
+
+    def rooted(self, month: Month) -> list[ThreadSummary]:
+        """The threads rooted in a month, in thread order."""
+        return [summary for summary in self.order() if (summary.year, summary.month) == month]
+
     def months(self) -> list[Month]:
         if self._months is None:
             self._months = sorted(self.month_counts())
@@ -176,12 +211,23 @@ class ListSource(ABC):
     def page(self, thread_id: str, root: Row) -> str:
         return message_path(self.slug, month_of(root), thread_id)
 
+    def use_pages(self, known: PageLookup, unknown: Collection[str]) -> None:
+        """Take the ``thread_pages`` of every thread but the ``unknown`` ones from ``known``
+        (the last build's: ``plan.incremental``), instead of reading their messages."""
+        self._known_pages, self._unknown_pages = known, set(unknown)
+
     def thread_pages(self, ids: Iterable[str]) -> dict[str, dict[str, int]]:
         """Thread id -> call -> the page of the thread that shows it (``plan.paging``),
         for the messages not on page 1 (a thread on one page maps to nothing); worked
-        out once per thread."""
+        out once per thread (or given: ``use_pages``)."""
         wanted = set(ids)
         missing = [key for key in wanted if key not in self._pages]
+        if missing and self._known_pages is not None:
+            unknown = self._unknown_pages
+            known = [key for key in missing if key not in unknown]
+            found = self._known_pages(known)
+            self._pages.update((key, found.get(key, {})) for key in known)
+            missing = [key for key in missing if key in unknown]
         if missing:
             entries = self.threads(missing)
             long = [e for e in entries.values() if e.count > 1]

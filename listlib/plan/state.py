@@ -9,8 +9,16 @@ sweeps the output for files nobody owns (``render.writer.sweep``).
 
 A complete build also leaves what the next one needs to plan incrementally (see
 ``plan.incremental``): the thread cache's epoch and generation it saw, a fingerprint of
-everything site-wide, each list's thread and month order, and the Message-ID
-lookup bucket and thread of every message (``mids``).
+everything site-wide, each list's thread order (``thread_order``: an incremental plan
+asks for the neighbours a thread had) and month order, the page of each message not
+on page 1 of its thread (``thread_pages``), the Message-ID
+lookup bucket and thread of every message (``mids``), and each list's patch series
+(``series``, a JSON item each, with the keys its versions are matched by in
+``series_keys``: an incremental plan reads only the series of the threads it looks at
+and of their versions, ``plan.storedseries``).
+
+Length: a few lines per record the builds keep (jobs, files, folders, lookup entries,
+thread order, series, a full plan's spool), all on one connection and its schema.
 
 ``lock_output`` is the lock a build holds while it writes and a publish while it reads
 output/ (``<cache_dir>/build.lock``), so neither sees the other's half-done work.
@@ -27,7 +35,7 @@ from ..sqlfile import files_changed, files_stamp, open_derived
 
 __all__ = ["STATE_VERSION", "BuildState", "RecordedFiles", "lock_output"]
 
-STATE_VERSION = "5"
+STATE_VERSION = "6"
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -42,6 +50,22 @@ CREATE TABLE IF NOT EXISTS mids (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS mids_by_prefix ON mids (prefix);
 CREATE INDEX IF NOT EXISTS mids_by_thread ON mids (slug, thread);
+CREATE TABLE IF NOT EXISTS thread_order (
+    slug TEXT NOT NULL, id TEXT NOT NULL, first INTEGER NOT NULL, PRIMARY KEY (slug, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS thread_order_by_first ON thread_order (slug, first, id);
+CREATE TABLE IF NOT EXISTS thread_pages (
+    slug TEXT NOT NULL, thread TEXT NOT NULL, pages TEXT NOT NULL, PRIMARY KEY (slug, thread)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS series (
+    slug TEXT NOT NULL, head TEXT NOT NULL, thread TEXT NOT NULL, date INTEGER NOT NULL, item TEXT NOT NULL,
+    PRIMARY KEY (slug, head)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS series_by_thread ON series (slug, thread);
+CREATE INDEX IF NOT EXISTS series_by_date ON series (slug, date, head);
+CREATE TABLE IF NOT EXISTS series_keys (
+    slug TEXT NOT NULL, key TEXT NOT NULL, head TEXT NOT NULL, PRIMARY KEY (slug, key, head)
+) WITHOUT ROWID;
 """
 
 _PLAN_SCHEMA = """
@@ -72,12 +96,15 @@ def lock_output(cache: Path) -> int:
     return acquire_lock(cache / "build.lock", LOCK_WAIT, "another listlib build or publish is running for this site")
 
 
-def _where_in_rows(db: sqlite3.Connection, select: str, values: Iterable[str]) -> Iterator[tuple[object, ...]]:
-    """Rows of ``select`` (ending in a column name) ``IN`` the values, chunked."""
+def _where_in_rows(
+    db: sqlite3.Connection, select: str, values: Iterable[str], before: tuple[object, ...] = ()
+) -> Iterator[tuple[object, ...]]:
+    """Rows of ``select`` (ending in a column name) ``IN`` the values, chunked;
+    ``before``: the values of the placeholders ``select`` has itself."""
     values = list(values)
     for start in range(0, len(values), _IN_CHUNK):
         chunk = values[start : start + _IN_CHUNK]
-        yield from db.execute(f"{select} IN ({','.join('?' * len(chunk))})", chunk)
+        yield from db.execute(f"{select} IN ({','.join('?' * len(chunk))})", (*before, *chunk))
 
 
 class RecordedFiles:
@@ -186,6 +213,93 @@ class BuildState:
         else:
             self.db.executemany("DELETE FROM mids WHERE call = ?", ((c,) for c in forget))
         self.db.executemany("INSERT OR REPLACE INTO mids VALUES (?, ?, ?, ?)", add)
+
+    # -- thread order -------------------------------------------------------------------
+
+    def replace_order(self, slug: str, forget: Iterable[str] | None, add: Iterable[tuple[str, int]]) -> None:
+        """Forget these threads of list ``slug`` in its recorded thread order (None: all)
+        and record (id, first date) ones."""
+        if forget is None:
+            self.db.execute("DELETE FROM thread_order WHERE slug = ?", (slug,))
+        else:
+            self.db.executemany("DELETE FROM thread_order WHERE slug = ? AND id = ?", ((slug, t) for t in forget))
+        self.db.executemany("INSERT OR REPLACE INTO thread_order VALUES (?, ?, ?)", ((slug, t, f) for t, f in add))
+
+    def order_neighbours(self, slug: str, thread_id: str) -> tuple[str | None, str | None] | None:
+        """The threads before and after a thread in the recorded order of list ``slug``
+        (by first date, id); None when it is not in it."""
+        found = self.db.execute(
+            "SELECT first FROM thread_order WHERE slug = ? AND id = ?", (slug, thread_id)
+        ).fetchone()
+        if found is None:
+            return None
+        key = (slug, found[0], thread_id)
+        before = self.db.execute(
+            "SELECT id FROM thread_order WHERE slug = ? AND (first, id) < (?, ?) ORDER BY first DESC, id DESC LIMIT 1",
+            key,
+        ).fetchone()
+        after = self.db.execute(
+            "SELECT id FROM thread_order WHERE slug = ? AND (first, id) > (?, ?) ORDER BY first, id LIMIT 1", key
+        ).fetchone()
+        return (before[0] if before else None, after[0] if after else None)
+
+    def replace_pages(self, slug: str, threads: Iterable[str] | None, pages: Iterable[tuple[str, str]]) -> None:
+        """Forget the recorded pages of these threads of list ``slug`` (None: of all) and
+        record (thread, its pages) ones."""
+        if threads is None:
+            self.db.execute("DELETE FROM thread_pages WHERE slug = ?", (slug,))
+        else:
+            self.db.executemany("DELETE FROM thread_pages WHERE slug = ? AND thread = ?", ((slug, t) for t in threads))
+        self.db.executemany("INSERT OR REPLACE INTO thread_pages VALUES (?, ?, ?)", ((slug, t, p) for t, p in pages))
+
+    def pages_of(self, slug: str, threads: Iterable[str]) -> dict[str, str]:
+        """Thread -> its recorded pages, for those of these threads of list ``slug`` that have some."""
+        select = "SELECT thread, pages FROM thread_pages WHERE slug = ? AND thread"
+        return {str(t): str(p) for t, p in _where_in_rows(self.db, select, threads, (slug,))}
+
+    # -- patch series ---------------------------------------------------------------------
+
+    def replace_series(
+        self, slug: str, threads: Iterable[str] | None, series: Iterable[tuple[str, str, int, str, Iterable[str]]]
+    ) -> None:
+        """Forget the series of these threads of list ``slug`` (None: all of its series) and
+        record (head, thread, date, item, keys) ones."""
+        if threads is None:
+            self.db.execute("DELETE FROM series WHERE slug = ?", (slug,))
+            self.db.execute("DELETE FROM series_keys WHERE slug = ?", (slug,))
+        else:
+            select = "SELECT head FROM series WHERE slug = ? AND thread"
+            heads = [str(head) for (head,) in _where_in_rows(self.db, select, threads, (slug,))]
+            self.db.executemany("DELETE FROM series WHERE slug = ? AND head = ?", ((slug, h) for h in heads))
+            self.db.executemany("DELETE FROM series_keys WHERE slug = ? AND head = ?", ((slug, h) for h in heads))
+        items = list(series)
+        self.db.executemany(
+            "INSERT OR REPLACE INTO series VALUES (?, ?, ?, ?, ?)",
+            ((slug, head, thread, date, item) for head, thread, date, item, _keys in items),
+        )
+        self.db.executemany(
+            "INSERT OR REPLACE INTO series_keys VALUES (?, ?, ?)",
+            ((slug, key, head) for head, _thread, _date, _item, keys in items for key in keys),
+        )
+
+    def series_of_threads(self, slug: str, threads: Iterable[str]) -> list[str]:
+        """The items of the series of these threads of list ``slug``."""
+        select = "SELECT item FROM series WHERE slug = ? AND thread"
+        return [str(item) for (item,) in _where_in_rows(self.db, select, threads, (slug,))]
+
+    def series_with_keys(self, slug: str, keys: Iterable[str]) -> list[str]:
+        """The items of the series of list ``slug`` matched by any of these keys."""
+        heads = {
+            str(h)
+            for (h,) in _where_in_rows(self.db, "SELECT head FROM series_keys WHERE slug = ? AND key", keys, (slug,))
+        }
+        select = "SELECT item FROM series WHERE slug = ? AND head"
+        return [str(item) for (item,) in _where_in_rows(self.db, select, sorted(heads), (slug,))]
+
+    def newest_series(self, slug: str, count: int) -> list[str]:
+        """The items of the ``count`` latest series of list ``slug`` by (date, head), latest first."""
+        select = "SELECT item FROM series WHERE slug = ? ORDER BY date DESC, head DESC LIMIT ?"
+        return [str(item) for (item,) in self.db.execute(select, (slug, count))]
 
     # -- a full plan, spooled (temporary tables: gone with the connection) ----------------
 
@@ -409,7 +523,10 @@ class BuildState:
             self._files_changed()
 
     def clear(self) -> None:
-        self.db.executescript("DELETE FROM jobs; DELETE FROM files; DELETE FROM mids; DELETE FROM folders;")
+        self.db.executescript(
+            "DELETE FROM jobs; DELETE FROM files; DELETE FROM mids; DELETE FROM folders;"
+            " DELETE FROM series; DELETE FROM series_keys; DELETE FROM thread_order; DELETE FROM thread_pages;"
+        )
         self.db.execute("DELETE FROM meta WHERE key != 'version'")
         self._files_changed()
 

@@ -18,6 +18,7 @@ from ..store.index import FILED, REMOVED, Index, Row
 from ..threadcache import ThreadEntry, ThreadLine
 from ..threadset import ThreadSet
 from ..values import Month
+from .series import SeriesLookup
 from .sources import ClassLookup, ListSource, ThreadSummary
 
 __all__ = ["StoredList"]
@@ -44,12 +45,17 @@ class StoredList(ListSource):
         self._recent: list[Row] = []
         self._month_rows: dict[Month, list[Row]] = {}
         self._all_series: list[Series] | None = None
+        self._summaries: dict[str, ThreadSummary] = {}
+        self._root_totals: dict[Month, tuple[int, int]] | None = None
 
-    def use_series(self, series: list[Series]) -> None:
-        """Give the list's series (``plan.incremental`` works them out from the last
-        build's and the changed threads: regrouping every thread is O(archive))."""
-        self._all_series = series
-        self._series = None
+    def use_series(self, series: list[Series] | SeriesLookup) -> None:
+        """Give the list's series, all of them or a lookup (``plan.incremental`` reads
+        them from the last build's and the changed threads: regrouping every thread is
+        O(archive), ``plan.storedseries``)."""
+        if isinstance(series, SeriesLookup):
+            self._all_series, self._series = None, series
+        else:
+            self._all_series, self._series = series, None
 
     def all_series(self) -> list[Series]:
         if self._all_series is None:
@@ -153,6 +159,47 @@ class StoredList(ListSource):
 
     def summaries(self) -> list[ThreadSummary]:
         return list(map(ThreadSummary._make, self._threadset.cache.thread_summaries(self.slug)))
+
+    # Without the whole order (an incremental plan): the thread cache's indexes answer.
+
+    def neighbours(self, thread_id: str) -> tuple[str | None, str | None]:
+        if self._order is not None:
+            return super().neighbours(thread_id)
+        summary = self.summaries_of([thread_id])[thread_id]
+        return self._threadset.cache.thread_neighbours(self.slug, summary.first, thread_id)
+
+    def summaries_of(self, ids: Iterable[str]) -> dict[str, ThreadSummary]:
+        if self._order is not None:
+            return super().summaries_of(ids)
+        wanted = set(ids)
+        missing = [tid for tid in wanted if tid not in self._summaries]
+        for found in self._threadset.cache.summaries_of(self.slug, missing):
+            self._summaries[found[1]] = ThreadSummary._make(found)
+        return {tid: self._summaries[tid] for tid in wanted if tid in self._summaries}
+
+    def latest(self, count: int) -> list[ThreadSummary]:
+        if self._order is not None:
+            return super().latest(count)
+        return list(map(ThreadSummary._make, self._threadset.cache.latest_threads(self.slug, count)))
+
+    def thread_count(self) -> int:
+        if self._order is not None:
+            return super().thread_count()
+        return sum(count for count, _last in self.root_totals().values())
+
+    def root_totals(self) -> dict[Month, tuple[int, int]]:
+        if self._order is not None:
+            return super().root_totals()
+        if self._root_totals is None:
+            totals = self._threadset.cache.root_totals(self.slug)
+            self._root_totals = {Month(*month): found for month, found in totals.items()}
+        return self._root_totals
+
+    def rooted(self, month: Month) -> list[ThreadSummary]:
+        if self._order is not None:
+            return super().rooted(month)
+        found = self._threadset.cache.rooted_summaries(self.slug, month.year, month.month)
+        return list(map(ThreadSummary._make, found))
 
     def recent(self, count: int) -> list[Row]:
         if len(self._recent) < count:

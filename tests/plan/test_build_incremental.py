@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 import shutil
+from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,10 +14,13 @@ import pytest
 
 from listlib.build import _load_theme, _plan, compare_plans
 from listlib.config import load_config
+from listlib.plan import builders
 from listlib.plan.builders import SiteJobs
 from listlib.plan.jobs import Plan
 from listlib.plan.state import BuildState
+from listlib.plan.stored import StoredList
 from listlib.store.core import Store
+from listlib.threadcache import ThreadCache, ThreadEntry
 from listlib.values import Month
 from listlib.verify import repair_store
 
@@ -189,3 +193,58 @@ def test_a_reply_to_an_old_thread_does_not_describe_the_old_months_messages_agai
         monkeypatch.setattr(SiteJobs, kind, spy)
     assert _plan_calls_on_work(site) == 1  # an incremental plan (a full one would describe every month)
     assert sorted(described) == ["date:2024-05", "date:2024-06", "messages:2024-06", "mmbox:2024-06"]
+
+
+def test_links_to_a_long_thread_the_change_leaves_alone_come_from_its_recorded_pages(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    big = "x" * 80_000 + "\n"  # two of these fill a thread page: the thread has three
+    add(site, post(1, "Logs", body=big))
+    add(site, *(post(n, "Re: Logs", reply_to=1, refs=(1,), at=timedelta(minutes=n), body=big) for n in (2, 3, 4)))
+    add(site, post(10, "Topic A", at=timedelta(days=5)), post(11, "Topic B", at=timedelta(days=10)))
+    build(site)
+    # A new thread in the same month: its by-date page links every message of the month,
+    # those of the long thread on its pages 2 and 3 included, without reading that thread.
+    add(site, post(12, "Topic C", at=timedelta(days=15)))
+    plan = assert_same_plan(site)
+    assert any(job.kind == "date" for job in plan.run)
+    read: list[str] = []
+    original = StoredList.threads
+
+    def spy(self: StoredList, ids: Iterable[str]) -> Mapping[str, ThreadEntry]:
+        wanted = list(ids)
+        read.extend(wanted)
+        return original(self, wanted)
+
+    monkeypatch.setattr(StoredList, "threads", spy)
+    assert _plan_calls_on_work(site) == 1
+    long_thread, _path = call_of(site, 1)
+    assert read and long_thread not in read
+
+
+def test_an_incremental_plan_never_reads_every_thread_of_a_list(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    add(site, post(1, "Plans"), post(2, "Other", at=timedelta(days=1)), post(3, "Third", at=timedelta(days=2)))
+    add(site, post(4, "Later", at=timedelta(days=40)))
+    build(site)
+    # A thread between two others, a reply, and a thread that took the first place.
+    add(site, post(5, "Between", at=timedelta(days=1, hours=1)), post(6, "Re: Plans", reply_to=1, refs=(1,)))
+    add(site, post(7, "Earliest", at=timedelta(days=-1)))
+    assert_same_plan(site)
+
+    def refuse(self: ThreadCache, slug: str) -> list[tuple[int, str, int, int, int, int]]:
+        raise AssertionError("the whole thread order was read")
+
+    monkeypatch.setattr(ThreadCache, "thread_summaries", refuse)
+    assert _plan_calls_on_work(site) == 1
+
+
+@pytest.mark.parametrize("size", [1, 2])
+def test_a_month_with_more_threads_than_a_sitemap_holds_plans_the_same_sitemaps(
+    site: Path, monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    monkeypatch.setattr(builders, "SITEMAP_SIZE", size)
+    add(site, *(post(n, f"Topic {n}", at=timedelta(days=n)) for n in range(1, 6)))
+    build(site)
+    add(site, post(9, "Topic 9", at=timedelta(days=2, hours=3)), post(10, "Re: Topic 5", reply_to=5, refs=(5,)))
+    plan = assert_same_plan(site)
+    assert any(job.kind == "site" for job in plan.run)
