@@ -17,6 +17,10 @@ journals (``discard``) and made again. The thread cache is derived too but share
 processes, so its owner discards it under its lock. The store's index is not derived
 data: nothing here discards it (only ``check --repair`` does, to rebuild it from the
 message files). ``snapshot`` reads a consistent view of any of them.
+
+Every connection's page cache is ``CACHE_KIB`` for its file and as much for its
+temporary tables: SQLite's default (2,000 KiB each) filled with the archive, so that a
+build of 8,400 messages held some 5 MB more of it than one of 2,100.
 """
 
 from __future__ import annotations
@@ -30,7 +34,15 @@ from typing import Any
 
 from .errors import DiskError
 
-__all__ = ["connect", "discard", "files_changed", "files_stamp", "open_derived", "snapshot", "use_wal"]
+__all__ = ["CACHE_KIB", "connect", "discard", "files_changed", "files_stamp", "open_derived", "snapshot", "use_wal"]
+
+CACHE_KIB = 512
+"""SQLite's page cache of a connection, per schema (the file, its temporary tables).
+Most reads stream (a month's rows, the plan's temporary tables, a page's build record):
+a full build of 5,000 generated messages took the same CPU time (11.8 s) with 512 KiB
+as with the default 2,000, and 20 to 30 MB less at its peak. A bound full before 2,000
+messages, so that memory does not grow with the archive. Bulk writers that need more
+ask for it while they write (``Index.filing_cache``)."""
 
 # Primary result codes (the low byte of an extended code): the disk, not the data.
 _DISK_CODES = {sqlite3.SQLITE_FULL: "no space left on the disk", sqlite3.SQLITE_IOERR: "disk I/O error"}
@@ -76,6 +88,8 @@ def connect(path: Path | str, **options: Any) -> sqlite3.Connection:
     """``sqlite3.connect`` for a listlib file: a full or failing disk is a ``DiskError``."""
     db = sqlite3.connect(path, factory=_Connection, **options)
     db.path = str(path)  # type: ignore[attr-defined]
+    db.execute(f"PRAGMA main.cache_size = -{CACHE_KIB}")
+    db.execute(f"PRAGMA temp.cache_size = -{CACHE_KIB}")
     return db
 
 

@@ -39,9 +39,12 @@ THREAD_KEY_CHARS = 10
 
 EXCERPT = 240
 
-AUTHORS_KEPT = 4096
+AUTHORS_KEPT = 256
 """How many authors' words a process keeps (``author_words``): a list's writers write
-again and again; a bound for a long-running process."""
+again and again. Small, so that it is full early (an indexing worker's memory does not
+grow with the archive): on linux-raid (19,526 messages, 1,447 authors) a worker indexing
+every other run of 256 messages misses 1,012 times in 9,798 with 256 entries, 925 with
+4,096; a miss costs some 16 us, a message's document some 370 us."""
 
 
 class SearchText(NamedTuple):

@@ -1,7 +1,9 @@
 """Runs of a big batch's postings kept on disk (``spill_run``) and merged back a band
 of terms at a time into a segment being written (``write_runs``): indexing a batch
 of any size then holds one run of ``update.RUN_DOCS`` documents being inverted and
-one band of terms being merged, never the whole segment's postings.
+one band of terms being merged, never the whole segment's postings; a band holds no
+more postings and terms than the biggest run (nor more than ``BAND_POSTINGS`` and
+``BAND_TERMS``), so that merging never takes more than inverting took.
 
 A run is ``bulk.Columns`` of consecutive documents, its terms in ``term_key`` order,
 as flat files in a folder of its own (``terms`` UTF-8 one after another, ``term_at``
@@ -40,6 +42,7 @@ _ARRAYS = {"ends": "<i8", "docs": "<u4", "impacts": "u1", "place_ends": "<i8", "
 class Run(NamedTuple):
     folder: Path
     terms: int
+    postings: int
 
 
 def spill_run(folder: Path, columns: Columns) -> Run:
@@ -51,7 +54,7 @@ def spill_run(folder: Path, columns: Columns) -> Run:
     np.array([0, *itertools.accumulate(map(len, encoded))], dtype="<i8").tofile(folder / "term_at")
     for name, dtype in _ARRAYS.items():
         np.ascontiguousarray(getattr(columns, name), dtype=dtype).tofile(folder / name)
-    return Run(folder, len(encoded))
+    return Run(folder, len(encoded), int(columns.ends[-1]) if len(columns.ends) else 0)
 
 
 class _Reader:
@@ -125,13 +128,17 @@ class _Reader:
 
 
 def write_runs(writer: SegmentWriter, runs: list[Run]) -> None:
-    """Hand ``writer`` the terms of ``runs`` (consecutive documents, in order) merged, a band at a time."""
-    readers = [_Reader(run, max(256, BAND_TERMS // max(len(runs), 1))) for run in runs]
+    """Hand ``writer`` the terms of ``runs`` (consecutive documents, in order) merged, a
+    band at a time: up to the terms and postings of the biggest run (a run of a few
+    hundred documents is merged in as small bands as it was inverted in)."""
+    band_terms = min(BAND_TERMS, max((run.terms for run in runs), default=0))
+    band_postings = min(BAND_POSTINGS, max((run.postings for run in runs), default=0))
+    readers = [_Reader(run, max(256, band_terms // max(len(runs), 1))) for run in runs]
     while True:
         lasts = [key for key in (reader.last() for reader in readers) if key is not None]
         if not lasts:
             return
-        share = max(1, BAND_POSTINGS // len(readers))
+        share = max(1, band_postings // len(readers))
         bound = min([*lasts, *(reader.within(share) for reader in readers if reader.last() is not None)])
         parts = [part for part in (reader.take(bound) for reader in readers) if part is not None]
         writer.add_terms(layout_of(merge_columns(parts, by_key=True)))

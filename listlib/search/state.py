@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..sqlfile import files_changed, files_stamp, open_derived
+from ..sqlfile import CACHE_KIB, files_changed, files_stamp, open_derived
 
 __all__ = ["SearchState"]
 
@@ -145,7 +145,8 @@ class SearchState:
     def stage(self) -> None:
         """Start staging the messages to add (none yet): ``stage_rows``, then ``number_staged``."""
         self.db.executescript(
-            "PRAGMA temp_store = FILE;"
+            # Setting temp_store makes the temporary tables' file anew, with SQLite's default cache.
+            f"PRAGMA temp_store = FILE; PRAGMA temp.cache_size = -{CACHE_KIB};"
             " DROP TABLE IF EXISTS temp.incoming; DROP TABLE IF EXISTS temp.staged;"
             " CREATE TEMP TABLE incoming (list TEXT NOT NULL, date INTEGER NOT NULL, call TEXT NOT NULL,"
             " year INTEGER NOT NULL, month INTEGER NOT NULL, raw_hash TEXT NOT NULL, row BLOB NOT NULL);"

@@ -11,8 +11,14 @@ rendering ends and the search index update would begin: that step still holds th
 segment's postings in memory (one segment per batch, by design), and threading holds a
 whole list (so the lists keep one size here).
 
-Marked xfail (strict) while the peak still grows: the day it stops growing, the test
-passes, strict xfail fails it, and the mark must go.
+What kept growing after that (some 20 MB from 2,100 to 8,400 messages, 2026-11-27) was
+memory bounded but not full at the small size: SQLite's page caches (2,000 KiB a
+schema a connection; now ``sqlfile.CACHE_KIB``, 512 KiB, full by 2,100 messages) and
+the pages the planning process shares with the render workers forked ahead of the plan,
+copied one by one as its collections wrote to every object in them (its objects are now
+frozen while the workers run, ``JobRunner.start``). Measured on 2026-11-27: 83 and
+105 MB before (main process 38 and 50 MB, each render worker 25 and 27 MB), 81 and
+85 MB after (main 37 and 37 MB, render workers 24 and 25 MB).
 """
 
 from __future__ import annotations
@@ -58,15 +64,6 @@ def _peak_of_plan_and_render(scale: ModuleType, watch: ModuleType, site: Path) -
 
 @pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/smaps_rollup").exists(), reason="needs Linux's smaps_rollup")
-@pytest.mark.xfail(
-    strict=True,
-    reason="not flat yet (issue 28): 77 MB at 2,100 messages, 98 MB at 8,400 on 2026-11-27 (95 allowed), after the "
-    "threader's caches were emptied a list at a time, plan batches capped at 500 jobs and 1,024 relative URLs kept "
-    "(82 and 114 MB before; spooled first: 80 and 117 MB; main before the sharded plan: 83 and 144 MB); the main "
-    "process still grows (30 -> 43 MB: its heap, not Python objects it keeps), each render worker 23 -> 26 MB; "
-    "about half of that is SQLite's page caches filling up to their bound (2 MB a database a connection): with every "
-    "cache at 64 KB the same builds took 70 and 83 MB (main 29 -> 36 MB), 2026-11-27",
-)
 def test_four_times_the_messages_take_no_more_memory_to_plan_and_render(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

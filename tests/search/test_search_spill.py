@@ -113,3 +113,35 @@ def test_a_batch_of_many_runs_is_indexed_in_bounded_pieces_as_in_one(
     assert _segment(site) == whole
     assert {query: found(site, query) for query in QUERIES} == answers
     assert not list((site / "output/search/seg").glob("*.runs")), "the runs are deleted"
+
+
+def test_a_band_holds_no_more_postings_than_the_biggest_run(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Small runs (tests, or a batch just over ``RUN_DOCS``) are merged back in bands of
+    their size, not of ``BAND_POSTINGS``: merging never takes more than inverting took."""
+    body = "Common words about raid and bitmap, m{n} and x{k}.\n"
+    add(site, *[post(n, f"Topic {n} raid", body=body.format(n=n, k=n % 7)) for n in range(1, 401)])
+    config = load_config(site / "listlib.toml")
+    update_index(config, clean=True)
+    whole = _segment(site)
+
+    runs: list[int] = []  # postings a run
+    bands: list[tuple[int, int, int]] = []  # (postings, its biggest term's, runs read)
+    spill_run, layout = spill.spill_run, spill.layout_of
+
+    def spilled(folder: Path, columns: Columns) -> spill.Run:
+        runs.append(len(columns.docs))
+        return spill_run(folder, columns)
+
+    def band(columns: Columns) -> Layout:
+        sizes = np.diff(columns.ends, prepend=0)
+        bands.append((len(columns.docs), int(sizes.max()), len(runs)))
+        return layout(columns)
+
+    monkeypatch.setattr(update, "RUN_DOCS", 50)
+    monkeypatch.setattr(spill, "spill_run", spilled)
+    monkeypatch.setattr(spill, "layout_of", band)
+    update_index(config, clean=True)
+    assert len(runs) > 2 and max(runs) < spill.BAND_POSTINGS
+    assert len(bands) > 2
+    assert all(postings <= max(runs) + count * biggest for postings, biggest, count in bands)
+    assert _segment(site) == whole

@@ -1,11 +1,12 @@
 """SQLite files: a derived file keeps its rows while its version holds, starts empty
-from another version or a damaged file, and a snapshot does not see later commits."""
+from another version or a damaged file, a snapshot does not see later commits, and a
+connection's page caches are small."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from listlib.sqlfile import connect, open_derived, snapshot
+from listlib.sqlfile import CACHE_KIB, connect, open_derived, snapshot
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -64,3 +65,14 @@ def test_a_snapshot_does_not_see_commits_made_meanwhile(tmp_path: Path) -> None:
     assert reader.execute("SELECT count(*) FROM items").fetchone() == (1,)
     writer.close()
     reader.close()
+
+
+def test_a_connections_page_caches_are_small_for_its_file_and_its_temporary_tables(tmp_path: Path) -> None:
+    """SQLite's default (2,000 KiB a schema) fills as the archive grows: a build's memory
+    would grow with it (tests/build/test_build_memory.py)."""
+    assert CACHE_KIB <= 512
+    for db in (connect(tmp_path / "plain.sqlite"), open_derived(tmp_path / "derived.sqlite", SCHEMA, "1")):
+        db.execute("CREATE TEMP TABLE scratch (x)")
+        for schema in ("main", "temp"):
+            assert db.execute(f"PRAGMA {schema}.cache_size").fetchone() == (-CACHE_KIB,)
+        db.close()
