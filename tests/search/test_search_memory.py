@@ -39,14 +39,15 @@ PER_LIST = 700
 SMALL, BIG = 3, 12
 """Lists in the small and the big archive: 2,100 and 8,400 messages."""
 RUN_DOCS = 512
-GROWTH = 1.05
-SLACK = 6 * 2**20
-"""The big archive's peak may exceed the small one's by 5% plus 6 MB (sampling and
-allocator noise). Before the messages to add were staged, each took about 2.4 KB
-over the processes at 20,000 to 100,000 messages (its row and class held by the main
-process and shared with the workers, and the memory the rows read a month at a time
-left behind); here that is hidden by what the workers still gain up to some 8,000
-messages (below)."""
+GROWTH = 1.08
+SLACK = 10 * 2**20
+"""The big archive's peak may exceed the small one's by 8% plus 10 MB: sampling and
+allocator noise, which moves either peak by 3-5 MB from run to run with the machine's
+load (the build's test allows 8% plus 12 MB). Flat measured 80 and 84 MB; what grew
+before measured 81 and 114 MB, well over the 97 MB this allows. Before the messages to
+add were staged, each took about 2.4 KB over the processes at 20,000 to 100,000
+messages (its row and class held by the main process and shared with the workers, and
+the memory the rows read a month at a time left behind)."""
 
 _CLASSIFY = """
 from pathlib import Path
