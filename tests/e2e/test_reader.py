@@ -170,7 +170,13 @@ class Tab:
     def wait(self, expression: str, timeout: float = 10) -> Any:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            value = self.js(expression)
+            try:
+                value = self.js(expression)
+            except RuntimeError as error:
+                # Asked while the page navigates (what a wait after a click is often for): not yet.
+                if "navigated or closed" not in str(error):
+                    raise
+                value = None
             if value:
                 return value
             time.sleep(0.05)
