@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -87,24 +88,10 @@ def test_a_batch_of_many_runs_is_indexed_in_bounded_pieces_as_in_one(
     whole = _segment(site)
     answers = {query: found(site, query) for query in QUERIES}
 
-    runs: list[int] = []
-    bands: list[tuple[int, int, int]] = []  # (postings, its biggest term's, runs read)
-    spill_run, layout = spill.spill_run, spill.layout_of
-
-    def spilled(folder: Path, columns: Columns) -> spill.Run:
-        runs.append(len(np.unique(columns.docs)))
-        return spill_run(folder, columns)
-
-    def band(columns: Columns) -> Layout:
-        sizes = np.diff(columns.ends, prepend=0)
-        bands.append((len(columns.docs), int(sizes.max()), len(runs)))
-        return layout(columns)
-
+    runs, bands = _watched(monkeypatch, lambda columns: len(np.unique(columns.docs)))  # documents a run
     monkeypatch.setattr(update, "RUN_DOCS", 50)
     monkeypatch.setattr(spill, "BAND_POSTINGS", 400)
     monkeypatch.setattr(spill, "BAND_TERMS", 200)
-    monkeypatch.setattr(spill, "spill_run", spilled)
-    monkeypatch.setattr(spill, "layout_of", band)
     update_index(config, clean=True, workers=workers)
     chunk = max(100, min(update._CHUNK_DOCS, 600 // (workers * 4)))
     assert len(runs) >= 600 // (50 + chunk) and max(runs) < 50 + chunk
@@ -124,12 +111,26 @@ def test_a_band_holds_no_more_postings_than_the_biggest_run(site: Path, monkeypa
     update_index(config, clean=True)
     whole = _segment(site)
 
-    runs: list[int] = []  # postings a run
-    bands: list[tuple[int, int, int]] = []  # (postings, its biggest term's, runs read)
+    runs, bands = _watched(monkeypatch, lambda columns: len(columns.docs))  # postings a run
+    monkeypatch.setattr(update, "RUN_DOCS", 50)
+    update_index(config, clean=True)
+    assert len(runs) > 2 and max(runs) < spill.BAND_POSTINGS
+    assert len(bands) > 2
+    assert all(postings <= max(runs) + count * biggest for postings, biggest, count in bands)
+    assert _segment(site) == whole
+
+
+def _watched(
+    monkeypatch: pytest.MonkeyPatch, size_of: Callable[[Columns], int]
+) -> tuple[list[int], list[tuple[int, int, int]]]:
+    """The spill watched: each run's size (``size_of`` its columns) and each band merged
+    back (its postings, its biggest term's, the runs spilled by then), as they come."""
+    runs: list[int] = []
+    bands: list[tuple[int, int, int]] = []
     spill_run, layout = spill.spill_run, spill.layout_of
 
     def spilled(folder: Path, columns: Columns) -> spill.Run:
-        runs.append(len(columns.docs))
+        runs.append(size_of(columns))
         return spill_run(folder, columns)
 
     def band(columns: Columns) -> Layout:
@@ -137,11 +138,6 @@ def test_a_band_holds_no_more_postings_than_the_biggest_run(site: Path, monkeypa
         bands.append((len(columns.docs), int(sizes.max()), len(runs)))
         return layout(columns)
 
-    monkeypatch.setattr(update, "RUN_DOCS", 50)
     monkeypatch.setattr(spill, "spill_run", spilled)
     monkeypatch.setattr(spill, "layout_of", band)
-    update_index(config, clean=True)
-    assert len(runs) > 2 and max(runs) < spill.BAND_POSTINGS
-    assert len(bands) > 2
-    assert all(postings <= max(runs) + count * biggest for postings, biggest, count in bands)
-    assert _segment(site) == whole
+    return runs, bands
