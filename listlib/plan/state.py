@@ -66,6 +66,8 @@ CREATE INDEX IF NOT EXISTS series_by_date ON series (slug, date, head);
 CREATE TABLE IF NOT EXISTS series_keys (
     slug TEXT NOT NULL, key TEXT NOT NULL, head TEXT NOT NULL, PRIMARY KEY (slug, key, head)
 ) WITHOUT ROWID;
+-- A series' keys forgotten by its head (``replace_series``) without a scan of the list's keys.
+CREATE INDEX IF NOT EXISTS series_keys_by_head ON series_keys (slug, head);
 """
 
 _PLAN_SCHEMA = """
