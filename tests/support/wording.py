@@ -11,9 +11,10 @@ folded parts and header labels inside it, and the mail's strings outside bodies
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -136,17 +137,59 @@ def english_left(
 ) -> list[tuple[str, str, str]]:
     """(English fragment, its key, the chunk it is in) for every English fragment in the
     page's chrome once the mail's strings are cut out (``feed``: the page is a feed)."""
-    cut = list(mail)
+    cut = _mail_cut(tuple(mail))
+    anywhere = _fragments_pattern(tuple(fragments))
     left = []
     for chunk in chrome_chunks(page, feed):
-        chunk = re.sub(r"\{\w+\}", "\0", chunk)  # a script's placeholders
-        for text in cut:
-            if text in chunk:
-                chunk = chunk.replace(text, "\0")
+        chunk = cut(re.sub(r"\{\w+\}", "\0", chunk))  # a script's placeholders, then the mail's strings
+        if anywhere.search(chunk) is None:
+            continue
         for fragment, key in fragments.items():
-            if re.search(rf"(?<![\w]){re.escape(fragment)}(?![\w])", chunk):
+            if _fragment_pattern(fragment).search(chunk):
                 left.append((fragment, key, chunk.strip()))
     return left
+
+
+@functools.lru_cache(maxsize=1024)
+def _fragment_pattern(fragment: str) -> re.Pattern[str]:
+    """A fragment as a word (or words) of its own."""
+    return re.compile(rf"(?<![\w]){re.escape(fragment)}(?![\w])")
+
+
+@functools.lru_cache(maxsize=4)
+def _fragments_pattern(fragments: tuple[str, ...]) -> re.Pattern[str]:
+    """Any of the fragments as words of their own (a chunk that matches is then asked
+    fragment by fragment: most chunks match none)."""
+    return re.compile(rf"(?<![\w])(?:{'|'.join(map(re.escape, fragments))})(?![\w])")
+
+
+_GRAM = 3
+
+
+@functools.lru_cache(maxsize=4)
+def _mail_cut(mail: tuple[str, ...]) -> Callable[[str], str]:
+    """A chunk with each of ``mail``'s strings that it holds replaced by NUL, in their
+    order (longest first). A page's chunks are asked only about the strings that start
+    with one of their three-letter pieces: thousands of subjects and names, a few per
+    chunk."""
+    starting: dict[str, list[int]] = {}
+    short = []
+    for at, text in enumerate(mail):
+        if len(text) < _GRAM:
+            short.append(at)
+        else:
+            starting.setdefault(text[:_GRAM], []).append(at)
+
+    def cut(chunk: str) -> str:
+        wanted = set(short)
+        for start in range(len(chunk) - _GRAM + 1):
+            wanted.update(starting.get(chunk[start : start + _GRAM], ()))
+        for at in sorted(wanted):
+            if mail[at] in chunk:
+                chunk = chunk.replace(mail[at], "\0")
+        return chunk
+
+    return cut
 
 
 def site_pages(output: Path) -> list[Path]:
