@@ -20,9 +20,11 @@ shard's rows and threads are ever held:
 - then the site's: the site index, the Message-ID lookup buckets (each read back
   from the spool, its rows in one batch for every list), the legacy maps, static files.
 
-What stays in memory across shards is per thread, not per message: each list's thread
-order (prev/next links and the list page), its patch series, and in ``Memory`` the
-page of each message not on page 1 of its thread. The same builders make the same jobs as an enumeration
+What stays in memory across shards is per thread of the list being planned, not per
+message: its thread order (prev/next links and the list page), its patch series, and
+in ``Memory`` the page of each message not on page 1 of its thread. Once the list is
+planned they go: ``Memory`` spools its part to the build state (``Memory.spool_list``)
+and the source lets go of the rest (``StoredList.let_go``). The same builders make the same jobs as an enumeration
 over lists held in memory (``SiteJobs.all``); only the order differs.
 """
 
@@ -66,6 +68,8 @@ def full_shards(
         memory.months[slug] = source.months()
         memory.marks[slug] = {Month(*m): mark for m, mark in marks.get(slug, {}).items()}
         memory.revisions[slug] = dict(source.revisions())
+        memory.spool_list(state, slug)
+        source.let_go()
     yield [jobs.site_index()]
     yield from _mid_shards(jobs, state)
     site = [job for job in (jobs.legacy_maps(), jobs.static()) if job is not None]

@@ -47,9 +47,10 @@ ever dropped. ``Memory`` is what a build leaves for the next one.
 from __future__ import annotations
 
 import json
+import pickle
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from ..series import Series
 from ..store.index import Row
@@ -96,29 +97,54 @@ class Memory:
     replace_mids: bool = False
     spooled_mids: bool = False
     """The lookup entries are those a sharded full plan spooled (``plan.full``)."""
+    spooled_lists: bool = False
+    """Some lists' parts are in the state's spool (``spool_list``)."""
+
+    def spool_list(self, state: BuildState, slug: str) -> None:
+        """Move what it holds of one list to ``state``'s spool (a temporary table), for
+        ``save`` to take back: a full plan holds one list's thread order, pages and
+        series at a time, not the whole site's (issue 28: 0.4 KB a message in the main
+        process at 80,000 messages)."""
+        part = {name: found.pop(slug) for name in _PER_LIST if slug in (found := getattr(self, name))}
+        state.spool_memory(slug, pickle.dumps(part, pickle.HIGHEST_PROTOCOL))
+        self.spooled_lists = True
 
     def save(self, state: BuildState) -> None:
         """Record it (inside the caller's transaction)."""
         state.set("epoch", self.epoch)
         state.set("generation", str(self.generation))
         state.set("fingerprint", self.fingerprint)
-        for slug, (forget, order) in self.orders.items():
-            state.replace_order(slug, forget, order)
-        for slug, months in self.months.items():
-            state.set(f"months:{slug}", json.dumps([list(m) for m in months]))
-        for slug, marks in self.marks.items():
-            state.set(f"marks:{slug}", json.dumps({str(month): mark for month, mark in marks.items()}))
-        for slug, revisions in self.revisions.items():
-            state.set(f"revisions:{slug}", json.dumps(revisions, sort_keys=True))
-        for slug, (threads, pages) in self.pages.items():
-            encoded = ((tid, json.dumps(found, sort_keys=True)) for tid, found in pages.items() if found)
-            state.replace_pages(slug, threads, encoded)
-        for slug, (threads, series) in self.series.items():
-            record_series(state, slug, threads, series)
+        if self.spooled_lists:
+            for slug, data in state.spooled_memory():
+                _save_list(state, slug, pickle.loads(data))
+        for slug in sorted({slug for name in _PER_LIST for slug in getattr(self, name)}):
+            _save_list(state, slug, {name: found[slug] for name in _PER_LIST if slug in (found := getattr(self, name))})
         if self.spooled_mids:
             state.adopt_spooled_mids()
         else:
             state.update_mids(self.forget_mids, self.add_mids, replace=self.replace_mids)
+
+
+_PER_LIST = ("orders", "months", "marks", "revisions", "pages", "series")
+"""The fields of ``Memory`` that are per list (slug -> ...)."""
+
+
+def _save_list(state: BuildState, slug: str, part: Mapping[str, Any]) -> None:
+    """Record ``Memory``'s fields of one list (field name -> its value for the list)."""
+    if "orders" in part:
+        state.replace_order(slug, *part["orders"])
+    if "months" in part:
+        state.set(f"months:{slug}", json.dumps([list(m) for m in part["months"]]))
+    if "marks" in part:
+        state.set(f"marks:{slug}", json.dumps({str(month): mark for month, mark in part["marks"].items()}))
+    if "revisions" in part:
+        state.set(f"revisions:{slug}", json.dumps(part["revisions"], sort_keys=True))
+    if "pages" in part:
+        threads, pages = part["pages"]
+        encoded = ((tid, json.dumps(found, sort_keys=True)) for tid, found in pages.items() if found)
+        state.replace_pages(slug, threads, encoded)
+    if "series" in part:
+        record_series(state, slug, *part["series"])
 
 
 def load_memory(state: BuildState) -> tuple[str, int, str] | None:

@@ -78,8 +78,10 @@ CREATE TEMP TABLE IF NOT EXISTS plan_mids (
 CREATE INDEX IF NOT EXISTS temp.plan_mids_by_prefix ON plan_mids (prefix);
 CREATE TEMP TABLE IF NOT EXISTS produced (path TEXT PRIMARY KEY, job TEXT NOT NULL) WITHOUT ROWID;
 CREATE TEMP TABLE IF NOT EXISTS plan_parked (number INTEGER PRIMARY KEY, data BLOB NOT NULL);
+CREATE TEMP TABLE IF NOT EXISTS plan_memory (slug TEXT PRIMARY KEY, data BLOB NOT NULL) WITHOUT ROWID;
 DELETE FROM plan_jobs;
 DELETE FROM plan_parked;
+DELETE FROM plan_memory;
 DELETE FROM plan_mids;
 DELETE FROM produced;
 """
@@ -337,6 +339,17 @@ class BuildState:
         for number in numbers:
             yield self.db.execute("SELECT data FROM plan_parked WHERE number = ?", (number,)).fetchone()[0]
         self.db.execute("DELETE FROM plan_parked")
+
+    def spool_memory(self, slug: str, data: bytes) -> None:
+        """Keep what a full plan will record of one list (``Memory.spool_list``) until
+        ``spooled_memory``."""
+        self.db.execute("INSERT OR REPLACE INTO plan_memory VALUES (?, ?)", (slug, data))
+
+    def spooled_memory(self) -> Iterator[tuple[str, bytes]]:
+        """(slug, what ``spool_memory`` kept of it), a list at a time, by slug."""
+        slugs = [slug for (slug,) in self.db.execute("SELECT slug FROM plan_memory ORDER BY slug")]
+        for slug in slugs:
+            yield slug, self.db.execute("SELECT data FROM plan_memory WHERE slug = ?", (slug,)).fetchone()[0]
 
     def spooled(self, job_ids: Iterable[str]) -> set[str]:
         """Those of these jobs that the spooled plan has (so far: a plan is spooled as it is made)."""

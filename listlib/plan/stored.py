@@ -70,6 +70,17 @@ class StoredList(ListSource):
         self._thread_of.clear()
         self._month_rows.clear()
 
+    def let_go(self) -> None:
+        """Drop what a full plan worked out for the whole list (its rows and threads, thread
+        order, thread pages and series) once the list is planned: the site's own jobs
+        after it are answered from the thread cache, as in an incremental plan, and a
+        plan holds one list's threads at a time, not the site's."""
+        self.forget()
+        self._order = self._position = None
+        self._pages = {}
+        self._series = self._all_series = None
+        self._summaries.clear()
+
     def held(self) -> int:
         """How many rows it remembers."""
         return len(self._rows)
