@@ -24,8 +24,9 @@ What stays in memory across shards is per thread of the list being planned, not 
 message: its thread order (prev/next links and the list page), its patch series, and
 in ``Memory`` the page of each message not on page 1 of its thread. Once the list is
 planned they go: ``Memory`` spools its part to the build state (``Memory.spool_list``)
-and the source lets go of the rest (``StoredList.let_go``). The same builders make the same jobs as an enumeration
-over lists held in memory (``SiteJobs.all``); only the order differs.
+and the source lets go of the rest (``StoredList.let_go``). The same builders make the
+same jobs as an enumeration over lists held in memory (``SiteJobs.all``); only the
+order differs.
 """
 
 from __future__ import annotations
