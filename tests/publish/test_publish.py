@@ -22,11 +22,13 @@ from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 
-from listlib.config import load_config
+from listlib.config import Config, load_config
 from listlib.fsutil import release_lock
 from listlib.manifest import load_manifest
 from listlib.plan.state import lock_output
+from listlib.publish.local import LocalCopy
 from listlib.publish.plan import INTENT_NAME, RECORD_NAME, Record, content_disposition, object_type, redirect_target
+from listlib.publish.run import publish_target
 from listlib.publish.shards import SHARD_DIR, assemble, parse_root, parse_shard
 from listlib.search.segment import meta_name
 
@@ -421,6 +423,44 @@ CRASH_POINTS = [
 ]
 
 
+def copy_published(s3: S3Server, config: Config, source: str, targets: list[str]) -> None:
+    """Make each of ``targets`` (s3:// URLs in ``source``'s bucket) what a publish to it
+    would have left where one to ``source`` did: every object under ``source``'s prefix
+    copied server-side with its headers, and the cache folder's local copy of the record.
+    The record's root and shards name paths relative to the prefix, so they copy as they
+    are; a redirect's location is a URL from the bucket's root (the prefix in it), so it
+    takes the new one."""
+    bucket, _, old = source.removeprefix("s3://").partition("/")
+    pages = s3.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=old)
+    keys = [item["Key"] for page in pages for item in page.get("Contents", [])]
+    assert keys
+    for key in keys:
+        head = s3.client.head_object(Bucket=bucket, Key=key)
+        location = head.get("WebsiteRedirectLocation")
+        relative = location is not None and not location.startswith(("http://", "https://"))
+        assert not relative or location.startswith(f"/{old}"), (key, location)
+        headers = {
+            name: head[name]
+            for name in ("ContentType", "CacheControl", "ContentEncoding", "ContentDisposition")
+            if head.get(name)
+        }
+        for target in targets:
+            new = target.removeprefix(f"s3://{bucket}/")
+            copy = {"Bucket": bucket, "Key": new + key.removeprefix(old), "CopySource": {"Bucket": bucket, "Key": key}}
+            if relative:
+                moved = f"/{new}{location.removeprefix(f'/{old}')}"
+                s3.client.copy_object(**copy, **headers, WebsiteRedirectLocation=moved, MetadataDirective="REPLACE")
+            else:
+                s3.client.copy_object(**copy, MetadataDirective="COPY")
+    there = LocalCopy(config.site.cache_dir, publish_target(config, source))
+    assert there.path.exists(), there.path
+    for target in targets:
+        here = LocalCopy(config.site.cache_dir, publish_target(config, target))
+        for path, copied in ((there.path, here.path), (there.quiet_path, here.quiet_path)):
+            if path.exists():
+                shutil.copyfile(path, copied)
+
+
 @pytest.mark.slow
 def test_a_kill_9_at_any_point_then_a_rerun_converges(site: Path, s3: S3Server) -> None:
     """Per crash point, its own prefix: published, a message removed and published (its
@@ -428,12 +468,14 @@ def test_a_kill_9_at_any_point_then_a_rerun_converges(site: Path, s3: S3Server) 
     at the point and run again: the bucket is output/ and the record exactly."""
     bucket = bucket_of(site)
     targets = {point: f"s3://{bucket}/crash{number}/" for number, point in enumerate(CRASH_POINTS)}
-    for target in targets.values():
-        publish(site, target)
+    first, *others = targets.values()
+    publish(site, first)
     config = load_config(site / "listlib.toml")
     remove_first_dev_message(site)
-    for target in targets.values():
-        assert publish(site, target)["pending"] > 0
+    assert publish(site, first)["pending"] > 0
+    # The set-up is the same work on every prefix: done once, then copied server-side
+    # with the local copy of the record (the bucket holds the same bytes: same ETag).
+    copy_published(s3, config, first, others)
     add_message(site, "Crash test thread", "<crash-1@example.org>")
     uploads = publish(site, "--dry-run", next(iter(targets.values())))["uploaded"]
     assert isinstance(uploads, int) and uploads >= 4
