@@ -6,6 +6,7 @@ And a real SeaweedFS (``weed mini``), which also checks credentials; skips witho
 
 from __future__ import annotations
 
+import hashlib
 import http.client
 import json
 import logging
@@ -108,6 +109,23 @@ class S3Server:
                     "disposition": answer.get("ContentDisposition"),
                     "redirect": answer.get("WebsiteRedirectLocation"),
                 }
+        return found
+
+    def bodies(self, bucket: str, prefix: str, known: dict[str, bytes]) -> dict[str, dict[str, Any]]:
+        """Key under ``prefix`` -> {"body"} of every object (``objects`` without the
+        headers), the bytes of an object whose ETag is in ``known`` not fetched again:
+        ``known`` maps the ETags of objects put in one part, their bytes' MD5, to the
+        bytes fetched (checked against that MD5 before they go in)."""
+        found: dict[str, dict[str, Any]] = {}
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=prefix):
+            for item in page.get("Contents", []):
+                etag = item["ETag"]
+                body = known.get(etag)
+                if body is None:
+                    body = self.client.get_object(Bucket=bucket, Key=item["Key"], IfMatch=etag)["Body"].read()
+                    if etag == f'"{hashlib.md5(body).hexdigest()}"':
+                        known[etag] = body
+                found[item["Key"].removeprefix(prefix)] = {"body": body}
         return found
 
 
