@@ -86,7 +86,16 @@ from .series import month_series_label
 from .shown import Words, author, participants, subject, words_of
 from .sources import ListSource, LoadedList, ThreadSummary, month_of
 
-__all__ = ["FEED_SIZE", "LATEST_THREADS", "MidMember", "SERIES_FEED_SIZE", "SiteJobs", "mid_bucket", "mid_digest"]
+__all__ = [
+    "FEED_SIZE",
+    "LATEST_THREADS",
+    "MID_ITEMS_A_WEIGHT",
+    "MidMember",
+    "SERIES_FEED_SIZE",
+    "SiteJobs",
+    "mid_bucket",
+    "mid_digest",
+]
 
 MidMember = tuple[str, Any, Any]
 """What a message puts in its lookup bucket: ("entry", digest, ``MidEntry``), ("removed",
@@ -97,6 +106,13 @@ SERIES_FEED_SIZE = 30
 """Patch series in a list's series feed."""
 LATEST_THREADS = 10
 """Threads listed as latest on a list's index page."""
+MID_ITEMS_A_WEIGHT = 4
+"""A lookup bucket weighs one for every this many of its pages (an entry of a Message-ID,
+a public-inbox-style folder): more than they cost to render (a message shown costs
+about ten times a lookup page), so that a full plan's batch of buckets
+(``plan.full.BATCH_WEIGHT``) holds some 8,000 entries whatever the archive's size. At
+one for every 20, a batch held 500 buckets of 40 entries at 80,000 messages (12 MB in
+the main process, against 3 MB at 20,000: issue 28) and some 40,000 entries at 1,000,000."""
 SITEMAP_SIZE = 40_000
 """Thread pages per sitemap file (the protocol allows 50,000): a month with more threads
 has several."""
@@ -169,6 +185,11 @@ class SiteJobs:
         self._mid_digests.clear()
         for source in self.sources.values():
             source.forget()
+
+    def let_go(self, slug: str) -> None:
+        """Drop what is remembered of list ``slug``'s threads (its threads by the month of
+        their root) once a full plan has planned it: ``rooted`` then asks the source."""
+        self._sitemap_months.pop(slug, None)
 
     def make(self, kind: str, of: tuple[object, ...], record: tuple[object, ...], weight: int = 1) -> Job:
         """The job of kind ``kind`` named by ``of`` (``job_id``), with its record."""
@@ -658,7 +679,7 @@ class SiteJobs:
             for digest in sorted(entries.keys() | removed.keys())
         )
         record = MidPages(self.site, groups, tuple(sorted(path for _order, path in paths.values())))
-        return self.make("mid", (prefix,), record, weight=max(1, (len(groups) + len(paths)) // 20))
+        return self.make("mid", (prefix,), record, weight=max(1, (len(groups) + len(paths)) // MID_ITEMS_A_WEIGHT))
 
     def _mid_paths(
         self,

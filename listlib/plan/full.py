@@ -24,7 +24,8 @@ What stays in memory across shards is per thread of the list being planned, not 
 message: its thread order (prev/next links and the list page), its patch series, and
 in ``Memory`` the page of each message not on page 1 of its thread. Once the list is
 planned they go: ``Memory`` spools its part to the build state (``Memory.spool_list``)
-and the source lets go of the rest (``StoredList.let_go``). The same builders make the
+and the source and the builders let go of the rest (``StoredList.let_go``,
+``SiteJobs.let_go``); the plan's estimate (``estimate_full``) reads one list at a time too. The same builders make the
 same jobs as an enumeration over lists held in memory (``SiteJobs.all``); only the
 order differs.
 """
@@ -36,12 +37,13 @@ import marshal
 import math
 import pickle
 import time
+from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import ExitStack
 
 from ..series import Series
 from ..values import Month
-from .builders import SITEMAP_SIZE, SiteJobs, mid_bucket, mid_digest
+from .builders import MID_ITEMS_A_WEIGHT, SITEMAP_SIZE, SiteJobs, mid_bucket, mid_digest
 from .incremental import Memory
 from .jobs import Job, Plan
 from .kinds import ThreadPage
@@ -71,6 +73,7 @@ def full_shards(
         memory.revisions[slug] = dict(source.revisions())
         memory.spool_list(state, slug)
         source.let_go()
+        jobs.let_go(slug)
     yield [jobs.site_index()]
     yield from _mid_shards(jobs, state)
     site = [job for job in (jobs.legacy_maps(), jobs.static()) if job is not None]
@@ -87,7 +90,11 @@ def estimate_full(jobs: SiteJobs) -> tuple[int, int]:
     for source in jobs.sources.values():
         if not isinstance(source, StoredList):
             raise TypeError("a sharded plan reads its lists through StoredList")
-        threads = [t.count for t in source.order()]
+        order = source.order()
+        threads = [t.count for t in order]
+        rooted = Counter((t.year, t.month) for t in order)
+        del order
+        source.let_go()  # its plan reads the order again: the estimate holds one list's at a time
         count += 2 * len(threads)  # thread and tmbox
         weight += sum(2 + n for n in threads) + sum(1 + n // 4 for n in threads)
         for counts in source.thread_month_counts().values():
@@ -95,7 +102,7 @@ def estimate_full(jobs: SiteJobs) -> tuple[int, int]:
             messages += here
             count += len(counts) + 3  # messages (one per thread), month, date, mmbox
             weight += sum(1 + n // 20 for n in counts) + 1 + len(counts) // 10 + 2 + here // 10 + here // 4
-        sitemaps = sum(-(-len(group) // SITEMAP_SIZE) for group in jobs.sitemap_months(source.slug).values())
+        sitemaps = sum(-(-n // SITEMAP_SIZE) for n in rooted.values())
         count += sitemaps + 3  # and the list, feed and series feed
         weight += sitemaps + 1 + 3 + 2
         _prefix, legacy, pages = jobs.legacy.get(source.slug, ("", None, False))
@@ -121,7 +128,7 @@ _BUCKETS = 4_096
 def _expected_buckets(messages: int, members: int) -> tuple[int, int]:
     """How many lookup buckets ``messages`` Message-IDs (hashed: each in a bucket at
     random) are expected to fill, and the expected summed weight of their jobs (``mid_job``:
-    a bucket of k messages weighs ``max(1, members * k // 20)``)."""
+    a bucket of k messages weighs ``max(1, members * k // MID_ITEMS_A_WEIGHT)``)."""
     if messages == 0:
         return 0, 0
     mean = messages / _BUCKETS
@@ -129,7 +136,7 @@ def _expected_buckets(messages: int, members: int) -> tuple[int, int]:
     for k in range(1, int(mean + 12 * math.sqrt(mean) + 30)):
         share = math.exp(k * math.log(mean) - mean - math.lgamma(k + 1))  # Poisson
         filled += share
-        weight += share * max(1, members * k // 20)
+        weight += share * max(1, members * k // MID_ITEMS_A_WEIGHT)
     return round(_BUCKETS * filled), round(_BUCKETS * weight)
 
 
@@ -238,9 +245,10 @@ BATCH_WEIGHT = 2_000
 """Work (job weights, about one per message shown) planned together and handed to the
 renderers heaviest job first: what a full build holds of its plan at a time."""
 BATCH_JOBS = 500
-"""Jobs planned together at most, whatever their weight: a lookup bucket of two messages
+"""Jobs planned together at most, whatever their weight: a lookup bucket of a few messages
 weighs 1 (``mid_job``), and 2,000 of them held some 5 MB (issue 28: the peak of a full
-build grew with the site's messages by that much, at the end, where the buckets are planned)."""
+build grew with the site's messages by that much, at the end, where the buckets are
+planned). Bigger buckets weigh more (``builders.MID_ITEMS_A_WEIGHT``)."""
 
 
 class StreamedPlan:

@@ -147,3 +147,33 @@ def test_a_full_build_renders_its_first_jobs_before_the_plan_is_made_and_makes_t
     assert events.index("job-done") > last_planned, "one batch: planned whole before rendering"
     assert (again.jobs_run, again.jobs_kept) == (report.jobs_run, report.jobs_kept)
     assert tree(site / "output") == streamed
+
+
+def test_a_batch_of_lookup_buckets_holds_about_as_many_entries_whatever_the_buckets_size(
+    site: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A bucket's weight grows with its entries, so that a full plan's batch of buckets
+    # (BATCH_WEIGHT, BATCH_JOBS) holds a bounded number of them: the main process's
+    # peak at the end of a full plan stays flat as the archive (and each bucket) grows.
+    add(site, post(1, "Hello"))
+    made: list[SiteJobs] = []
+
+    def recording(*args: Any, **kwargs: Any) -> SiteJobs:
+        made.append(SiteJobs(*args, **kwargs))
+        return made[-1]
+
+    monkeypatch.setattr(build_module, "SiteJobs", recording)
+    config = load_config(site / "listlib.toml")
+    with BuildState(config.site.cache_dir / "build.sqlite") as state:
+        _whole(_plan(config, _load_theme(config), state, full=True).plan)
+    held = []
+    for size in (1, 2, 3, 7, 10, 20, 40, 41, 100, 244, 488, 1_000, 5_000):
+        members = [
+            ("entry", f"{k:040x}", (f"<m{k}@x>", "dev", "Dev", f"dev/2020/01/{k}.html", "Subject", "0"))
+            for k in range(size)
+        ]
+        job = made[-1].mid_job("ab", members)
+        assert job is not None
+        per_batch = min(full.BATCH_JOBS, -(-full.BATCH_WEIGHT // job.weight))
+        held.append(per_batch * size)
+    assert max(held) <= 5 * full.BATCH_WEIGHT, held
