@@ -25,9 +25,9 @@ message: its thread order (prev/next links and the list page), its patch series,
 in ``Memory`` the page of each message not on page 1 of its thread. Once the list is
 planned they go: ``Memory`` spools its part to the build state (``Memory.spool_list``)
 and the source and the builders let go of the rest (``StoredList.let_go``,
-``SiteJobs.let_go``); the plan's estimate (``estimate_full``) reads one list at a time too. The same builders make the
-same jobs as an enumeration over lists held in memory (``SiteJobs.all``); only the
-order differs.
+``SiteJobs.let_go``); the plan's estimate (``estimate_full``) reads one list at a time
+too. The same builders make the same jobs as an enumeration over lists held in memory
+(``SiteJobs.all``); only the order differs.
 """
 
 from __future__ import annotations
