@@ -55,34 +55,13 @@ def edge_files() -> list[str]:
 
 
 def import_and_verify(source: Path, content: Path, digests: dict[str, str] | None = None) -> FilingReport:
-    """Import ``source`` into the store at ``content``: it adds up, every stored file holds
-    exactly the bytes read for it, and the store checks. With ``digests`` (origin ->
-    SHA-256, returned by ``source_digests``), the source is not read again for them."""
+    """Import ``source`` into the store at ``content`` (empty, or filled before): it adds
+    up, the index rows already there are unchanged and their files untouched (same size,
+    inode and modification time: their bytes were checked when they were filed), every
+    row it adds holds exactly the bytes read for it, and the store checks. With
+    ``digests`` (origin -> SHA-256, ``source_digests``), the source is not read for them."""
     if digests is None:
         digests = source_digests(source)
-    with Store(content).open() as store:
-        before = store.index.count()
-        report = file_sources(store, LISTS, [source])
-        assert report.messages == len(digests)
-        assert report.filed + report.duplicates + report.failed == report.messages
-        rows = list(store.index.iter_rows())
-        assert len(rows) - before == report.filed + report.failed
-        for row in rows:
-            stored = hashlib.sha256((content / row.path).read_bytes()).hexdigest()
-            assert stored == digests[row.origin], f"{row.path} differs from {row.origin}"
-        assert check_store(store).ok
-    return report
-
-
-def source_digests(source: Path) -> dict[str, str]:
-    return {m.origin: hashlib.sha256(m.raw).hexdigest() for m in open_source(source).iter_mail()}
-
-
-def import_again_and_verify(source: Path, content: Path, digests: dict[str, str]) -> FilingReport:
-    """Import ``source`` again into the store ``import_and_verify`` filled from it: it
-    adds up, the index rows already there are unchanged and their files untouched (same
-    size, inode and modification time: their bytes were checked after the first import),
-    a row it adds holds exactly the bytes read for it, and the store checks."""
     with Store(content).open() as store:
         old = list(store.index.iter_rows())
         files = {row.path: _signature(content / row.path) for row in old}
@@ -100,6 +79,10 @@ def import_again_and_verify(source: Path, content: Path, digests: dict[str, str]
                 assert stored == digests[row.origin], f"{row.path} differs from {row.origin}"
         assert check_store(store).ok
     return report
+
+
+def source_digests(source: Path) -> dict[str, str]:
+    return {m.origin: hashlib.sha256(m.raw).hexdigest() for m in open_source(source).iter_mail()}
 
 
 def _signature(path: Path) -> tuple[int, int, int]:
@@ -143,7 +126,7 @@ def test_real_archive_imports_exactly(name: str, corpora_dir: Path, tmp_path: Pa
         assert_each_doubled_message_filed_once(report, tmp_path / "content")
     for path in [source] if source.is_file() else sorted(source.rglob("*.gz")):
         assert_split_is_lossless(path)
-    again = import_again_and_verify(source, tmp_path / "content", digests)
+    again = import_and_verify(source, tmp_path / "content", digests)
     assert (again.filed, again.duplicates) == (0, report.messages - report.failed)
 
 
