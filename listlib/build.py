@@ -8,8 +8,11 @@ in the size of the archive and the workers render while this process plans; eith
 way the jobs come from the same builders and are compared with the keys the last
 builds recorded (``plan``, ``buildstate``). It runs the jobs that changed on every
 core (``render``), removes the files that no longer
-belong, and records what the next build plans from. Only one build runs at a time
-per site (a lock in the cache folder).
+belong, and records what the next build plans from. Then the search index is brought
+up to date (``search.update``); an update that indexes nothing (a take-down, messages
+hidden) runs instead in a child process from the start, beside the plan and the
+rendering, when the build has more than one core. Only one build runs at a time per
+site (a lock in the cache folder, which that child holds too).
 
 Length: the order of a build's steps (lock, threads, plan, render, clean-up, record)
 is its crash safety; it is kept in one module so it reads top to bottom.
@@ -34,6 +37,7 @@ from .classcache import ClassCache, classes_digest
 from .codedigest import code_digest, render_digest
 from .config import Config
 from .errors import BuildError
+from .forkpool import Child, fork_child
 from .fsutil import release_lock
 from .heap import trim_heap
 from .legacy.mapfile import LegacyMap, required_map
@@ -59,7 +63,7 @@ from .render.writer import (
     sweep,
 )
 from .search.spool import SPOOL_DIR, DisplayedText, clear_spool
-from .search.update import SearchReport, update_index
+from .search.update import SearchReport, purge_index, update_index
 from .store.core import Store
 from .theme import Theme, load_theme
 from .threadset import ThreadSet
@@ -442,21 +446,28 @@ def build_site(
     folders that changed). ``fault`` is called at named points (crash tests kill the
     process there). ``cluster``: render on the workers of this Dask scheduler
     (``tcp://HOST:8786``) instead of this machine's cores; everything else (threads,
-    plan, records, search index) is done here."""
+    plan, records, search index) is done here. On more than one core, a search update
+    that indexes nothing runs beside the plan and the rendering (``purge_index``, in
+    a child process that dies with this one; its fault points kill this process)."""
     started = time.monotonic()
     cache = config.site.cache_dir
     output = config.site.output_dir
     lock = lock_output(cache)
+    beside: Child[SearchReport | None] | None = None
     try:
         theme = _load_theme(config)
         with BuildState(cache / "build.sqlite") as state:
             _check_lists_kept(config, state)
+            cores = workers or os.cpu_count() or 1
+            # A search update that indexes nothing (a take-down, messages hidden) needs
+            # nothing the rendering makes: it runs on another core from now on.
+            if cores > 1 and not clean:
+                beside = fork_child(partial(purge_index, config, verify=verify, fault=fault))
             checking = time.monotonic()
             damaged, looked = ([], []) if clean else _invalidate_damaged(output, state, verify)
             check_seconds = time.monotonic() - checking
             if clean:
                 _clean_output(config, state)
-            cores = workers or os.cpu_count() or 1
             # Thread pages display every message they show: the search step reads their text from here.
             spool = cache / SPOOL_DIR
             clear_spool(spool)
@@ -479,8 +490,13 @@ def build_site(
             # Rendering left freed memory scattered over the heap: index workers would inherit it.
             gc.collect()
             trim_heap()
-        report.search = update_index(config, clean=clean, verify=verify, workers=cores, fault=fault, spool=spool)
+        searched = beside.result() if beside is not None else None
+        if searched is None:
+            searched = update_index(config, clean=clean, verify=verify, workers=cores, fault=fault, spool=spool)
+        report.search = searched
     finally:
+        if beside is not None:
+            beside.wait()  # a build that failed: the update beside it ends first (after ``result``: at once)
         clear_spool(cache / SPOOL_DIR)
         release_lock(lock)
     report.seconds = time.monotonic() - started

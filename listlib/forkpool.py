@@ -1,5 +1,5 @@
 """Run work in forked child processes: a pool of workers (``ForkPool``) or one
-computation (``run_in_child``). Never decides whether work is worth a child (callers
+computation (``run_in_child``, ``fork_child``). Never decides whether work is worth a child (callers
 do: each has its own threshold) and never touches what the work reads or writes.
 
 The rules for forking, written once:
@@ -11,8 +11,8 @@ The rules for forking, written once:
   moment stays held in the child for ever. A pool's workers are forked when the pool
   is made, by the thread that makes it, and run only their initializer and their
   tasks, never code that takes the parent's locks (the store, logging, SQLite
-  connections). ``run_in_child`` runs any function, so it does not fork while other
-  threads are running: the work is done in this process instead.
+  connections). ``fork_child`` runs any function, so it does not fork while other
+  threads are running (``run_in_child`` then does the work in this process).
 - Forked memory is shared until written, and reference counts and the garbage
   collector write to every object they touch. Fork early, before loading what the
   work does not need; a pool forked late (``late=True``) first collects and freezes
@@ -23,14 +23,14 @@ The rules for forking, written once:
   files, close its SQLite connections (a close may checkpoint the parent's WAL) or
   run its ``finally`` blocks and ``atexit`` hooks. Pool workers leave through
   ``multiprocessing`` (which flushes the standard streams before forking);
-  ``run_in_child``'s child leaves with ``os._exit``.
-- A worker dies with its parent (Linux: ``PR_SET_PDEATHSIG``): a parent killed by
-  ``kill -9`` must not leave workers behind, blocked for ever on the task queue and
+  ``fork_child``'s child leaves with ``os._exit``.
+- A worker or child dies with its parent (Linux: ``PR_SET_PDEATHSIG``): a parent
+  killed by ``kill -9`` must not leave workers behind, blocked for ever on the task queue and
   holding copies of the parent's file locks (the store lock, a public-inbox epoch's
   lock), which would make the next run wait for locks nobody releases.
 - Results come back pickled: keep them small (a worker drops what the parent does not
-  need). A child of ``run_in_child`` that fails or sends nothing is not an error:
-  the work is done again in this process, with the same result, only later.
+  need). A child that fails or sends nothing is not an error: ``Child.result`` does
+  the work again in this process, with the same result, only later.
 """
 
 from __future__ import annotations
@@ -44,9 +44,9 @@ import signal
 import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
-__all__ = ["ForkPool", "run_in_child"]
+__all__ = ["Child", "ForkPool", "fork_child", "run_in_child"]
 
 T = TypeVar("T")
 
@@ -120,21 +120,61 @@ def run_in_child(compute: Callable[[], T], *, big: bool) -> Callable[[], T]:
     Big work runs in a forked child (it shares the inputs without copying them and
     sends back only the result) while this process goes on; small work, or when
     forking is unsafe (other threads running) or fails, runs right here."""
-    if not big or not hasattr(os, "fork") or threading.active_count() > 1:
-        return compute
+    child = fork_child(compute) if big else None
+    return compute if child is None else child.result
+
+
+class Child(Generic[T]):
+    """A computation running in a forked child process (``fork_child``)."""
+
+    def __init__(self, compute: Callable[[], T], pid: int, read_end: int) -> None:
+        self._compute, self._pid, self._read_end = compute, pid, read_end
+        self._done = False
+
+    def result(self) -> T:
+        """Wait for the child and return its result; when it failed or sent nothing,
+        compute it here."""
+        data, status = self._join()
+        if status != 0 or not data:
+            return self._compute()
+        result: T = pickle.loads(data)
+        return result
+
+    def wait(self) -> None:
+        """Wait for the child to end, discarding its result (never computes here). Does
+        nothing after ``result`` or ``wait``."""
+        self._join()
+
+    def _join(self) -> tuple[bytes, int]:
+        if self._done:
+            return b"", 1
+        self._done = True
+        with os.fdopen(self._read_end, "rb") as received:
+            data = received.read()
+        _, status = os.waitpid(self._pid, 0)
+        return data, status
+
+
+def fork_child(compute: Callable[[], T]) -> Child[T] | None:
+    """Start ``compute`` in a forked child that dies with this process; None (nothing
+    started) when forking is unsafe (other threads running) or fails."""
+    if not hasattr(os, "fork") or threading.active_count() > 1:
+        return None
     try:
         read_end, write_end = os.pipe()
     except OSError:
-        return compute
+        return None
+    parent = os.getpid()
     try:
         pid = os.fork()
     except OSError:
         os.close(read_end)
         os.close(write_end)
-        return compute
+        return None
     if pid == 0:  # the child: compute, send, leave without running any cleanup
         status = 1
         try:
+            _die_with_parent(parent)
             os.close(read_end)
             with os.fdopen(write_end, "wb") as out:
                 pickle.dump(compute(), out, protocol=pickle.HIGHEST_PROTOCOL)
@@ -142,14 +182,4 @@ def run_in_child(compute: Callable[[], T], *, big: bool) -> Callable[[], T]:
         finally:
             os._exit(status)
     os.close(write_end)
-
-    def join() -> T:
-        with os.fdopen(read_end, "rb") as received:
-            data = received.read()
-        _, status = os.waitpid(pid, 0)
-        if status != 0 or not data:
-            return compute()
-        result: T = pickle.loads(data)
-        return result
-
-    return join
+    return Child(compute, pid, read_end)

@@ -28,7 +28,11 @@ def fault_from_env() -> Callable[[str], None] | None:
     """Crash tests set LISTLIB_CRASH_AT=POINT:N to SIGKILL this process the N-th time
     it reaches POINT (a real kill -9 at an exact moment; see tests/store/test_crash.py), or
     LISTLIB_STOP_AT=POINT:N to SIGSTOP it there (the test then breaks something, such
-    as the POP3 server, and lets it continue with SIGCONT)."""
+    as the POP3 server, and lets it continue with SIGCONT). Reached in a child process
+    of the command (a build's search update runs beside its rendering, ``build``), the
+    SIGKILL goes to the command's process first (the test kills the command, whose
+    children die with it), then to the child; a SIGSTOP only stops the child."""
+    command = os.getpid()
     points: list[tuple[str, signal.Signals]] = []
     remaining: list[int] = []
     for variable, sig in (("LISTLIB_CRASH_AT", signal.SIGKILL), ("LISTLIB_STOP_AT", signal.SIGSTOP)):
@@ -45,6 +49,8 @@ def fault_from_env() -> Callable[[str], None] | None:
             if name == point:
                 remaining[number] -= 1
                 if remaining[number] == 0:
+                    if sig == signal.SIGKILL and os.getpid() != command:
+                        os.kill(command, sig)
                     os.kill(os.getpid(), sig)
 
     return fault

@@ -47,6 +47,7 @@ from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -204,9 +205,25 @@ class _Adding:
     (``SearchState.stage``), read back a run at a time with their classes: an update
     holds the rows of the runs being indexed, not those of every message it adds."""
 
-    def __init__(self, state: SearchState, class_cache: ClassCache) -> None:
-        self.state, self.class_cache = state, class_cache
+    def __init__(self, state: SearchState, open_classes: Callable[[], ClassCache]) -> None:
+        self.state = state
+        self._open_classes = open_classes
+        self._classes: ClassCache | None = None
         self.count = 0
+        self.allowed = True
+        """False: the update must add nothing (``purge_index``)."""
+
+    @property
+    def class_cache(self) -> ClassCache:
+        """The class cache, opened when first asked (an update that adds nothing never
+        opens it)."""
+        if self._classes is None:
+            self._classes = self._open_classes()
+        return self._classes
+
+    def close(self) -> None:
+        if self._classes is not None:
+            self._classes.close()
 
     def stage(self, rows: list[Row]) -> None:
         self.state.stage_rows(
@@ -216,6 +233,8 @@ class _Adding:
 
     def number(self) -> None:
         self.count = self.state.number_staged()
+        if self.count and not self.allowed:
+            raise _WouldAdd
 
     def job(self, first: int, start: int, end: int) -> _Job:
         """The messages numbered ``start`` to before ``end``, as the job of the doc number ``first``."""
@@ -393,6 +412,25 @@ def _new_id(generation: int) -> str:
     return f"{generation:06d}{secrets.token_hex(3)}"
 
 
+class _WouldAdd(Exception):
+    """The update would index documents, or rebuild the index (``purge_index``)."""
+
+
+def purge_index(
+    config: Config, *, verify: bool = False, fault: Callable[[str], None] | None = None
+) -> SearchReport | None:
+    """``update_index`` when it indexes no document: messages hidden, removed or gone
+    from the configuration are taken out (and their segments purged), segments merged.
+    It needs nothing a build's rendering makes, so a build runs it in a child process
+    beside its plan and rendering (``build.build_site``). None, with nothing written
+    and nothing read but the store, the state and the manifest, when the update would
+    index a message or rebuild the index: the build's own ``update_index`` does it."""
+    try:
+        return update_index(config, verify=verify, fault=fault, adding=False)
+    except _WouldAdd:
+        return None
+
+
 def update_index(
     config: Config,
     *,
@@ -401,13 +439,16 @@ def update_index(
     workers: int = 1,
     fault: Callable[[str], None] | None = None,
     spool: Path | None = None,
+    adding: bool = True,
 ) -> SearchReport:
     """Index what changed in the store since the last update (everything when ``clean``,
     when the settings changed, or when output/search/ and the cache disagree).
     ``fault`` is called at named points (crash tests kill the process there):
     ``search-segment`` (a segment written), ``search-manifest`` (the manifest written,
     the cache not yet). ``spool``: a folder of text the build's render pass spooled
-    (``spool``), used for the messages spooled from the bytes now in the store."""
+    (``spool``), used for the messages spooled from the bytes now in the store.
+    ``adding`` False: raise ``_WouldAdd`` before writing anything if it would index
+    a document or rebuild the index (``purge_index``)."""
     started = time.monotonic()
     report = SearchReport()
     folder = config.site.output_dir / SEARCH_DIR
@@ -425,6 +466,8 @@ def update_index(
             or state.get("settings") != settings
             or state.get("generation") != str(manifest["generation"])
         ):
+            if not adding:
+                raise _WouldAdd
             state.clear()
             previous_generation = int(manifest["generation"]) if manifest else 0
             manifest = {
@@ -440,7 +483,8 @@ def update_index(
         spooled = SpoolReader(spool) if spool is not None else None
         made: dict[str, tuple[str, int, int]] = {}
         try:
-            with _staging(config, state) as adding:
+            with _staging(config, state) as staged:
+                staged.allowed = adding
                 wrote = _update(
                     config,
                     folder,
@@ -452,7 +496,7 @@ def update_index(
                     report,
                     fault or _no_fault,
                     made,
-                    adding,
+                    staged,
                 )
         finally:
             if spooled is not None:
@@ -471,12 +515,15 @@ def update_index(
 def _staging(config: Config, state: SearchState) -> Iterator[_Adding]:
     """The stage of the messages an update adds (``_Adding``), with the class cache their
     classes are read from; the staged tables are dropped at the end, whatever happens."""
-    with ClassCache(config.site.cache_dir, config.classes.rules) as class_cache:
+    adding = _Adding(state, partial(ClassCache, config.site.cache_dir, config.classes.rules))
+    try:
         state.stage()
         try:
-            yield _Adding(state, class_cache)
+            yield adding
         finally:
             state.unstage()
+    finally:
+        adding.close()
 
 
 def _update(
@@ -527,14 +574,15 @@ def _update(
                     if old is None or old[0] != row.raw_hash:
                         new.append(_kept(row))
                 adding.stage(new)
+            adding.number()  # in doc-number order: months came in set order
             obfuscate = config.site.obfuscate_addresses
             rules = config.classes.rules
             hints = {}
             if len(remove) <= HINTS_UP_TO:
                 hints = _terms_of(index, content, hashes, obfuscate, rules, load_terms(config.site.cache_dir))
-            adding.class_cache.update(index, content)  # a build did already: then a read
+            if adding.count:
+                adding.class_cache.update(index, content)  # a build did already: then a read
     twins = config.site.search_from_disk
-    adding.number()  # in doc-number order: months came in set order
     segments: list[dict[str, Any]] = manifest["segments"]
     by_id = {str(info["id"]): info for info in segments}
     # A segment's terms of its documents deleted, when every one deleted since its last

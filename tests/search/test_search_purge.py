@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+import os
 import random
 import shutil
 import signal
@@ -20,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from listlib.build import build_site
 from listlib.config import load_config
 from listlib.errors import SearchError
 from listlib.search import purge, segment, update
@@ -28,7 +30,7 @@ from listlib.search.codec import drop_positions, drop_postings, encode_positions
 from listlib.search.hints import HINTS_FILE
 from listlib.search.merge import read_segment
 from listlib.search.reader import Source, search
-from listlib.search.update import update_index
+from listlib.search.update import purge_index, update_index
 from listlib.stewardship import Selector, redact, steward
 from listlib.store.core import Store
 from listlib.verify import repair_store
@@ -340,6 +342,63 @@ def test_the_postings_of_many_terms_lose_documents_alike_with_numpy_and_without(
             postings, dropped = drop_postings(blob, deleted)
             expected.append((postings, dropped) if dropped else (blob, []))
         assert drop_postings_of(bytes(data), starts, deleted) == expected
+
+
+def _index_files(site: Path) -> dict[str, tuple[int, bytes]]:
+    """Every file of the search index and of its state in the cache: its mtime and bytes."""
+    found = {}
+    for path in [*(site / "output/search").rglob("*"), *(site / ".listlib").glob("search.sqlite*")]:
+        if path.is_file():
+            found[str(path.relative_to(site))] = (path.stat().st_mtime_ns, path.read_bytes())
+    return found
+
+
+def test_an_update_beside_a_build_that_would_index_a_message_writes_nothing(site: Path) -> None:
+    """``purge_index`` (run beside a build's rendering) leaves a message to index, and
+    the take-downs that come with it, to the build's own update, which has the
+    rendering's text."""
+    grow(site)
+    config = load_config(site / "listlib.toml")
+    call, _path = call_of(site, SECRET)
+    steward(config, "hide", Selector(ids=[call]), reason="spam", by="test")
+    add(site, post(90, "Topic 90 raid", body="Common words about a new message.\n"))
+    before = _index_files(site)
+    assert purge_index(config) is None
+    assert _index_files(site) == before
+    report = update_index(config)
+    assert (report.indexed, report.removed) == (1, 1)
+    assert traces(site, "hidden", call) == []
+
+
+def test_an_update_beside_a_build_purges_a_hidden_message_as_the_build_would(site: Path, tmp_path: Path) -> None:
+    grow(site)
+    config = load_config(site / "listlib.toml")
+    call, _path = call_of(site, SECRET)
+    steward(config, "hide", Selector(ids=[call]), reason="spam", by="test")
+    report = purge_index(config)
+    assert report is not None and (report.indexed, report.removed) == (0, 1)
+    assert traces(site, "hidden", call) == []
+    assert answers(site) == from_scratch(site, tmp_path)
+    assert update_index(config).removed == 0  # nothing left for the build's own update
+
+
+def test_a_build_on_two_cores_purges_a_take_down_in_another_process(site: Path, tmp_path: Path) -> None:
+    grow(site)
+    call, _path = call_of(site, SECRET)
+    steward(load_config(site / "listlib.toml"), "remove", Selector(ids=[call]), reason="take-down", by="test")
+    writers = tmp_path / "manifest-writers"
+
+    def note(point: str) -> None:
+        if point == "search-manifest":
+            with writers.open("a") as out:
+                out.write(f"{os.getpid()}\n")
+
+    report = build_site(load_config(site / "listlib.toml"), workers=2, fault=note)
+    assert report.search is not None and report.search.removed == 1
+    assert [int(pid) for pid in writers.read_text().split()] != [os.getpid()]
+    assert len(writers.read_text().split()) == 1
+    assert traces(site, "removed", call) == []
+    assert answers(site) == from_scratch(site, tmp_path)
 
 
 @pytest.mark.parametrize("told", ["right", "wrong"])

@@ -1,6 +1,7 @@
 """A take-down survives kill -9: of the build that follows a ``listlib remove`` (at the
 build's named points: after a rendering job, before stale files are deleted, after the
-search manifest and after the search state; ``search-segment`` and ``search-purge`` are
+search manifest and after the search state, on one core and on two, where the search
+update runs in a child beside the rendering; ``search-segment`` and ``search-purge`` are
 not reached here, as a removal adds no document and a small segment is rewritten whole),
 and of ``listlib remove`` itself at each of its points followed by a killed build. The
 next completed build publishes nothing of the removed message and leaves output/ as a
@@ -57,13 +58,23 @@ def _assert_taken_down(site: Path, call: str, tmp_path: Path) -> None:
     assert tree(site / "output") == _clean_build_of(site, tmp_path)
 
 
-@pytest.mark.parametrize(("point", "count"), BUILD_POINTS)
+@pytest.mark.parametrize(
+    ("point", "count", "jobs"),
+    [
+        *((point, count, 1) for point, count in BUILD_POINTS),
+        # On two cores the search update runs in a child beside the rendering: its
+        # points kill the build there, whatever the rendering has done by then.
+        ("search-manifest", 1, 2),
+        ("search-state", 1, 2),
+        ("job-done", 2, 2),
+    ],
+)
 def test_a_build_killed_after_a_removal_is_finished_by_the_next_one(
-    site: Path, tmp_path: Path, point: str, count: int
+    site: Path, tmp_path: Path, point: str, count: int, jobs: int
 ) -> None:
     call, _mbox = _thread_site(site)
     run_listlib("remove", call, "--reason", "privacy request", cwd=site, check=True)
-    _kill(site, "build", "--jobs", "1", point=point, count=count)
+    _kill(site, "build", "--jobs", str(jobs), point=point, count=count)
     run_listlib("build", cwd=site, check=True)
     _assert_taken_down(site, call, tmp_path)
 

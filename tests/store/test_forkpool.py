@@ -1,5 +1,6 @@
 """Forked work: pools set each worker up once and unfreeze the parent when done; one
-computation in a child gives the same result as in this process, or runs here."""
+computation in a child gives the same result as in this process, or runs here; workers
+and children die with their parent."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 
 import pytest
 
-from listlib.forkpool import ForkPool, run_in_child
+from listlib.forkpool import ForkPool, fork_child, run_in_child
 
 from ..support.helpers import subprocess_env
 
@@ -122,3 +123,55 @@ def test_workers_die_with_a_parent_killed_by_sigkill() -> None:
     while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not any(_alive(pid) for pid in workers)
+
+
+_KILLED_PARENT_OF_A_CHILD = """
+import os, signal, time
+from listlib.forkpool import fork_child
+
+def slow():
+    time.sleep(60)
+    return os.getpid()
+
+child = fork_child(slow)
+assert child is not None
+print(child._pid, flush=True)
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux's")
+def test_a_child_dies_with_a_parent_killed_by_sigkill() -> None:
+    # A build's search update runs in such a child: it must not go on writing (and
+    # holding the build lock) after the build was killed.
+    result = subprocess.run(
+        [sys.executable, "-c", _KILLED_PARENT_OF_A_CHILD],
+        capture_output=True,
+        text=True,
+        env=subprocess_env(),
+        timeout=60,
+    )
+    assert result.returncode == -signal.SIGKILL
+    child = int(result.stdout)
+    deadline = time.monotonic() + 10
+    while _alive(child) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def test_waiting_for_a_child_that_failed_never_does_the_work_here() -> None:
+    parent = os.getpid()
+    ran_here = []
+
+    def compute() -> int:
+        if os.getpid() != parent:
+            os._exit(3)
+        ran_here.append(True)
+        return 42
+
+    child = fork_child(compute)
+    assert child is not None
+    child.wait()
+    assert ran_here == []
+    child.wait()  # again: nothing to wait for
+    assert child.result() == 42 and ran_here == [True]  # ``result`` after ``wait``: done here
