@@ -6,9 +6,10 @@ generation it matches. When that generation is not the one in ``output/search/``
 (a crash between the two, an emptied output) the index is rebuilt. And every file of
 the index with its digest, size and mtime, and the mtime of its folders, for the
 next update to find files deleted or edited since (``files``, ``folders``). For
-the length of one update, the messages it adds (``stage``): in temporary tables (a
-file of SQLite's, not memory), numbered in doc-number order, so that an update holds
-none of them but the run being indexed. Knows SQL only.
+the length of one update, the messages it adds (``stage``) and the files it writes
+(``note_made``): in temporary tables (a file of SQLite's, not memory), the messages
+numbered in doc-number order, so that an update holds none of them but the run being
+indexed, nor a record of every file it wrote. Knows SQL only.
 """
 
 from __future__ import annotations
@@ -40,9 +41,14 @@ CREATE TABLE IF NOT EXISTS folders (path TEXT PRIMARY KEY, mtime INTEGER NOT NUL
 """
 
 
+_PREFIX_END = "\U0010ffff"
+"""After every path that starts with a given prefix (``path >= prefix AND path < prefix + _PREFIX_END``)."""
+
+
 class SearchState:
     def __init__(self, path: Path) -> None:
         self.db = open_derived(path, _SCHEMA, _VERSION)
+        self._temporary = False
 
     def close(self) -> None:
         self.db.close()
@@ -97,9 +103,7 @@ class SearchState:
         found: dict[str, tuple[str, int, int]] = {}
         for folder in folders:
             prefix = f"{folder}/" if folder else ""
-            cursor = self.db.execute(
-                "SELECT * FROM files WHERE path >= ? AND path < ?", (prefix, prefix + "\U0010ffff")
-            )
+            cursor = self.db.execute("SELECT * FROM files WHERE path >= ? AND path < ?", (prefix, prefix + _PREFIX_END))
             found.update((path, (d, size, m)) for path, d, size, m in cursor if "/" not in path[len(prefix) :])
         return found
 
@@ -115,7 +119,7 @@ class SearchState:
         changed = False
         for sid in segments:
             prefix = f"seg/{sid}/"
-            self.db.execute("DELETE FROM files WHERE path >= ? AND path < ?", (prefix, prefix + "\U0010ffff"))
+            self.db.execute("DELETE FROM files WHERE path >= ? AND path < ?", (prefix, prefix + _PREFIX_END))
             changed = True
         if changed:
             self._files_changed()
@@ -142,12 +146,48 @@ class SearchState:
         self.db.execute("DELETE FROM folders")
         self.db.executemany("INSERT INTO folders VALUES (?, ?)", ((p, m) for p, m in marks.items() if m is not None))
 
+    def _use_temporary(self) -> None:
+        """Put the temporary tables in a file, with a small cache (once: setting
+        temp_store again would drop every temporary table)."""
+        if not self._temporary:
+            # Setting temp_store makes the temporary tables' file anew, with SQLite's default cache.
+            self.db.executescript(f"PRAGMA temp_store = FILE; PRAGMA temp.cache_size = -{CACHE_KIB};")
+            self._temporary = True
+
+    def start_made(self) -> None:
+        """Start recording the files this update writes (none yet): ``note_made``."""
+        self._use_temporary()
+        self.db.executescript(
+            "DROP TABLE IF EXISTS temp.made; CREATE TEMP TABLE made (path TEXT PRIMARY KEY, digest TEXT NOT NULL,"
+            " size INTEGER NOT NULL, mtime INTEGER NOT NULL) WITHOUT ROWID;"
+        )
+
+    def note_made(self, files: Iterable[tuple[str, str, int, int]]) -> None:
+        """(path, digest, size, mtime_ns) of files written (the last noted of a path counts)."""
+        self.db.executemany("INSERT OR REPLACE INTO temp.made VALUES (?, ?, ?, ?)", files)
+
+    def made_among(self, paths: list[str]) -> set[str]:
+        """Those of ``paths`` noted as written."""
+        marks = ",".join("?" * len(paths))
+        return {path for (path,) in self.db.execute(f"SELECT path FROM temp.made WHERE path IN ({marks})", paths)}
+
+    def record_made(self, folders: Iterable[str]) -> None:
+        """Record the files noted as written under these folders (``seg/<id>``) as ``set_files`` does."""
+        added = 0
+        for folder in folders:
+            prefix = f"{folder}/"
+            added += self.db.execute(
+                "INSERT OR REPLACE INTO files SELECT * FROM temp.made WHERE path >= ? AND path < ?",
+                (prefix, prefix + _PREFIX_END),
+            ).rowcount
+        if added:
+            self._files_changed()
+
     def stage(self) -> None:
         """Start staging the messages to add (none yet): ``stage_rows``, then ``number_staged``."""
+        self._use_temporary()
         self.db.executescript(
-            # Setting temp_store makes the temporary tables' file anew, with SQLite's default cache.
-            f"PRAGMA temp_store = FILE; PRAGMA temp.cache_size = -{CACHE_KIB};"
-            " DROP TABLE IF EXISTS temp.incoming; DROP TABLE IF EXISTS temp.staged;"
+            "DROP TABLE IF EXISTS temp.incoming; DROP TABLE IF EXISTS temp.staged;"
             " CREATE TEMP TABLE incoming (list TEXT NOT NULL, date INTEGER NOT NULL, call TEXT NOT NULL,"
             " year INTEGER NOT NULL, month INTEGER NOT NULL, raw_hash TEXT NOT NULL, row BLOB NOT NULL);"
             " CREATE TEMP TABLE staged (doc INTEGER PRIMARY KEY, call TEXT NOT NULL, list TEXT NOT NULL,"

@@ -36,6 +36,7 @@ safety of the index, kept in one module so it can be checked at a glance.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import pickle
@@ -44,7 +45,7 @@ import shutil
 import sys
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from functools import partial
@@ -200,6 +201,46 @@ def _analyse_rows(
 _PICKLE = pickle.HIGHEST_PROTOCOL
 
 
+_MADE_BATCH = 2_000
+"""Records of files written held before they go to the state's temporary table."""
+
+
+class _Made:
+    """The files an update writes, (path, digest, size, mtime_ns), hashed as they are
+    written (a full build's index is not read back), noted in a temporary table of the
+    search state a batch at a time: a dict of them took some 360 bytes a file, and an
+    index of 80,000 messages has some 25,000 files (every ``DOCS_CHUNK`` documents'
+    rows are one), of 1,000,000 some 300,000."""
+
+    def __init__(self, state: SearchState) -> None:
+        self.state = state
+        self.pending: list[tuple[str, str, int, int]] = []
+        state.start_made()
+
+    def add(self, path: str, data: bytes | memoryview, mtime: int) -> None:
+        self.pending.append((path, digest_of(data), memoryview(data).nbytes, mtime))
+        if len(self.pending) >= _MADE_BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.state.note_made(self.pending)
+            self.pending = []
+
+    def record(self, folders: Iterable[str]) -> None:
+        """Record the files written under these folders (inside the caller's transaction)."""
+        self.flush()
+        self.state.record_made(folders)
+
+    def not_among(self, paths: list[str]) -> list[str]:
+        """Those of ``paths`` not written by this update."""
+        self.flush()
+        found: set[str] = set()
+        for start in range(0, len(paths), _MADE_BATCH):
+            found |= self.state.made_among(paths[start : start + _MADE_BATCH])
+        return [path for path in paths if path not in found]
+
+
 class _Adding:
     """The messages an update adds, staged in the search state in doc-number order
     (``SearchState.stage``), read back a run at a time with their classes: an update
@@ -249,7 +290,7 @@ def _write_batch(
     analysing: _Analysing,
     workers: int,
     generation: int,
-    made: dict[str, tuple[str, int, int]],
+    made: _Made,
     twins: bool,
 ) -> dict[str, Any]:
     """Index the messages staged numbered ``bounds`` (start, end) as a new segment; its
@@ -481,7 +522,7 @@ def update_index(
             }
             report.rebuilt = True
         spooled = SpoolReader(spool) if spool is not None else None
-        made: dict[str, tuple[str, int, int]] = {}
+        made = _Made(state)
         try:
             with _staging(config, state) as staged:
                 staged.allowed = adding
@@ -536,7 +577,7 @@ def _update(
     spool: SpoolReader | None,
     report: SearchReport,
     fault: Callable[[str], None],
-    made: dict[str, tuple[str, int, int]],
+    made: _Made,
     adding: _Adding,
 ) -> bool:
     """Whether it wrote anything; each segment file written goes into ``made`` (``_write``).
@@ -669,7 +710,8 @@ def _update(
     state.move_docs(moves)
     # The files purges wrote and replaced, recorded with the update that names them.
     revised &= {str(info["id"]) for info in segments}  # not merged since
-    state.set_files([(path, *known) for path, known in made.items() if path.split("/")[1] in revised], stale)
+    made.record(f"seg/{sid}" for sid in sorted(revised))
+    state.set_files([], stale)
     state.set(STALE, json.dumps(stale))
     for (slug, year, month), fingerprint in months.items():
         state.set_month(slug, year, month, fingerprint)
@@ -744,7 +786,7 @@ def _purge(
     twins: bool,
     terms: set[str] | None,
     fresh: list[int] | None,
-    made: dict[str, tuple[str, int, int]],
+    made: _Made,
     stale: list[str],
 ) -> dict[str, Any] | None:
     """The manifest entry of the next revision of the segment ``info``, whose files
@@ -759,11 +801,8 @@ def _purge(
     deleted = sorted(info["deleted"])
     dropping = sorted(fresh) if fresh else deleted
 
-    def record(name: str, data: bytes | memoryview, mtime: int) -> None:
-        made[f"seg/{sid}/{name}"] = (digest_of(data), memoryview(data).nbytes, mtime)
-
     rev = int(info.get("rev", 0))
-    purged = purge_segment(folder / "seg" / sid, rev, dropping, twins=twins, terms=terms, told=record)
+    purged = purge_segment(folder / "seg" / sid, rev, dropping, twins=twins, terms=terms, told=_recorder(made, sid))
     if purged is None:
         return None
     stale.extend(f"seg/{sid}/{name}" for name in purged.stale)
@@ -797,34 +836,32 @@ def _damaged_files(folder: Path, state: SearchState, verify: bool) -> tuple[list
     return looked, sorted(damaged)
 
 
-def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, int, int]]) -> None:
+def _record_files(folder: Path, state: SearchState, made: _Made) -> None:
     """Record the files of the segments written since the last record (hashed once:
     a segment's files never change after its folder is renamed into place; a purge's
     are recorded with the update that names them) and the manifest, and the folders'
     mtimes; forget the files of segments deleted. A build that adds one message stats
     and hashes a handful of files, not the whole index.
-    ``made``: path -> (digest, size, mtime_ns) of the files this update wrote, hashed
-    as they were written (a full build's index is not read back); the others (a
-    crash's leftovers, the manifest) are read."""
+    ``made``: the files this update wrote, hashed as they were written (a full build's
+    index is not read back); the others (a crash's leftovers, the manifest) are read."""
     manifest = _load_manifest(folder)
     keep = {str(info["id"]) for info in manifest["segments"]} | set(manifest.get("previous", ())) if manifest else set()
     recorded = state.recorded_segments()
+    fresh = sorted(keep - recorded)
     paths = [MANIFEST] if manifest else []
     if manifest and (folder / MANIFEST_SCRIPT).exists():
         paths.append(MANIFEST_SCRIPT)
-    for sid in sorted(keep - recorded):
+    for sid in fresh:
         try:
             with os.scandir(folder / "seg" / sid) as entries:
-                paths.extend(f"seg/{sid}/{entry.name}" for entry in entries if entry.is_file(follow_symlinks=False))
+                names = (f"seg/{sid}/{entry.name}" for entry in entries if entry.is_file(follow_symlinks=False))
+                while batch := list(itertools.islice(names, _MADE_BATCH)):
+                    paths.extend(made.not_among(batch))
         except FileNotFoundError:
             continue  # a previous generation's segment someone deleted: readers of the new manifest never need it
     add: list[tuple[str, str, int, int]] = []
     base = f"{folder}/"  # a string: a Path per file costs more than its stat
     for path in paths:
-        known = made.get(path)
-        if known is not None:
-            add.append((path, *known))
-            continue
         found = os.stat(base + path)
         with open(base + path, "rb") as file:
             digest = digest_of(file.read())
@@ -832,6 +869,7 @@ def _record_files(folder: Path, state: SearchState, made: dict[str, tuple[str, i
     state.begin()
     state.set(STALE, "[]")  # deleted by now
     state.forget_segments(recorded - keep)
+    made.record(f"seg/{sid}" for sid in fresh)
     gone = [MANIFEST, MANIFEST_SCRIPT] if not manifest else [] if MANIFEST_SCRIPT in paths else [MANIFEST_SCRIPT]
     state.set_files(add, gone)
     state.set_folders(folder_marks(folder, ["", "seg", *(f"seg/{sid}" for sid in sorted(keep))]))
@@ -861,20 +899,18 @@ def _previous_segments(folder: Path) -> list[dict[str, Any]]:
     return list(manifest["segments"]) if manifest else []
 
 
-def _write(
-    folder: Path, data: SegmentData, generation: int, made: dict[str, tuple[str, int, int]], twins: bool
-) -> dict[str, Any]:
+def _write(folder: Path, data: SegmentData, generation: int, made: _Made, twins: bool) -> dict[str, Any]:
     """Write a new segment (with script twins when ``twins``); its files' (digest, size,
     mtime_ns) go into ``made``."""
     sid = _new_id(generation)
     return _entry(sid, write_segment(folder / "seg" / sid, data, _recorder(made, sid), twins=twins))
 
 
-def _recorder(made: dict[str, tuple[str, int, int]], sid: str) -> Told:
-    """Puts each file of the segment ``sid`` written into ``made``: (digest, size, mtime_ns)."""
+def _recorder(made: _Made, sid: str) -> Told:
+    """Notes each file of the segment ``sid`` written in ``made``."""
 
     def record(name: str, data: bytes | memoryview, mtime: int) -> None:
-        made[f"seg/{sid}/{name}"] = (digest_of(data), memoryview(data).nbytes, mtime)
+        made.add(f"seg/{sid}/{name}", data, mtime)
 
     return record
 

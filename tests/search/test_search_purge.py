@@ -24,12 +24,14 @@ import pytest
 from listlib.build import build_site
 from listlib.config import load_config
 from listlib.errors import SearchError
+from listlib.render.writer import digest_of
 from listlib.search import purge, segment, update
 from listlib.search.bulkpurge import drop_postings_of, postings_holding
 from listlib.search.codec import drop_positions, drop_postings, encode_positions, encode_postings, postings_hold
 from listlib.search.hints import HINTS_FILE
 from listlib.search.merge import read_segment
 from listlib.search.reader import Source, search
+from listlib.search.state import SearchState
 from listlib.search.update import purge_index, update_index
 from listlib.stewardship import Selector, redact, steward
 from listlib.store.core import Store
@@ -342,6 +344,28 @@ def test_the_postings_of_many_terms_lose_documents_alike_with_numpy_and_without(
             postings, dropped = drop_postings(blob, deleted)
             expected.append((postings, dropped) if dropped else (blob, []))
         assert drop_postings_of(bytes(data), starts, deleted) == expected
+
+
+@pytest.mark.usefixtures("purge_path")
+def test_the_state_records_every_file_of_the_index_as_written(site: Path) -> None:
+    """Files are recorded from what was noted as they were written (not read back):
+    after segments added, merged, and purged in place or rewritten, the record is
+    each file's digest, size and mtime on disk, and names no other file."""
+    grow(site)
+    call, _path = call_of(site, SECRET)
+    steward(load_config(site / "listlib.toml"), "hide", Selector(ids=[call]), reason="spam", by="test")
+    build(site)
+    folder = site / "output/search"
+    on_disk = {}
+    for path in folder.rglob("*"):
+        if path.is_file() and path != folder / "index.html":  # the search page is the build's
+            data, found = path.read_bytes(), path.stat()
+            on_disk[path.relative_to(folder).as_posix()] = (digest_of(data), found.st_size, found.st_mtime_ns)
+    state = SearchState(load_config(site / "listlib.toml").site.cache_dir / "search.sqlite")
+    try:
+        assert state.files() == on_disk
+    finally:
+        state.close()
 
 
 def _index_files(site: Path) -> dict[str, tuple[int, bytes]]:
