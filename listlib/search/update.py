@@ -203,6 +203,8 @@ _PICKLE = pickle.HIGHEST_PROTOCOL
 
 _MADE_BATCH = 2_000
 """Records of files written held before they go to the state's temporary table."""
+_IN_CHUNK = 500
+"""Paths looked up in one query (SQLite's limit on a statement's parameters, 999 before 3.32)."""
 
 
 class _Made:
@@ -236,8 +238,8 @@ class _Made:
         """Those of ``paths`` not written by this update."""
         self.flush()
         found: set[str] = set()
-        for start in range(0, len(paths), _MADE_BATCH):
-            found |= self.state.made_among(paths[start : start + _MADE_BATCH])
+        for start in range(0, len(paths), _IN_CHUNK):
+            found |= self.state.made_among(paths[start : start + _IN_CHUNK])
         return [path for path in paths if path not in found]
 
 
