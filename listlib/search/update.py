@@ -248,12 +248,12 @@ class _Adding:
     (``SearchState.stage``), read back a run at a time with their classes: an update
     holds the rows of the runs being indexed, not those of every message it adds."""
 
-    def __init__(self, state: SearchState, open_classes: Callable[[], ClassCache]) -> None:
+    def __init__(self, state: SearchState, open_classes: Callable[[], ClassCache], *, allowed: bool) -> None:
         self.state = state
         self._open_classes = open_classes
         self._classes: ClassCache | None = None
         self.count = 0
-        self.allowed = True
+        self.allowed = allowed
         """False: the update must add nothing (``purge_index``)."""
 
     @property
@@ -466,10 +466,11 @@ def purge_index(
     from the configuration are taken out (and their segments purged), segments merged.
     It needs nothing a build's rendering makes, so a build runs it in a child process
     beside its plan and rendering (``build.build_site``). None, with nothing written
-    and nothing read but the store, the state and the manifest, when the update would
-    index a message or rebuild the index: the build's own ``update_index`` does it."""
+    (but the files an earlier update left to delete) and nothing read but the store,
+    the state and the index's files, when the update would index a message or rebuild
+    the index: the build's own ``update_index`` does it."""
     try:
-        return update_index(config, verify=verify, fault=fault, adding=False)
+        return update_index(config, verify=verify, fault=fault, may_add=False)
     except _WouldAdd:
         return None
 
@@ -482,7 +483,7 @@ def update_index(
     workers: int = 1,
     fault: Callable[[str], None] | None = None,
     spool: Path | None = None,
-    adding: bool = True,
+    may_add: bool = True,
 ) -> SearchReport:
     """Index what changed in the store since the last update (everything when ``clean``,
     when the settings changed, or when output/search/ and the cache disagree).
@@ -490,8 +491,9 @@ def update_index(
     ``search-segment`` (a segment written), ``search-manifest`` (the manifest written,
     the cache not yet). ``spool``: a folder of text the build's render pass spooled
     (``spool``), used for the messages spooled from the bytes now in the store.
-    ``adding`` False: raise ``_WouldAdd`` before writing anything if it would index
-    a document or rebuild the index (``purge_index``)."""
+    ``may_add`` False: raise ``_WouldAdd`` before writing anything (but deleting the
+    files an earlier update left to delete) if it would index a document or rebuild
+    the index (``purge_index``)."""
     started = time.monotonic()
     report = SearchReport()
     folder = config.site.output_dir / SEARCH_DIR
@@ -509,7 +511,7 @@ def update_index(
             or state.get("settings") != settings
             or state.get("generation") != str(manifest["generation"])
         ):
-            if not adding:
+            if not may_add:
                 raise _WouldAdd
             state.clear()
             previous_generation = int(manifest["generation"]) if manifest else 0
@@ -526,8 +528,7 @@ def update_index(
         spooled = SpoolReader(spool) if spool is not None else None
         made = _Made(state)
         try:
-            with _staging(config, state) as staged:
-                staged.allowed = adding
+            with _staging(config, state, may_add) as staged:
                 wrote = _update(
                     config,
                     folder,
@@ -555,10 +556,10 @@ def update_index(
 
 
 @contextlib.contextmanager
-def _staging(config: Config, state: SearchState) -> Iterator[_Adding]:
+def _staging(config: Config, state: SearchState, may_add: bool) -> Iterator[_Adding]:
     """The stage of the messages an update adds (``_Adding``), with the class cache their
     classes are read from; the staged tables are dropped at the end, whatever happens."""
-    adding = _Adding(state, partial(ClassCache, config.site.cache_dir, config.classes.rules))
+    adding = _Adding(state, partial(ClassCache, config.site.cache_dir, config.classes.rules), allowed=may_add)
     try:
         state.stage()
         try:
