@@ -33,7 +33,7 @@ from listlib.values import Month
 
 from ..build.test_build import tree
 from ..support.helpers import CORPORA
-from ..support.linkcheck import check_links
+from ..support.linkcheck import Page, check_links, parse_site
 from ..support.traces import files_holding
 from .test_steward_corpus import _own_lines
 
@@ -297,7 +297,29 @@ def taken_down() -> Iterator[TakeDown]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def test_no_file_holds_a_trace_of_the_removed_or_the_hidden_messages(taken_down: TakeDown) -> None:
+MARKER, EDITED = b"[this line was redacted by the list admins]", b"edited by the archive on"
+
+
+@pytest.fixture(scope="module")
+def found(taken_down: TakeDown) -> list[tuple[str, bytes]]:
+    """('path: needle', needle) for every file under output/ holding a trace of the
+    removed, the hidden or the redacted message, or the marks a redaction leaves: one
+    pass over some 600 MB for every test that looks."""
+    row = taken_down.removed
+    assert row.message_id is not None
+    needles = [*(needle for items in taken_down.traces.values() for needle in items), *taken_down.needles]
+    needles += [row.message_id.encode(), taken_down.redacted_line, MARKER, EDITED]
+    return files_holding(taken_down.site / "output", dict.fromkeys(needles), with_needles=True)
+
+
+@pytest.fixture(scope="module")
+def pages(taken_down: TakeDown) -> dict[Path, Page]:
+    return parse_site(taken_down.site / "output")
+
+
+def test_no_file_holds_a_trace_of_the_removed_or_the_hidden_messages(
+    taken_down: TakeDown, found: list[tuple[str, bytes]]
+) -> None:
     output = taken_down.site / "output"
     row = taken_down.removed
     assert row.message_id is not None
@@ -305,8 +327,7 @@ def test_no_file_holds_a_trace_of_the_removed_or_the_hidden_messages(taken_down:
     owner = {needle: call for call, needles in taken_down.traces.items() for needle in needles}
     owner.update({needle: row.call for needle in taken_down.needles})
     mid = row.message_id.encode()
-    found = files_holding(output, [*owner, mid], with_needles=True)  # one pass over 600 MB
-    assert [f"{hit} of {owner[needle]}" for hit, needle in found if needle != mid] == []
+    assert [f"{hit} of {owner[needle]}" for hit, needle in found if needle in owner and needle != mid] == []
     # Its Message-ID is left only where its answers name it: their raw copies' References
     # and In-Reply-To (and the downloads holding them).
     holding = {hit.split(":")[0] for hit, needle in found if needle == mid}
@@ -315,15 +336,13 @@ def test_no_file_holds_a_trace_of_the_removed_or_the_hidden_messages(taken_down:
     assert not (taken_down.site / "content" / row.path).exists()
 
 
-def test_the_redacted_line_is_gone_and_its_page_says_the_message_was_edited(taken_down: TakeDown) -> None:
-    output = taken_down.site / "output"
-    marker, edited = b"[this line was redacted by the list admins]", b"edited by the archive on"
-    found = {
-        needle for _hit, needle in files_holding(output, [taken_down.redacted_line, marker, edited], with_needles=True)
-    }
-    assert taken_down.redacted_line not in found
-    assert marker in found
-    assert edited in found, "its thread page says it was edited"
+def test_the_redacted_line_is_gone_and_its_page_says_the_message_was_edited(
+    taken_down: TakeDown, found: list[tuple[str, bytes]]
+) -> None:
+    seen = {needle for _hit, needle in found}
+    assert taken_down.redacted_line not in seen
+    assert MARKER in seen
+    assert EDITED in seen, "its thread page says it was edited"
     row = taken_down.redacted
     stored = (taken_down.site / "content" / row.path).read_bytes()
     assert taken_down.redacted_line not in stored and b"redacted by the list admins" in stored
@@ -358,8 +377,37 @@ def test_its_thread_keeps_a_placeholder_where_it_was(taken_down: TakeDown) -> No
     assert '<h2 id="h-' + taken_down.removed.call + '" class="author">Removed</h2>' in text[start : start + 400]
 
 
-def test_no_internal_link_is_broken(taken_down: TakeDown) -> None:
-    assert check_links(taken_down.site / "output") == []
+def test_no_internal_link_is_broken(taken_down: TakeDown, pages: dict[Path, Page]) -> None:
+    assert check_links(taken_down.site / "output", pages) == []
+
+
+def test_every_shown_message_is_on_exactly_one_thread_page_and_no_page_carries_active_markup(
+    taken_down: TakeDown, pages: dict[Path, Page]
+) -> None:
+    """The checks of tests/build/test_build_corpora.py for this corpus (which that site
+    leaves out, since this one builds it): a filed message, and the removed one's
+    placeholder, on exactly one thread page, a hidden one on none; no thread page holds
+    markup that could run."""
+    output = taken_down.site / "output"
+    seen: Counter[str] = Counter()
+    dangers: list[str] = []
+    for path, page in pages.items():
+        parts = path.relative_to(output).parts
+        if len(parts) == 4 and parts[0] == SLUG:
+            seen.update(page.messages)
+            dangers.extend(f"{path.relative_to(output)}: {danger}" for danger in page.dangers)
+    with Store(taken_down.site / "content").open() as store:
+        shown = {row.call for row in store.index.find_rows((FILED, REMOVED)) if row.list == SLUG}
+    assert len(shown) > 19_000
+    assert set(seen) == shown
+    assert [call for call, count in seen.items() if count != 1] == []
+    assert {row.call for row in taken_down.hidden}.isdisjoint(seen)
+    assert dangers == []
+
+
+def test_a_build_with_nothing_new_writes_nothing(taken_down: TakeDown) -> None:
+    report = build_site(load_config(taken_down.site / "listlib.toml"), workers=2)
+    assert report.written == [] and report.removed == []
 
 
 def test_the_incremental_output_equals_a_clean_build(taken_down: TakeDown) -> None:
