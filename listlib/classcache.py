@@ -13,6 +13,7 @@ Reads the store's files, never writes them.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -46,6 +47,9 @@ _Filed = tuple[str, str, str, str, int, int]
 _BATCH = 500
 _PARALLEL_FROM = 2_000
 """Messages to classify from which the work is spread over the cores (a first build)."""
+_KNOWN = "SELECT call, token FROM classes WHERE list = ? AND year = ? AND month = ? ORDER BY call"
+_ROUND = 10_000
+"""Messages classified at a time: what an update holds of them (some 380 bytes each)."""
 
 # Worker-process state (set by _init_worker; never in the main process).
 _worker: tuple[Path, tuple[Rule, ...]] | None = None
@@ -101,58 +105,45 @@ class ClassCache:
         """Classify the filed messages not classified yet (or changed since), forget those
         no longer filed; returns how many were classified (on ``workers`` cores when they
         are many). A file that cannot be read is left for the next update (its pages show
-        no class meanwhile)."""
+        no class meanwhile). The months are compared one at a time and their messages
+        classified ``_ROUND`` at a time: what is held is a round, not the archive (a first
+        build classifies every message)."""
         with nullcontext() if index.db.in_transaction else index.snapshot():
             epoch = index.get_meta("epoch") or ""
             versions = index.all_month_versions()
             row = self.db.execute("SELECT value FROM meta WHERE key = 'epoch'").fetchone()
-            if row is not None and row[0] == epoch:
+            everything = row is None or row[0] != epoch
+            if everything:
+                # Another index: every month it has, and every month classified, compared again.
+                held = self.db.execute("SELECT DISTINCT list, year, month FROM classes")
+                months = sorted(versions.keys() | {(slug, y, m) for slug, y, m in held})
+            else:
                 seen = {(slug, y, m): v for slug, y, m, v in self.db.execute("SELECT * FROM months")}
                 months = sorted(key for key in versions.keys() | seen.keys() if versions.get(key) != seen.get(key))
-                gone: list[str] = []
-                todo: list[_Filed] = []
+            self.db.execute("BEGIN")
+            try:
+                with _Rounds(self.db, content_dir, self.rules, workers) as rounds:
+                    for key in months:
+                        known = self.db.execute(_KNOWN, key).fetchall()
+                        gone, todo = _changes(index.month_contents(*key), iter(known))
+                        for start in range(0, len(gone), _BATCH):
+                            chunk = gone[start : start + _BATCH]
+                            self.db.execute(f"DELETE FROM classes WHERE call IN ({_marks(chunk)})", chunk)
+                        rounds.add(todo)
+                # A month with a message left unread is read again by the next update.
+                if everything:
+                    self.db.execute("DELETE FROM months")
+                    self.db.execute("INSERT OR REPLACE INTO meta VALUES ('epoch', ?)", (epoch,))
                 for key in months:
-                    known = self.db.execute(
-                        "SELECT call, token FROM classes WHERE list = ? AND year = ? AND month = ? ORDER BY call", key
-                    )
-                    month_gone, month_todo = _changes(index.month_contents(*key), known)
-                    gone += month_gone
-                    todo += month_todo
-                everything = False
-            else:
-                known = self.db.execute("SELECT call, token FROM classes ORDER BY call")
-                gone, todo = _changes(index.iter_filed_contents(), known)
-                months, everything = sorted(versions), True
-        self.db.execute("BEGIN")
-        try:
-            for start in range(0, len(gone), _BATCH):
-                chunk = gone[start : start + _BATCH]
-                self.db.execute(f"DELETE FROM classes WHERE call IN ({_marks(chunk)})", chunk)
-            classes = self._classify(content_dir, [filed[2] for filed in todo], workers)
-            rows = [(*filed[:2], cls, *filed[3:]) for filed, cls in zip(todo, classes, strict=True) if cls is not None]
-            self.db.executemany("INSERT OR REPLACE INTO classes VALUES (?, ?, ?, ?, ?, ?)", rows)
-            # A month with a message left unread is read again by the next update.
-            unread = {filed[3:] for filed, cls in zip(todo, classes, strict=True) if cls is None}
-            if everything:
-                self.db.execute("DELETE FROM months")
-                self.db.execute("INSERT OR REPLACE INTO meta VALUES ('epoch', ?)", (epoch,))
-            for key in months:
-                if key in unread or key not in versions:
-                    self.db.execute("DELETE FROM months WHERE list = ? AND year = ? AND month = ?", key)
-                else:
-                    self.db.execute("INSERT OR REPLACE INTO months VALUES (?, ?, ?, ?)", (*key, versions[key]))
-        except BaseException:
-            self.db.execute("ROLLBACK")
-            raise
-        self.db.execute("COMMIT")
-        return len(rows)
-
-    def _classify(self, content_dir: Path, paths: list[str], workers: int) -> list[str | None]:
-        if workers <= 1 or len(paths) < _PARALLEL_FROM:
-            return _classify_files(content_dir, paths, self.rules)
-        chunks = [paths[start : start + _BATCH] for start in range(0, len(paths), _BATCH)]
-        with ForkPool(workers, _init_worker, (content_dir, self.rules)) as pool:
-            return [cls for found in pool.map(_classify_paths, chunks) for cls in found]
+                    if key in rounds.unread or key not in versions:
+                        self.db.execute("DELETE FROM months WHERE list = ? AND year = ? AND month = ?", key)
+                    else:
+                        self.db.execute("INSERT OR REPLACE INTO months VALUES (?, ?, ?, ?)", (*key, versions[key]))
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+        return rounds.classified
 
     def classes(self, calls: Iterable[str]) -> dict[str, str]:
         """Call -> class, for those of the calls that have one."""
@@ -166,6 +157,51 @@ class ClassCache:
     def all(self) -> dict[str, str]:
         """Every call -> class."""
         return dict(self.db.execute("SELECT call, class FROM classes"))
+
+
+class _Rounds:
+    """Messages to classify, classified and written ``_ROUND`` at a time (``add``): on
+    ``workers`` cores from the first round of ``_PARALLEL_FROM`` or more (one pool for
+    the whole update), else here."""
+
+    def __init__(self, db: sqlite3.Connection, content_dir: Path, rules: tuple[Rule, ...], workers: int) -> None:
+        self.db, self.content_dir, self.rules, self.workers = db, content_dir, rules, workers
+        self.pool: ForkPool | None = None
+        self.todo: list[_Filed] = []
+        self.classified = 0
+        self.unread: set[tuple[str, int, int]] = set()
+        """The months with a message whose file could not be read."""
+
+    def __enter__(self) -> _Rounds:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        try:
+            if kind is None:
+                self._classify()
+        finally:
+            if self.pool is not None:
+                self.pool.shutdown()
+
+    def add(self, todo: list[_Filed]) -> None:
+        self.todo += todo
+        if len(self.todo) >= _ROUND:
+            self._classify()
+
+    def _classify(self) -> None:
+        todo, self.todo = self.todo, []
+        paths = [filed[2] for filed in todo]
+        if self.pool is None and self.workers > 1 and len(paths) >= _PARALLEL_FROM:
+            self.pool = ForkPool(self.workers, _init_worker, (self.content_dir, self.rules))
+        if self.pool is None:
+            classes = _classify_files(self.content_dir, paths, self.rules)
+        else:
+            chunks = [paths[start : start + _BATCH] for start in range(0, len(paths), _BATCH)]
+            classes = [cls for found in self.pool.map(_classify_paths, chunks) for cls in found]
+        rows = [(*filed[:2], cls, *filed[3:]) for filed, cls in zip(todo, classes, strict=True) if cls is not None]
+        self.db.executemany("INSERT OR REPLACE INTO classes VALUES (?, ?, ?, ?, ?, ?)", rows)
+        self.unread.update(filed[3:] for filed, cls in zip(todo, classes, strict=True) if cls is None)
+        self.classified += len(rows)
 
 
 def _changes(filed: Iterator[_Filed], known: Iterator[tuple[str, str]]) -> tuple[list[str], list[_Filed]]:
