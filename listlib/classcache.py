@@ -13,7 +13,6 @@ Reads the store's files, never writes them.
 
 from __future__ import annotations
 
-import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import nullcontext
 from pathlib import Path
@@ -122,7 +121,7 @@ class ClassCache:
                 months = sorted(key for key in versions.keys() | seen.keys() if versions.get(key) != seen.get(key))
             self.db.execute("BEGIN")
             try:
-                with _Rounds(self.db, content_dir, self.rules, workers) as rounds:
+                with _Rounds(self, content_dir, workers) as rounds:
                     for key in months:
                         known = self.db.execute(_KNOWN, key).fetchall()
                         gone, todo = _changes(index.month_contents(*key), iter(known))
@@ -164,8 +163,9 @@ class _Rounds:
     ``workers`` cores from the first round of ``_PARALLEL_FROM`` or more (one pool for
     the whole update), else here."""
 
-    def __init__(self, db: sqlite3.Connection, content_dir: Path, rules: tuple[Rule, ...], workers: int) -> None:
-        self.db, self.content_dir, self.rules, self.workers = db, content_dir, rules, workers
+    def __init__(self, cache: ClassCache, content_dir: Path, workers: int) -> None:
+        self.db, self.rules = cache.db, cache.rules
+        self.content_dir, self.workers = content_dir, workers
         self.pool: ForkPool | None = None
         self.todo: list[_Filed] = []
         self.classified = 0
