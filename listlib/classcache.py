@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS months (
 _FORMAT = "months-1"
 """The file's layout, beside ``classes_digest`` in its version."""
 _Filed = tuple[str, str, str, str, int, int]
-"""A filed message as ``Index.iter_filed_contents`` gives it."""
+"""A filed message as ``Index.month_contents`` gives it."""
 _BATCH = 500
 _PARALLEL_FROM = 2_000
 """Messages to classify from which the work is spread over the cores (a first build)."""

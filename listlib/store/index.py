@@ -562,16 +562,10 @@ class Index:
         found.sort()
         return found
 
-    def iter_filed_contents(self) -> Iterator[tuple[str, str, str, str, int, int]]:
-        """(call, raw hash, path in the store, list, year, month) of every filed message of
-        every list, in call order: what a cache keyed by content (``classcache``) compares
-        with, in one narrow read, as it goes."""
-        yield from self.db.execute(
-            f"SELECT call, raw_hash, path, list, year, month FROM messages WHERE state = {FILED} ORDER BY call"
-        )
-
     def month_contents(self, slug: str, year: int, month: int) -> Iterator[tuple[str, str, str, str, int, int]]:
-        """``iter_filed_contents`` of one month of a list (an index seek, not a scan)."""
+        """(call, raw hash, path in the store, list, year, month) of every filed message of
+        one month of a list, in call order (an index seek, not a scan): what a cache keyed
+        by content (``classcache``) compares with, in one narrow read, as it goes."""
         yield from self.db.execute(
             "SELECT call, raw_hash, path, list, year, month FROM messages"
             f" WHERE list = ? AND state = {FILED} AND year = ? AND month = ? ORDER BY call",
