@@ -306,21 +306,25 @@ def _check_served(base: str, out: Path) -> None:
 @pytest.mark.skipif(apache_missing() is not None, reason=str(apache_missing()))
 def test_apache_with_its_defaults_serves_the_links(site: Path, tmp_path: Path) -> None:
     out = _served_site(site)
-    server = start_apache(public_copy(out), tmp_path)
+    www = public_copy(out)
+    server = start_apache(www, tmp_path)
     try:
         _check_served(server.url, out)
     finally:
         server.stop()
+        shutil.rmtree(www.parent)
 
 
 @pytest.mark.skipif(nginx_missing() is not None, reason=str(nginx_missing()))
 def test_nginx_with_its_defaults_serves_the_links(site: Path, tmp_path: Path) -> None:
     out = _served_site(site)
-    server = start_nginx(public_copy(out), tmp_path)
+    www = public_copy(out)
+    server = start_nginx(www, tmp_path)
     try:
         _check_served(server.url, out)
     finally:
         server.stop()
+        shutil.rmtree(www.parent)
 
 
 def test_file_urls_follow_the_links(site: Path) -> None:
