@@ -5,6 +5,7 @@ output equals a clean build's."""
 
 from __future__ import annotations
 
+import itertools
 import shutil
 import tempfile
 from collections import Counter
@@ -80,7 +81,8 @@ def _traces(content: Path, hidden: list[Row], visible: list[Row]) -> dict[str, l
     found: dict[str, list[bytes]] = {}
     for row in hidden:
         raw = (content / row.path).read_bytes()
-        needles = [line.encode() for line in _own_lines(raw) if line.encode().lower() not in others][:2]
+        own = (line.encode() for line in _own_lines(raw))
+        needles = list(itertools.islice((line for line in own if line.lower() not in others), 2))
         if row.from_addr and not senders[row.from_addr.lower()] and row.from_addr.encode().lower() not in others:
             needles.append(row.from_addr.encode())
         if row.message_id and row.message_id.encode().lower() not in others:
