@@ -20,7 +20,10 @@ message files). ``snapshot`` reads a consistent view of any of them.
 
 Every connection's page cache is ``CACHE_KIB`` for its file and as much for its
 temporary tables: SQLite's default (2,000 KiB each) filled with the archive, so that a
-build of 8,400 messages held some 5 MB more of it than one of 2,100.
+build of 8,400 messages held some 5 MB more of it than one of 2,100. And each keeps
+``CACHED_STATEMENTS`` prepared statements, not Python's default 128: a query for
+``call IN (?, ?, ...)`` is a statement of its own for each count of values, as big as
+its values, and a full build filled the cache with them as the archive grew.
 """
 
 from __future__ import annotations
@@ -34,8 +37,23 @@ from typing import Any
 
 from .errors import DiskError
 
-__all__ = ["CACHE_KIB", "connect", "discard", "files_changed", "files_stamp", "open_derived", "snapshot", "use_wal"]
+__all__ = [
+    "CACHED_STATEMENTS",
+    "CACHE_KIB",
+    "connect",
+    "discard",
+    "files_changed",
+    "files_stamp",
+    "open_derived",
+    "snapshot",
+    "use_wal",
+]
 
+CACHED_STATEMENTS = 32
+"""Prepared statements a connection keeps (Python's ``sqlite3`` keeps 128). Measured on
+a full build of 80,016 generated messages stopped where rendering ends (2026-11-28):
+SQLite's memory in the main process 11.5 MB with 128, 3.6 MB with 16; the main
+process's peak 68 MB with 128, 60 with 32, 58 with 16; 91, 90 and 81 s."""
 CACHE_KIB = 512
 """SQLite's page cache of a connection, per schema (the file, its temporary tables).
 Most reads stream (a month's rows, the plan's temporary tables, a page's build record):
@@ -86,7 +104,7 @@ class _Connection(sqlite3.Connection):
 
 def connect(path: Path | str, **options: Any) -> sqlite3.Connection:
     """``sqlite3.connect`` for a listlib file: a full or failing disk is a ``DiskError``."""
-    db = sqlite3.connect(path, factory=_Connection, **options)
+    db = sqlite3.connect(path, factory=_Connection, cached_statements=CACHED_STATEMENTS, **options)
     db.path = str(path)  # type: ignore[attr-defined]
     db.execute(f"PRAGMA main.cache_size = -{CACHE_KIB}")
     db.execute(f"PRAGMA temp.cache_size = -{CACHE_KIB}")
