@@ -23,7 +23,9 @@ frozen while the workers run, ``JobRunner.start``). Measured on 2026-11-27: 83 a
 These sizes are ten times smaller than the issue's (20,000 and 80,000 messages), to fit
 the suite's time, and flat here is not yet flat there: ``bench/flat_bench.py`` measured
 106 and 146 MB at 20,004 and 80,016 messages in lists of 3,334 (main process 47 and
-81 MB, render workers 24 and 31 MB), 2026-11-27, issue 28 still open for it.
+81 MB, render workers 24 and 31 MB), 2026-11-27; 100 and 119 MB (main process 42 and
+60 MB) on 2026-11-28, after the class cache's rounds and the smaller statement cache
+(``sqlfile.CACHED_STATEMENTS``). Issue 28 is still open for it.
 """
 
 from __future__ import annotations
