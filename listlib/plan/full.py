@@ -52,7 +52,7 @@ from .sources import month_of
 from .state import BuildState
 from .stored import StoredList
 
-__all__ = ["BATCH_JOBS", "BATCH_WEIGHT", "StreamedPlan", "estimate_full", "full_shards"]
+__all__ = ["BATCH_JOBS", "BATCH_WEIGHT", "StreamedPlan", "cut_buckets", "estimate_full", "full_shards"]
 
 
 def full_shards(
@@ -223,7 +223,11 @@ def _series_threads(jobs: SiteJobs, source: StoredList, state: BuildState) -> It
 _SERIES_THREADS = 200
 """Thread jobs given their series sections together."""
 _MID_SHARD = 64
-"""Lookup buckets planned together (4,096 in all)."""
+"""Lookup buckets planned together at most (4,096 in all)."""
+_MID_SHARD_MESSAGES = 2_000
+"""Messages whose lookup entries are planned together at most (a bucket with more is
+planned alone): a bucket holds more messages as the archive grows (some 20 at 80,000
+messages, 250 at 1,000,000), and 64 of them at 10,000,000 would be 160,000 messages'."""
 _HELD = 5_000
 """Rows a list's source may hold before it forgets them (between months): a thread
 that spans months is then read once, not once per month."""
@@ -231,14 +235,28 @@ that spans months is then read once, not once per month."""
 
 def _mid_shards(jobs: SiteJobs, state: BuildState) -> Iterator[list[Job]]:
     """The lookup jobs, from what each message put in its bucket when its month was planned."""
-    prefixes = state.spooled_prefixes()
-    for start in range(0, len(prefixes), _MID_SHARD):
-        spooled = state.spooled_members(prefixes[start : start + _MID_SHARD])
+    for prefixes in cut_buckets(state.spooled_prefixes(), _MID_SHARD, _MID_SHARD_MESSAGES):
+        spooled = state.spooled_members(prefixes)
         made = (
             jobs.mid_job(prefix, (member for blob in blobs for member in marshal.loads(blob)))
             for prefix, blobs in spooled.items()
         )
         yield [job for job in made if job is not None]
+
+
+def cut_buckets(buckets: Iterable[tuple[str, int]], most: int, messages: int) -> Iterator[list[str]]:
+    """The buckets, (name, messages in it) in order, cut in runs of at most ``most``
+    buckets and ``messages`` messages (a bigger bucket alone)."""
+    shard: list[str] = []
+    held = 0
+    for name, count in buckets:
+        if shard and (len(shard) >= most or held + count > messages):
+            yield shard
+            shard, held = [], 0
+        shard.append(name)
+        held += count
+    if shard:
+        yield shard
 
 
 BATCH_WEIGHT = 2_000

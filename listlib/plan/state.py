@@ -370,8 +370,9 @@ class BuildState:
         the message puts in the bucket's pages, marshalled: plain tuples of strings and numbers)."""
         self.db.executemany("INSERT OR REPLACE INTO plan_mids VALUES (?, ?, ?, ?, ?)", mids)
 
-    def spooled_prefixes(self) -> list[str]:
-        return [prefix for (prefix,) in self.db.execute("SELECT DISTINCT prefix FROM plan_mids ORDER BY prefix")]
+    def spooled_prefixes(self) -> list[tuple[str, int]]:
+        """(bucket, how many messages put something in it) of the spooled lookup entries, in order."""
+        return list(self.db.execute("SELECT prefix, count(*) FROM plan_mids GROUP BY prefix ORDER BY prefix"))
 
     def spooled_members(self, prefixes: Iterable[str]) -> dict[str, list[bytes]]:
         """What the messages of these buckets put in them (``spool_mids``), by bucket."""

@@ -7,6 +7,7 @@ message and two lists, with the sources made to forget after every month."""
 
 from __future__ import annotations
 
+import itertools
 import pickle
 from collections.abc import Iterator, Mapping
 from datetime import timedelta
@@ -14,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from listlib import build as build_module
 from listlib.build import _load_theme, _plan, _whole
@@ -177,3 +180,25 @@ def test_a_batch_of_lookup_buckets_holds_about_as_many_entries_whatever_the_buck
         per_batch = min(full.BATCH_JOBS, -(-full.BATCH_WEIGHT // job.weight))
         held.append(per_batch * size)
     assert max(held) <= 5 * full.BATCH_WEIGHT, held
+
+
+@given(
+    st.lists(st.integers(min_value=1, max_value=3_000), max_size=200),
+    st.integers(min_value=1, max_value=70),
+    st.integers(min_value=1, max_value=5_000),
+)
+def test_lookup_buckets_are_planned_in_runs_bounded_in_buckets_and_messages(
+    sizes: list[int], most: int, messages: int
+) -> None:
+    # A bucket holds more messages as the archive grows: a run of a fixed count of them
+    # would grow with it (64 buckets at 10,000,000 messages: 160,000 messages' entries).
+    buckets = [(f"{number:03x}", size) for number, size in enumerate(sizes)]
+    runs = list(full.cut_buckets(buckets, most, messages))
+    assert [name for run in runs for name in run] == [name for name, _size in buckets]
+    size_of = dict(buckets)
+    for run in runs:
+        assert 1 <= len(run) <= most
+        assert len(run) == 1 or sum(size_of[name] for name in run) <= messages
+    for run, following in itertools.pairwise(runs):  # each run is as long as the bounds let it be
+        held = sum(size_of[name] for name in run)
+        assert len(run) == most or held + size_of[following[0]] > messages
