@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from .support.dovecot import DovecotServer, Mailbox
-from .support.helpers import CORPORA, SITE_TOML, new_dovecot, new_imap_dovecot, run_listlib
+from .support.helpers import CORPORA, REPO, SITE_TOML, new_dovecot, new_imap_dovecot, run_listlib
 
 # Property tests must not depend on how busy the machine is: no per-example deadline and
 # no "data generation is too slow" health check (both are wall-clock limits that fail
@@ -26,7 +26,6 @@ settings.register_profile("listlib", deadline=None, suppress_health_check=[Healt
 settings.load_profile("listlib")
 
 
-REPO = Path(__file__).resolve().parent.parent
 MEMORY_FS = Path("/dev/shm")
 MEMORY_FS_NEEDED = 8 << 30
 """Free bytes the memory file system must have to hold the run's temporary files: one
