@@ -46,7 +46,7 @@ from ..values import Month
 from .builders import MID_ITEMS_A_WEIGHT, SITEMAP_SIZE, SiteJobs, mid_bucket, mid_digest
 from .incremental import Memory
 from .jobs import Job, Plan
-from .kinds import ThreadPage
+from .kinds import MidPages, ThreadPage
 from .series import thread_series
 from .sources import month_of
 from .state import BuildState
@@ -267,6 +267,20 @@ BATCH_JOBS = 500
 weighs 1 (``mid_job``), and 2,000 of them held some 5 MB (issue 28: the peak of a full
 build grew with the site's messages by that much, at the end, where the buckets are
 planned). Bigger buckets weigh more (``builders.MID_ITEMS_A_WEIGHT``)."""
+BATCH_ENTRIES = 2_000
+"""Lookup entries (a Message-ID's messages and folders, ``kinds.MidPages``) planned together
+at most: what a batch of buckets holds is what the planning process holds as rendering
+ends (some 1.1 KB an entry), and weight and jobs alone let it grow with the buckets'
+size (issue 28: 2,500 entries at 20,000 messages, cut by ``BATCH_JOBS``; 8,000 at 80,000,
+8.7 MB, cut by ``BATCH_WEIGHT``)."""
+
+
+def _entries(job: Job) -> int:
+    """The lookup entries a job holds (none but a lookup bucket's)."""
+    record = job.args
+    if not isinstance(record, MidPages):
+        return 0
+    return sum(len(group.entries) + len(group.removed) for group in record.entries) + len(record.paths)
 
 
 class StreamedPlan:
@@ -299,10 +313,11 @@ class StreamedPlan:
         self._held = held
 
     def batches(self) -> Iterator[list[Job]]:
-        """The jobs to run, about ``BATCH_WEIGHT`` of work (or ``BATCH_JOBS`` jobs) at a time (read once)."""
+        """The jobs to run, about ``BATCH_WEIGHT`` of work (or ``BATCH_JOBS`` jobs, or
+        ``BATCH_ENTRIES`` lookup entries) at a time (read once)."""
         state = self.state
         batch: list[Job] = []
-        weight = 0
+        weight = entries = 0
         started = time.monotonic()
         try:
             for shard in self._shards:
@@ -315,15 +330,16 @@ class StreamedPlan:
                     if run:
                         batch.append(job)
                         weight += job.weight
+                        entries += _entries(job)
                         self.count += 1
                         self.weight += job.weight
                     else:
                         self.kept += 1
-                if weight >= BATCH_WEIGHT or len(batch) >= BATCH_JOBS:
+                if weight >= BATCH_WEIGHT or len(batch) >= BATCH_JOBS or entries >= BATCH_ENTRIES:
                     self.seconds += time.monotonic() - started
                     yield batch
                     started = time.monotonic()
-                    batch, weight = [], 0
+                    batch, weight, entries = [], 0, 0
             self.dropped = tuple(state.unplanned_jobs())
             self.complete = True
             self.seconds += time.monotonic() - started

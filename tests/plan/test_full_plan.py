@@ -144,6 +144,7 @@ def test_a_full_build_renders_its_first_jobs_before_the_plan_is_made_and_makes_t
     streamed = tree(site / "output")
     monkeypatch.setattr(full, "BATCH_WEIGHT", 10**9)  # the whole plan one batch
     monkeypatch.setattr(full, "BATCH_JOBS", 10**9)
+    monkeypatch.setattr(full, "BATCH_ENTRIES", 10**9)
     events.clear()
     again = build(site, clean=True, fault=lambda point: events.append(point) if point == "job-done" else None)
     last_planned = len(events) - 1 - events[::-1].index("planned")
@@ -180,6 +181,22 @@ def test_a_batch_of_lookup_buckets_holds_about_as_many_entries_whatever_the_buck
         per_batch = min(full.BATCH_JOBS, -(-full.BATCH_WEIGHT // job.weight))
         held.append(per_batch * size)
     assert max(held) <= 5 * full.BATCH_WEIGHT, held
+
+
+def test_a_batch_holds_a_bounded_number_of_lookup_entries(site: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What a batch of buckets holds is what the planning process holds as rendering
+    # ends. Weight and jobs alone let it grow with the buckets' size (at 80,000 messages,
+    # 8,000 entries in a batch; at 20,000, 2,500): BATCH_ENTRIES bounds it.
+    add(site, *(post(n, f"Topic {n}", at=timedelta(minutes=n)) for n in range(1, 41)))
+    monkeypatch.setattr(full, "BATCH_ENTRIES", 5)
+    monkeypatch.setattr(full, "_MID_SHARD", 2)  # buckets planned two at a time
+    config = load_config(site / "listlib.toml")
+    with BuildState(config.site.cache_dir / "build.sqlite") as state:
+        batches = list(_plan(config, _load_theme(config), state, full=True).plan.batches())
+    held = [sum(map(full._entries, batch)) for batch in batches]
+    assert sum(held) == 40, "every message's entry, in some batch"
+    most = max(sum(map(full._entries, [job])) for batch in batches for job in batch)
+    assert max(held) <= 5 - 1 + 2 * most, held  # the bound, reached by the last run of buckets
 
 
 @given(
