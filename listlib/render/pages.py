@@ -60,7 +60,7 @@ from ..plan.kinds import (
 )
 from ..series import Series
 from ..theme import Theme
-from ..threader import normalize_subject
+from ..threader import strip_subject
 from ..trailers import Reply, Review, collect_reviews, reply_text, reply_trailers
 from ..translation import Texts, english
 from ..urls import (
@@ -336,7 +336,7 @@ class Renderer:
                 self.on_display(call, raw_hash, display)
             # Compared on their first characters: displayed subjects are cut (SUBJECT_CHARS), and
             # "Re: " + a long subject is cut four characters earlier than the subject it answers.
-            subject_key = normalize_subject(display.subject)[0][:_SUBJECT_KEY_CHARS]
+            subject_key = strip_subject(display.subject)[0][:_SUBJECT_KEY_CHARS]
             subjects[call] = subject_key
             changed = parent is None or subjects.get(parent, subject_key) != subject_key
             attachments = []
