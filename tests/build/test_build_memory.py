@@ -25,7 +25,10 @@ the suite's time, and flat here is not yet flat there: ``bench/flat_bench.py`` m
 106 and 146 MB at 20,004 and 80,016 messages in lists of 3,334 (main process 47 and
 81 MB, render workers 24 and 31 MB), 2026-11-27; 100 and 119 MB (main process 42 and
 60 MB) on 2026-11-28, after the class cache's rounds and the smaller statement cache
-(``sqlfile.CACHED_STATEMENTS``). Issue 28 is still open for it.
+(``sqlfile.CACHED_STATEMENTS``); 101 and 113 MB (main process 44 and 53 MB, render
+workers 29 and 32 MB) later that day, after a batch of the plan held at most
+``plan.full.BATCH_ENTRIES`` lookup entries and the render workers stopped filling the
+threader's subject cache. Issue 28 is still open for it.
 """
 
 from __future__ import annotations
