@@ -87,3 +87,18 @@ def test_four_times_the_messages_take_no_more_memory_to_plan_and_render(
     assert big <= small * GROWTH + SLACK, f"peak {small / 2**20:.0f} MB at {SMALL * PER_LIST} messages, " + (
         f"{big / 2**20:.0f} MB at {BIG * PER_LIST}"
     )
+
+
+def test_rendering_leaves_the_threaders_subject_cache_empty(site: Path) -> None:
+    # A render worker sees each subject once or twice: a cache of 16,384 of them, filled
+    # over a build, held some 3.5 MB of each worker's heap at 80,000 messages.
+    from listlib.threader import normalize_subject
+
+    from .test_build import add, build, post
+
+    add(site, post(1, "Hello"), post(2, "Re: Hello", reply_to=1, refs=(1,)), post(3, "[dev] Other"))
+    build(site)
+    normalize_subject.cache_clear()
+    report = build(site, clean=True)  # nothing to thread: this build only renders (in this process)
+    assert report.jobs_run > 0
+    assert normalize_subject.cache_info().currsize == 0
