@@ -100,10 +100,15 @@ work): what a worker and a run hold grows with it. Reached from a batch of 2,048
 messages with two workers; 500 took a worker some 10 MB more at its peak for the
 same archive."""
 _BULK_FROM = 100
-RUN_DOCS = 16_384
+RUN_DOCS = 8_192
 """Documents inverted into one run in memory (``_invert_into``): a batch of more is
 written from runs of this many spilled to disk, merged a band of terms at a time, so
-that indexing holds about the same whatever the number of messages."""
+that indexing holds about the same whatever the number of messages. The merge of a run
+is the search step's peak (the main process's arrays of about 125 postings and 275
+places a document): at 16,384 it was a full build's peak, 202-203 MB at 80,016
+generated messages and 181 MB at 20,004; at 8,192, 165-167 and 159 MB (issue 28). The
+build's CPU at 80,016, two runs each: 161 and 177 s at 8,192, 173 and 235 s at 16,384
+(a noisy machine: no cost shows)."""
 SEGMENT_DOCS = 1 << 30
 """No segment holds more documents (a bigger batch or merge is written as several
 segments of at least half this). In effect no cap: a cap bounds what a take-down

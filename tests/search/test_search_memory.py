@@ -9,7 +9,7 @@ Measured as the benchmarks do: the peak PSS of the process tree (``update_index`
 with two workers, in a process of its own), sampled by ``bench/import_bench.watch``,
 on archives from the benchmarks' generator (``bench/scale_bench.generate``), their
 classes cached first (as a build does before it indexes). A run is made 512
-documents here (``RUN_DOCS``, 16,384 in a build) so that both archives are indexed
+documents here (``RUN_DOCS``, 8,192 in a build) so that both archives are indexed
 in several runs, as a big archive is: what one run holds is bounded by design, what
 grows with the runs is what this test is about.
 
