@@ -72,8 +72,9 @@ def grow(site: Path) -> None:
         build(site)
 
 
-def index_bytes(site: Path) -> bytes:
-    """Every file of the search index, decompressed, lower-cased, one after another."""
+def index_bytes(site: Path, *, lower: bool = True) -> bytes:
+    """Every file of the search index, decompressed, lower-cased (unless not ``lower``),
+    one after another."""
     out = []
     for path in sorted((site / "output/search").rglob("*")):
         if path.is_file():
@@ -81,7 +82,8 @@ def index_bytes(site: Path) -> bytes:
             if path.name.endswith(".bin.js"):  # a binary file's script twin: its bytes in base64
                 data = base64.b64decode(json.loads(data[data.index(b",") + 1 : -3]))
             out.append(gzip.decompress(data) if path.suffix == ".gz" else data)
-    return b"\n".join(out).lower()
+    blob = b"\n".join(out)
+    return blob.lower() if lower else blob
 
 
 def terms_told(monkeypatch: pytest.MonkeyPatch) -> list[set[str] | None]:
@@ -114,9 +116,13 @@ def take_down(site: Path, how: str) -> None:
 
 
 def traces(site: Path, how: str, call: str) -> list[bytes]:
-    blob = index_bytes(site)
-    words = BODY_WORDS if how == "redacted" else [*SECRET_WORDS, call.lower().encode()]
-    return [word for word in words if word in blob]
+    """The secret message's words found in the index, in any case, and its call number
+    as it is written: call numbers are case-sensitive, and another message's may differ
+    from it only in case (a build some 97 s later: one 6th digit is 26 letters on)."""
+    words = [word for word in (BODY_WORDS if how == "redacted" else SECRET_WORDS) if word in index_bytes(site)]
+    if how != "redacted" and call.encode() in index_bytes(site, lower=False):
+        words.append(call.encode())
+    return words
 
 
 def answers(site: Path) -> list[list[tuple[str, float]]]:
