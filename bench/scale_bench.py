@@ -107,8 +107,16 @@ def bench(messages: int, lists: int, scratch: Path, keep: bool = False) -> dict[
         bb.show(label, "listlib import", imported, f"{report['filed']} filed, {rate:.0f} msg/s")
         imported_mark.touch()
     built = bb.listlib("build", "--json", *(["--clean"] if imported is None else []), cwd=site)
-    written = json.loads(built.out)["written"]
+    report = json.loads(built.out)
+    written = report["written"]
     bb.show(label, "listlib build", built, f"{written} files written, {messages / built.wall:.0f} msg/s")
+    search_seconds = report["search"]["seconds"] if report.get("search") else 0.0
+    print(
+        f"{'':<11} build's phases: threads, classes and plan {report['plan_seconds']:.1f} s "
+        f"(a full plan's shards overlap rendering), search index {search_seconds:.1f} s, "
+        f"of {report['seconds']:.1f} s",
+        flush=True,
+    )
     size = bb.output_size(site / "output")
     print(f"{'':<11} {size}", flush=True)
     if not keep:
@@ -124,6 +132,9 @@ def bench(messages: int, lists: int, scratch: Path, keep: bool = False) -> dict[
         "build_peak_mb": built.peak / 2**20,
         "build_msg_per_s": messages / built.wall,
         "written": written,
+        "build_seconds": report["seconds"],
+        "plan_seconds": report["plan_seconds"],
+        "search_seconds": search_seconds,
         "output": size,
     }
 
