@@ -107,14 +107,14 @@ def bench(messages: int, lists: int, scratch: Path, keep: bool = False) -> dict[
         bb.show(label, "listlib import", imported, f"{report['filed']} filed, {rate:.0f} msg/s")
         imported_mark.touch()
     built = bb.listlib("build", "--json", *(["--clean"] if imported is None else []), cwd=site)
-    report = json.loads(built.out)
-    written = report["written"]
+    phases = json.loads(built.out)
+    written = phases["written"]
     bb.show(label, "listlib build", built, f"{written} files written, {messages / built.wall:.0f} msg/s")
-    search_seconds = report["search"]["seconds"] if report.get("search") else 0.0
+    search_seconds = phases["search"]["seconds"] if phases.get("search") else 0.0
     print(
-        f"{'':<11} build's phases: threads, classes and plan {report['plan_seconds']:.1f} s "
+        f"{'':<11} build's phases: threads, classes and plan {phases['plan_seconds']:.1f} s "
         f"(a full plan's shards overlap rendering), search index {search_seconds:.1f} s, "
-        f"of {report['seconds']:.1f} s",
+        f"of {phases['seconds']:.1f} s",
         flush=True,
     )
     size = bb.output_size(site / "output")
@@ -132,8 +132,8 @@ def bench(messages: int, lists: int, scratch: Path, keep: bool = False) -> dict[
         "build_peak_mb": built.peak / 2**20,
         "build_msg_per_s": messages / built.wall,
         "written": written,
-        "build_seconds": report["seconds"],
-        "plan_seconds": report["plan_seconds"],
+        "build_seconds": phases["seconds"],
+        "plan_seconds": phases["plan_seconds"],
         "search_seconds": search_seconds,
         "output": size,
     }

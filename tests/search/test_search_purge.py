@@ -119,8 +119,10 @@ def traces(site: Path, how: str, call: str) -> list[bytes]:
     """The secret message's words found in the index, in any case, and its call number
     as it is written: call numbers are case-sensitive, and another message's may differ
     from it only in case (a build some 97 s later: one 6th digit is 26 letters on)."""
-    words = [word for word in (BODY_WORDS if how == "redacted" else SECRET_WORDS) if word in index_bytes(site)]
-    if how != "redacted" and call.encode() in index_bytes(site, lower=False):
+    blob = index_bytes(site, lower=False)
+    lowered = blob.lower()
+    words = [word for word in (BODY_WORDS if how == "redacted" else SECRET_WORDS) if word in lowered]
+    if how != "redacted" and call.encode() in blob:
         words.append(call.encode())
     return words
 
