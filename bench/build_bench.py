@@ -72,9 +72,12 @@ class Run:
     cpu: float
     peak: int
     out: str
+    system: float = 0.0
+    """The kernel's part of ``cpu``."""
 
     def __add__(self, other: Run) -> Run:
-        return Run(self.wall + other.wall, self.cpu + other.cpu, max(self.peak, other.peak), "")
+        peak = max(self.peak, other.peak)
+        return Run(self.wall + other.wall, self.cpu + other.cpu, peak, "", self.system + other.system)
 
 
 def measured(cmd: list[str], cwd: Path, stdin: Path | None = None) -> Run:
@@ -89,7 +92,8 @@ def measured(cmd: list[str], cwd: Path, stdin: Path | None = None) -> Run:
         err.seek(0)
         if proc.returncode != 0:
             sys.exit(f"{' '.join(cmd)} failed ({proc.returncode}):\n{err.read().decode(errors='replace')[-3000:]}")
-        return Run(watched.ended - started, watched.cpu, watched.peak, out.read().decode(errors="replace"))
+        out_text = out.read().decode(errors="replace")
+        return Run(watched.ended - started, watched.cpu, watched.peak, out_text, watched.system)
 
 
 def listlib(*args: str | Path, cwd: Path, stdin: Path | None = None) -> Run:

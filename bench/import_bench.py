@@ -85,6 +85,8 @@ class Watched(NamedTuple):
     """User + system seconds of the process and the children it waited for."""
     peak: int
     """Peak PSS of the process tree, in bytes."""
+    system: float = 0.0
+    """The system (kernel) part of ``cpu``: file system and page-table work."""
 
 
 def watch(proc: subprocess.Popen[bytes]) -> Watched:
@@ -115,7 +117,7 @@ def watch(proc: subprocess.Popen[bytes]) -> Watched:
     waiter.join()
     end, status, usage = reaped[0]
     proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return Watched(end, usage.ru_utime + usage.ru_stime, peak)
+    return Watched(end, usage.ru_utime + usage.ru_stime, peak, usage.ru_stime)
 
 
 def run_measured(cmd: list[str], cwd: Path) -> tuple[float, int, str]:
