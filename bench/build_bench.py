@@ -437,7 +437,9 @@ def bench(label: str, mbox: Path, scratch: Path, mhonarc: bool, message_id_paths
         runs["add"],
         f"import --build, another reply to {month}: {json.loads(runs['add'].out)['build']['written']} files written",
     )
-    shutil.rmtree(site)
+    # Sites and MHonArc's folders stay until the run's end (its temporary folder): on ext4
+    # without a journal, files made in the minutes after many were deleted cost the kernel
+    # several times more (bench/churn_bench.py), which would be charged to the next step.
     if mhonarc:
         plain = mbox
         if mbox.suffix == ".gz":
@@ -450,7 +452,6 @@ def bench(label: str, mbox: Path, scratch: Path, mhonarc: bool, message_id_paths
         show(label, "mhonarc full", runs["mhonarc"], f"{sum(1 for _ in out.iterdir())} files")
         runs["mhonarc-add"] = measured(["mhonarc", "-add", "-quiet", "-outdir", str(out)], scratch, stdin=one)
         show(label, "mhonarc -add one", runs["mhonarc-add"])
-        shutil.rmtree(out)
         if plain != mbox:
             plain.unlink()
     return runs
