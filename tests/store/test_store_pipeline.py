@@ -4,6 +4,7 @@ being put in place, and nothing about dedup, reporting or locking changes."""
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -118,11 +119,15 @@ def test_a_long_pipeline_lets_another_process_take_the_lock_between_batches(
         with store.pipeline() as pipeline:
             waiter = threading.Thread(target=other_process)
             waiter.start()
-            for b in range(40):
+            # Batches until the other holder had its turn, for up to 20 s (some 400 turns):
+            # the lock is free for 30 ms a turn and a waiter tries every 10 ms, so on a
+            # loaded machine a waiter may sleep through a few turns, never through all.
+            deadline = time.monotonic() + 20
+            b = 0
+            while not took_it.is_set() and time.monotonic() < deadline:
                 batch = mails(*(make_message(message_id=f"<{b}.{i}@x>") for i in range(5)))
                 filer.submit(pipeline, batch, [filer.decide(m) for m in batch], lambda: None)
-                if took_it.is_set():
-                    break
+                b += 1
         pipeline_done.set()
         waiter.join()
     assert took_it.is_set()
