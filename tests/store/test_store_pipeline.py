@@ -119,7 +119,7 @@ def test_a_long_pipeline_lets_another_process_take_the_lock_between_batches(
         with store.pipeline() as pipeline:
             waiter = threading.Thread(target=other_process)
             waiter.start()
-            # Batches until the other holder had its turn, for up to 20 s (some 400 turns):
+            # Batches until the other holder had its turn, for up to 20 s (some 250 turns):
             # the lock is free for 30 ms a turn and a waiter tries every 10 ms, so on a
             # loaded machine a waiter may sleep through a few turns, never through all.
             deadline = time.monotonic() + 20
